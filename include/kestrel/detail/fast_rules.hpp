@@ -1,0 +1,196 @@
+// THE single definition of Kestrel's FAST semantics, included by the CPU reference (src/fast_cpu.cpp,
+// src/grid_nms_cpu.cpp) and the CUDA kernels (kernels/fast_score.cu, kernels/grid_nms.cu):
+// the Bresenham circle, the segment test, bounded rectification, the 8 KiB lookup table, the four
+// score formulas and the tie-break rules. Change semantics here and nowhere else.
+//
+// Segment test (Rosten & Drummond; vilib "Faster than FAST"): for centre intensity c and threshold t,
+// circle pixel i (order below) is bright when p_i > c + t and dark when p_i < c - t. Bit i of the
+// 16-bit bright mask B (dark mask D) is set when pixel i is bright (dark).
+//
+// Bounded rectification (Jetson-SLAM): run(M) = longest circular run of ones in M (0..16). The pixel
+// is a corner when arc_min <= run(B) <= arc_max or arc_min <= run(D) <= arc_max.
+// arc_max = 16 gives classic FAST-arc_min.
+//
+// Lookup table (vilib): bit m of the table is [arc_min <= run(m) <= arc_max] for every 16-bit mask
+// m; 2^16 bits = 2048 32-bit words, word m >> 5, bit m & 31. A pixel is classified with two lookups
+// (B and D) and no data-dependent branch.
+//
+// Scores (integers, exact; stored as float, which represents them exactly). Non-corners score 0.
+//   SAD-B (ScoreType::SadCircle):    sum_{i=0..15} |p_i - c|.
+//   SAD-A (ScoreType::SadArc):       for each polarity P in {bright, dark} whose run qualifies, take its
+//                                    longest run (the one starting at the lowest index i, where a run
+//                                    starts at a set bit whose predecessor i-1 mod 16 is clear; the
+//                                    full mask 0xFFFF is one run starting at 0) and sum (|p_i - c| - t)
+//                                    over its pixels; the score is the larger polarity sum.
+//   MT   (ScoreType::MaxThreshold):  the largest t' >= t at which the pixel is still a corner (with the
+//                                    same arc bounds). t' ranges over d_i - 1 with d_i = |p_i - c|, since
+//                                    classification changes only there. With arc bounds [9, 16] this is
+//                                    exactly OpenCV's cv::FAST TYPE_9_16 response (see docs/conformance.md).
+//   Harris (ScoreType::Harris):      gx, gy = 3x3 Sobel (gx = [-1 0 1; -2 0 2; -1 0 1] * I), summed over
+//                                    the 7x7 window centred on the pixel: Sxx = sum gx^2, Syy = sum gy^2,
+//                                    Sxy = sum gx*gy (int64). R25 = 25 (Sxx Syy - Sxy^2) - (Sxx + Syy)^2,
+//                                    i.e. 25 * (det - k trace^2) with k = 0.04, exact. Score =
+//                                    float(R25) * 2^-20 when R25 > 0 (round to nearest), else 0: a corner
+//                                    with a non-positive Harris response is not kept.
+// Border: a pixel is scored only when at least score_border(type) pixels from every edge
+// (3 for the circle; 4 for Harris: 3 for the window plus 1 for Sobel). Others score 0.
+//
+// Ordering of candidates (NMS and cell selection, identical on CPU and GPU): a candidate a is
+// better than b when a.score > b.score; on equal score, lower level; then lower y; then lower x.
+// keypoint_key() packs this order into one 64-bit integer (larger key = better candidate).
+// Non-maximum suppression on one level: pixel p with score s_p > 0 survives when for every q != p in
+// its (2n+1)^2 neighbourhood (outside the level: score 0): s_p > s_q, or s_p == s_q and q comes
+// after p in raster order (q.y > p.y, or q.y == p.y and q.x > p.x). One survivor per plateau.
+#pragma once
+#include <cstdint>
+
+#include "kestrel/detail/hd.hpp"
+
+namespace kestrel::detail {
+
+constexpr int kCircleSize = 16;
+constexpr int kLutWords = 2048;  // 2^16 bits
+
+/// Circle offsets, clockwise from the top (0, -3) (the order of OpenCV's FAST).
+KESTREL_HD int circle_dx(int i) {
+    constexpr int dx[kCircleSize] = {0, 1, 2, 3, 3, 3, 2, 1, 0, -1, -2, -3, -3, -3, -2, -1};
+    return dx[i];
+}
+KESTREL_HD int circle_dy(int i) {
+    constexpr int dy[kCircleSize] = {-3, -3, -2, -1, 0, 1, 2, 3, 3, 3, 2, 1, 0, -1, -2, -3};
+    return dy[i];
+}
+
+/// Longest circular run of ones in a 16-bit mask, 0..16.
+KESTREL_HD int longest_circular_run(std::uint32_t m) {
+    m &= 0xFFFFu;
+    if (m == 0xFFFFu) return 16;
+    std::uint32_t x = m | (m << 16);  // unrolled circle: a run may wrap from bit 15 to bit 0
+    int n = 0;
+    while (x) {  // each step shortens every run by one
+        x &= x << 1;
+        ++n;
+    }
+    return n;
+}
+
+KESTREL_HD bool arc_in_bounds(std::uint32_t m, int arc_min, int arc_max) {
+    const int r = longest_circular_run(m);
+    return r >= arc_min && r <= arc_max;
+}
+
+/// Fills the 2048-word table for (arc_min, arc_max). Host code; the GPU reads a device copy.
+inline void build_corner_lut(int arc_min, int arc_max, std::uint32_t* lut) {
+    for (int w = 0; w < kLutWords; ++w) {
+        std::uint32_t word = 0;
+        for (int b = 0; b < 32; ++b)
+            if (arc_in_bounds(static_cast<std::uint32_t>(w * 32 + b), arc_min, arc_max)) word |= 1u << b;
+        lut[w] = word;
+    }
+}
+
+KESTREL_HD bool lut_test(const std::uint32_t* lut, std::uint32_t m) { return (lut[m >> 5] >> (m & 31u)) & 1u; }
+
+/// Bright and dark masks of circle values p[] around centre c at threshold t (branch-free).
+KESTREL_HD void segment_masks(const int* p, int c, int t, std::uint32_t& bright, std::uint32_t& dark) {
+    std::uint32_t b = 0, d = 0;
+    for (int i = 0; i < kCircleSize; ++i) {
+        b |= static_cast<std::uint32_t>(p[i] > c + t) << i;
+        d |= static_cast<std::uint32_t>(p[i] < c - t) << i;
+    }
+    bright = b;
+    dark = d;
+}
+
+KESTREL_HD bool is_corner(const std::uint32_t* lut, const int* p, int c, int t) {
+    std::uint32_t b, d;
+    segment_masks(p, c, t, b, d);
+    return lut_test(lut, b) | lut_test(lut, d);
+}
+
+KESTREL_HD int iabs(int v) { return v < 0 ? -v : v; }
+
+/// SAD-B: sum of |p_i - c| over the whole circle.
+KESTREL_HD int score_sad_circle(const int* p, int c) {
+    int s = 0;
+    for (int i = 0; i < kCircleSize; ++i) s += iabs(p[i] - c);
+    return s;
+}
+
+/// Start index and length of the longest circular run of mask m (ties: lowest start). m != 0.
+KESTREL_HD void longest_run_position(std::uint32_t m, int& start, int& length) {
+    start = 0;
+    length = 0;
+    if ((m & 0xFFFFu) == 0xFFFFu) {
+        length = 16;
+        return;
+    }
+    for (int i = 0; i < kCircleSize; ++i) {
+        const bool set = (m >> i) & 1u, prev = (m >> ((i + 15) & 15)) & 1u;
+        if (!set || prev) continue;
+        int len = 0;
+        while (len < kCircleSize && ((m >> ((i + len) & 15)) & 1u)) ++len;
+        if (len > length) {
+            length = len;
+            start = i;
+        }
+    }
+}
+
+/// SAD-A: sum of (|p_i - c| - t) over the qualifying polarity's longest run; larger polarity wins.
+KESTREL_HD int score_sad_arc(const std::uint32_t* lut, const int* p, int c, int t) {
+    std::uint32_t masks[2];
+    segment_masks(p, c, t, masks[0], masks[1]);
+    int best = 0;
+    for (int pol = 0; pol < 2; ++pol) {
+        if (!lut_test(lut, masks[pol])) continue;
+        int start, len;
+        longest_run_position(masks[pol], start, len);
+        int s = 0;
+        for (int j = 0; j < len; ++j) s += iabs(p[(start + j) & 15] - c) - t;
+        best = s > best ? s : best;
+    }
+    return best;
+}
+
+/// MT: largest t' >= t at which the pixel is a corner; 0 when it is not a corner at t.
+KESTREL_HD int score_max_threshold(const std::uint32_t* lut, const int* p, int c, int t) {
+    if (!is_corner(lut, p, c, t)) return 0;
+    int best = t;
+    for (int i = 0; i < kCircleSize; ++i) {
+        const int cand = iabs(p[i] - c) - 1;
+        if (cand > best && is_corner(lut, p, c, cand)) best = cand;
+    }
+    return best;
+}
+
+/// Harris score from the window sums, exact up to the final float conversion (see header comment).
+KESTREL_HD float harris_from_sums(std::int64_t sxx, std::int64_t syy, std::int64_t sxy) {
+    const std::int64_t tr = sxx + syy;
+    const std::int64_t r25 = 25 * (sxx * syy - sxy * sxy) - tr * tr;
+    return r25 > 0 ? static_cast<float>(r25) * (1.0f / 1048576.0f) : 0.0f;
+}
+
+/// Pixels from the edge a score needs (3 for the circle, 4 for the Harris window).
+KESTREL_HD int score_border_px(int score_type_harris) { return score_type_harris ? 4 : 3; }
+
+/// Order key of a candidate: larger key = better (score, then lower level, lower y, lower x).
+/// Scores are non-negative floats, whose bit patterns order like the values.
+KESTREL_HD std::uint64_t keypoint_key(float score, int level, int x, int y) {
+    std::uint32_t bits;
+#if defined(__CUDA_ARCH__)
+    bits = __float_as_uint(score);
+#else
+    __builtin_memcpy(&bits, &score, sizeof bits);
+#endif
+    return (static_cast<std::uint64_t>(bits) << 32) | (static_cast<std::uint64_t>(15 - level) << 28) |
+           (static_cast<std::uint64_t>(0x3FFF - y) << 14) | static_cast<std::uint64_t>(0x3FFF - x);
+}
+
+/// Does the neighbour score sq at raster offset (dx, dy) from p suppress p (score sp)?
+KESTREL_HD bool nms_suppressed_by(float sp, float sq, int dx, int dy) {
+    const bool later = dy > 0 || (dy == 0 && dx > 0);
+    return later ? sq > sp : sq >= sp;
+}
+
+}  // namespace kestrel::detail

@@ -1,0 +1,56 @@
+// Host side of the GPU pyramid: owns the levels, fills the kernel descriptor once.
+#include "../kernels/pyramid.cuh"
+#include "cuda_check.hpp"
+#include "kestrel/detail/pyramid_rules.hpp"
+#include "kestrel/pyramid.hpp"
+
+namespace kestrel {
+
+struct DevicePyramid::Impl {
+    PyramidConfig cfg;
+    std::vector<DeviceImage> levels;
+    kernels::PyramidDesc desc{};
+};
+
+DevicePyramid::DevicePyramid(int width, int height, const PyramidConfig& cfg) : impl_(std::make_unique<Impl>()) {
+    const auto sizes = pyramid_sizes(width, height, cfg);
+    impl_->cfg = cfg;
+    impl_->desc.levels = cfg.levels;
+    impl_->desc.scale_q16 = detail::scale_q16(cfg.scale);
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        impl_->levels.emplace_back(sizes[k].width, sizes[k].height);
+        DeviceMutView v = impl_->levels.back().mut_view();
+        impl_->desc.level[k] = {v.data, v.width, v.height, v.pitch};
+    }
+}
+
+DevicePyramid::DevicePyramid() = default;
+DevicePyramid::DevicePyramid(DevicePyramid&&) noexcept = default;
+DevicePyramid& DevicePyramid::operator=(DevicePyramid&&) noexcept = default;
+DevicePyramid::~DevicePyramid() = default;
+
+DevicePyramid::Impl& DevicePyramid::impl(const char* where) const {
+    if (!impl_) throw StateError(std::string("kestrel: DevicePyramid::") + where + ": object is empty or moved-from");
+    return *impl_;
+}
+
+int DevicePyramid::levels() const { return impl("levels").cfg.levels; }
+const PyramidConfig& DevicePyramid::config() const { return impl("config").cfg; }
+
+DeviceView DevicePyramid::level(int k) const {
+    const Impl& m = impl("level");
+    detail::check_range("DevicePyramid::level", "k", k, 0, m.cfg.levels - 1);
+    return m.levels[static_cast<std::size_t>(k)].view();
+}
+
+DeviceMutView DevicePyramid::level0() { return impl("level0").levels[0].mut_view(); }
+
+void DevicePyramid::build(StreamHandle stream) { kernels::launch_pyramid(impl("build").desc, stream); }
+
+void DevicePyramid::build(DeviceView image, StreamHandle stream) {
+    Impl& m = impl("build");
+    copy_async(image, m.levels[0].mut_view(), stream);
+    kernels::launch_pyramid(m.desc, stream);
+}
+
+}  // namespace kestrel
