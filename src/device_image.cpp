@@ -77,7 +77,8 @@ template <typename Src, typename Dst>
 void copy_2d(const char* where, Src src, Dst dst, cudaMemcpyKind kind, StreamHandle stream) {
     validate_view(where, "src", src);
     validate_view(where, "dst", dst);
-    detail::check(src.width == dst.width && src.height == dst.height, where, "dst",
+    if (src.width != dst.width || src.height != dst.height)
+        detail::fail(where, "dst",
                   "size " + detail::to_text(dst.width) + "x" + detail::to_text(dst.height) + " must equal src size " +
                       detail::to_text(src.width) + "x" + detail::to_text(src.height));
     KESTREL_CUDA(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, static_cast<std::size_t>(src.width),

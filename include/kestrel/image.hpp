@@ -46,12 +46,16 @@ constexpr int kMaxImageSide = 16383;
 /// [1, kMaxImageSide], pitch >= width.
 template <typename View>
 void validate_view(const char* where, const char* param, const View& v) {
-    const std::string p(param);
-    detail::check(v.data != nullptr, where, (p + ".data").c_str(), "must not be null");
-    detail::check_range(where, (p + ".width").c_str(), v.width, 1, kMaxImageSide);
-    detail::check_range(where, (p + ".height").c_str(), v.height, 1, kMaxImageSide);
-    detail::check(v.pitch >= static_cast<std::size_t>(v.width), where, (p + ".pitch").c_str(),
-                  "= " + detail::to_text(v.pitch) + " must be >= width (" + detail::to_text(v.width) + ")");
+    // Strings are built only on failure: this runs on the per-frame path, which must not allocate.
+    const auto name = [param](const char* field) { return std::string(param) + "." + field; };
+    if (v.data == nullptr) detail::fail(where, name("data").c_str(), "must not be null");
+    if (v.width < 1 || v.width > kMaxImageSide)
+        detail::check_range(where, name("width").c_str(), v.width, 1, kMaxImageSide);
+    if (v.height < 1 || v.height > kMaxImageSide)
+        detail::check_range(where, name("height").c_str(), v.height, 1, kMaxImageSide);
+    if (v.pitch < static_cast<std::size_t>(v.width))
+        detail::fail(where, name("pitch").c_str(),
+                     "= " + detail::to_text(v.pitch) + " must be >= width (" + detail::to_text(v.width) + ")");
 }
 
 /// Owning, tightly packed (pitch == width) 8-bit grey image in ordinary host memory.

@@ -1,0 +1,85 @@
+// FeatureTracker: frames in, tracks with stable ids out. Each frame: upload, pyramid, pyramidal LK of
+// every live track (lk_tracker.hpp), optional forward-backward check, drop the lost ones, and when
+// the live count falls below redetect_fraction * target_features, run the FeatureDetector with the
+// occupied grid cells masked so that new features fill empty cells only. Policy: docs/tracker.md.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/image.hpp"
+#include "kestrel/keypoint.hpp"
+#include "kestrel/lk_tracker.hpp"
+#include "kestrel/stream.hpp"
+
+namespace kestrel {
+
+struct TrackerConfig {
+    LkConfig lk{};                   ///< tracking (its pyramid is the tracking pyramid)
+    DetectorConfig detector{};       ///< re-detection (its own pyramid)
+    int target_features = 200;       ///< wanted live tracks, [1, 65536]; re-detection tops up to it
+    float redetect_fraction = 0.3f;  ///< re-detect when live < fraction * target, [0, 1]
+    bool forward_backward = false;   ///< track back from the new frame and drop round trips that miss
+    float fb_max_error = 0.5f;       ///< level-0 px, (0, 100]: largest accepted round-trip error
+};
+
+void validate(const TrackerConfig& cfg, const char* where = "TrackerConfig");
+
+/// One live feature track. Positions in level-0 pixels.
+struct Track {
+    std::uint64_t id = 0;  ///< unique, stable for the track's life, never reused (starts at 1)
+    float x = 0.0f, y = 0.0f;            ///< position in the latest frame
+    float prev_x = 0.0f, prev_y = 0.0f;  ///< position in the frame before (= x, y when born this frame)
+    int age = 0;                         ///< frames tracked since detection (0 = detected in this frame)
+    float gain = 1.0f, offset = 0.0f;    ///< last illumination estimate: I_new ~= gain * T + offset
+    float residual = 0.0f;               ///< last mean |residual| (0 when born this frame)
+    TrackStatus status = TrackStatus::Tracked;  ///< live tracks: Tracked; lost_tracks(): why lost
+    float score = 0.0f;                  ///< detection score
+    int level = 0;                       ///< detection level
+};
+
+class FeatureTracker {
+public:
+    /// Frames must be width x height (in [kMinLevelSide, kMaxImageSide]); allocates everything here
+    /// (CUDA backend: throws NoDeviceError without a device).
+    FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend = Backend::Cuda);
+    FeatureTracker(FeatureTracker&&) noexcept;
+    FeatureTracker& operator=(FeatureTracker&&) noexcept;
+    ~FeatureTracker();
+
+    const TrackerConfig& config() const;
+    Backend backend() const;
+    int width() const;
+    int height() const;
+
+    /// Synchronous: processes one frame, returns the live tracks (valid until the next call).
+    /// predictions: optional initial guesses for the tracks returned by the previous call, in the same
+    /// order (size must match, finite), level-0 pixels of `frame`.
+    const std::vector<Track>& track(HostView frame, const std::vector<Point2f>* predictions = nullptr);
+
+    /// Stream-ordered form: enqueues upload (use pinned memory for a truly asynchronous copy), pyramid,
+    /// tracking and the result download on `stream`, and returns at once; the frame memory must stay
+    /// valid until finish(). finish() waits for `stream`, does the bookkeeping and, when needed, the
+    /// re-detection, and returns the live tracks. track() == track_async() + finish(). CPU backend: the
+    /// work is done in track_async (stream unused).
+    void track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr);
+    /// Same from a frame already in device memory (CUDA backend only).
+    void track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr);
+    const std::vector<Track>& finish();
+
+    const std::vector<Track>& tracks() const;       ///< live tracks after the last finished frame
+    const std::vector<Track>& lost_tracks() const;  ///< tracks dropped in the last frame, with their status
+    std::int64_t frame_count() const;               ///< frames finished so far
+    bool redetected() const;                        ///< whether the last frame ran the detector
+
+    /// Forgets every track; the next frame starts like the first (ids keep increasing).
+    void reset();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    Impl& impl(const char* where) const;
+};
+
+}  // namespace kestrel

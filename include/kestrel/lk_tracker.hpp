@@ -1,0 +1,134 @@
+// Pyramidal inverse-compositional Lucas-Kanade with affine illumination (gain, offset): the
+// configuration, the CPU reference and the GPU tracker (one warp per feature, all levels in one launch).
+// Equations, conventions and tolerance: docs/tracker.md and kernels/lk_track.cu; the shared per-pixel
+// and per-iteration rules: include/kestrel/detail/lk_rules.hpp.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kestrel/image.hpp"
+#include "kestrel/pyramid.hpp"
+#include "kestrel/stream.hpp"
+
+namespace kestrel {
+
+/// Which parameters are estimated besides the translation t = (tx, ty). Model: I(x + t) = gain * T(x) + offset.
+enum class LkMode {
+    Translation = 0,            ///< gain = 1, offset = 0 fixed
+    TranslationOffset = 1,      ///< offset estimated, gain fixed at its initial value
+    TranslationGain = 2,        ///< gain estimated, offset fixed at its initial value
+    TranslationGainOffset = 3,  ///< both estimated
+};
+
+/// Where a feature's template (patch and its gradients) comes from.
+enum class TemplateSource {
+    PreviousFrame = 0,  ///< KLT style: re-extracted from the previous frame's pyramid every frame
+    FirstFrame = 1,     ///< extracted once, in the frame where the feature was first seen, and kept
+};
+
+/// Outcome of tracking one feature.
+enum class TrackStatus : std::int32_t {
+    Tracked = 0,              ///< converged on level 0 with an acceptable residual
+    LostOutOfBounds = 1,      ///< the level-0 patch (or its template) left the image
+    LostResidual = 2,         ///< mean |residual| on level 0 above LkConfig::max_residual
+    LostSingular = 3,         ///< Hessian singular / too weak (LkConfig::min_eigenvalue), or estimate not finite
+    NotConverged = 4,         ///< level 0 used max_iterations without an update below min_update
+    LostForwardBackward = 5,  ///< FeatureTracker only: the backward track missed by more than fb_max_error
+};
+
+const char* to_string(LkMode m);
+const char* to_string(TemplateSource s);
+const char* to_string(TrackStatus s);
+
+constexpr int kMinPatchSize = 4;   ///< smallest patch side
+constexpr int kMaxPatchSize = 16;  ///< largest patch side (a warp lane holds at most 8 pixels)
+
+struct LkConfig {
+    PyramidConfig pyramid{3, 2.0f};  ///< tracking pyramid (level 0 = frame); levels >= 1
+    LkMode mode = LkMode::TranslationGainOffset;
+    TemplateSource template_source = TemplateSource::PreviousFrame;
+    int patch_size = 16;          ///< side of the square patch on levels < coarse_from_level, [4, 16]
+    int coarse_patch_size = 8;    ///< side on levels >= coarse_from_level, [4, 16]
+    int coarse_from_level = 2;    ///< first level using coarse_patch_size, [1, kMaxLevels]
+    int max_iterations = 30;      ///< Gauss-Newton iterations per level, [1, 100]
+    float min_update = 0.01f;     ///< stop when |dt| (level pixels) < min_update, (0, 1]
+    float max_residual = 30.0f;   ///< LostResidual when mean |residual| (grey levels) exceeds it, (0, 255]
+    float min_eigenvalue = 1.0f;  ///< LostSingular when the smaller eigenvalue of sum(grad grad^T) / pixels
+                                  ///< (grey^2 / px^2) is below it, [0, 1e6]
+};
+
+/// Throws InvalidArgument naming the field and its bound.
+void validate(const LkConfig& cfg, const char* where = "LkConfig");
+/// Patch side used on `level` (validated config).
+int lk_patch_size(const LkConfig& cfg, int level);
+
+struct Point2f {
+    float x = 0.0f;
+    float y = 0.0f;
+};
+
+/// Initial estimate of one feature in the current frame (level-0 pixels), e.g. an IMU prediction.
+struct LkGuess {
+    float x = 0.0f;
+    float y = 0.0f;
+    float gain = 1.0f;
+    float offset = 0.0f;
+};
+
+/// Tracking result of one feature. x, y in level-0 pixels of the current frame; I_cur(x + .) ~= gain * T + offset.
+struct LkResult {
+    float x = 0.0f;
+    float y = 0.0f;
+    float gain = 1.0f;
+    float offset = 0.0f;
+    float residual = 0.0f;   ///< mean |gain * T + offset - I| over the level-0 patch at the final estimate
+    std::int32_t iterations = 0;  ///< level-0 iterations used
+    TrackStatus status = TrackStatus::Tracked;
+};
+
+/// CPU reference (the definition the GPU matches): templates from `ref` (a build_pyramid_cpu result
+/// with cfg.pyramid) at `ref_points`, tracked into `cur` (same geometry) starting from `guesses`
+/// (one per point; nullptr = start at the reference position, gain 1, offset 0). Points and guesses
+/// must be finite (InvalidArgument otherwise); points outside the image come back LostOutOfBounds.
+std::vector<LkResult> lk_track_cpu(const std::vector<HostImage>& ref, const std::vector<HostImage>& cur,
+                                   const std::vector<Point2f>& ref_points, const LkConfig& cfg,
+                                   const std::vector<LkGuess>* guesses = nullptr);
+
+/// GPU tracker for up to `capacity` features. Allocates once (stored templates for
+/// TemplateSource::FirstFrame); every call below is stream-ordered, allocation-free and does not
+/// synchronize. Pointer arguments are device memory or pinned host memory (cudaMallocHost, read
+/// through unified addressing); they must stay valid until the stream reaches the work. Results
+/// equal lk_track_cpu within the stated tolerance (positions 1e-3 px, gain/offset 1e-4).
+/// Pyramids must have cfg.pyramid's levels and scale.
+class DeviceLkTracker {
+public:
+    DeviceLkTracker();
+    DeviceLkTracker(const LkConfig& cfg, int capacity);  ///< capacity in [1, 65536]
+    DeviceLkTracker(DeviceLkTracker&&) noexcept;
+    DeviceLkTracker& operator=(DeviceLkTracker&&) noexcept;
+    ~DeviceLkTracker();
+
+    const LkConfig& config() const;
+    int capacity() const;
+
+    /// Previous-frame templates: feature i's template from `ref` at ref_points[i], tracked into `cur`
+    /// from guesses[i] (nullptr = from ref_points[i]); writes results[i]. count in [0, capacity].
+    /// Works for either template_source (it never touches the stored templates).
+    void track_async(const DevicePyramid& ref, const DevicePyramid& cur, const Point2f* ref_points,
+                     const LkGuess* guesses, LkResult* results, int count, StreamHandle stream);
+
+    /// First-frame templates: stores the template of points[i] (in `ref`) into slot slots[i].
+    void store_templates_async(const DevicePyramid& ref, const Point2f* points, const std::int32_t* slots,
+                               int count, StreamHandle stream);
+    /// Tracks the features whose templates are stored in slots[i] into `cur` from guesses[i] (required).
+    void track_stored_async(const DevicePyramid& cur, const std::int32_t* slots, const LkGuess* guesses,
+                            LkResult* results, int count, StreamHandle stream);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    Impl& impl(const char* where) const;
+};
+
+}  // namespace kestrel
