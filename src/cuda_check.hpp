@@ -10,6 +10,7 @@ namespace kestrel::detail {
 
 [[noreturn]] inline void throw_cuda(cudaError_t code, const char* call, const char* file, int line,
                                     const char* stage) {
+    (void)cudaGetLastError();  // reset the thread's last error: the next launch check must not report this one again
     throw CudaError(static_cast<int>(code), call, file, line, stage,
                     std::string("kestrel: CUDA error in stage '") + stage + "': " + call + " failed with " +
                         cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ") at " + file + ":" +

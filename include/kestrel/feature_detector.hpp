@@ -22,6 +22,9 @@ struct DetectorConfig {
     int per_cell = 1;                ///< K in [1, 8]: best K per cell over all levels
     int max_features = 0;            ///< 0 = no cap; else keep the best max_features by score
     int border = 0;                  ///< extra level-0 margin in [0, 64] where nothing is detected
+    /// CUDA backend: after the first call on a created stream (not the legacy/per-thread default), replay the
+    /// per-frame work (pyramid, scores, NMS, download) as one CUDA graph. Same results either way.
+    bool cuda_graph = true;
 };
 
 void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");
@@ -29,22 +32,37 @@ void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");
 /// Grid of cells over a level-0 image of width x height: cols = ceil(w / cell_width), rows likewise.
 Size2 grid_size(int width, int height, const DetectorConfig& cfg);
 
-/// Per-frame masks (host memory), optional. cell_skip: grid cols*rows bytes, row-major, non-zero =
-/// skip the cell (e.g. it already holds a live track). pixel_mask: level-0 sized, non-zero = detect.
+/// Throws InvalidArgument unless cfg is valid and a width x height image can be detected on: width and
+/// height >= 2 * border + 7 (naming 'width' / 'height') and every pyramid level >= 7x7 ('levels').
+/// The detector runs this check itself on the first frame of a size (naming 'image.width' ...).
+void validate_image_size(int width, int height, const DetectorConfig& cfg, const char* where = "FeatureDetector");
+
+/// Per-frame masks (host memory), optional. cell_skip: cell_grid.width * cell_grid.height bytes,
+/// row-major, non-zero = skip the cell (e.g. it already holds a live track); cell_grid must equal
+/// grid_size() of the image (it is checked). pixel_mask: level-0 sized, non-zero = detect.
 struct DetectionMasks {
     const std::uint8_t* cell_skip = nullptr;
+    Size2 cell_grid{};
     HostView pixel_mask{};
 };
 
 /// The same masks in device memory, for the asynchronous call.
 struct DeviceDetectionMasks {
     const std::uint8_t* cell_skip = nullptr;
+    Size2 cell_grid{};
     DeviceView pixel_mask{};
 };
+
+/// Backend::Cuda when a CUDA device is usable, else Backend::Cpu (never throws).
+Backend default_backend() noexcept;
 
 /// CPU reference of the whole detector: the definition the CUDA backend matches exactly.
 std::vector<Keypoint> detect_cpu(HostView image, const DetectorConfig& cfg, const DetectionMasks& masks = {});
 
+/// The detector. Backend::Cuda throws NoDeviceError when no CUDA device is usable; Backend::Cpu runs
+/// detect_cpu() (identical output). One frame in flight per object: the next detect_async on an object
+/// must not be enqueued before the previous results were consumed (several objects on several
+/// streams run concurrently; they share no state).
 class FeatureDetector {
 public:
     explicit FeatureDetector(const DetectorConfig& cfg, Backend backend = Backend::Cuda);
@@ -55,20 +73,28 @@ public:
     const DetectorConfig& config() const;
     Backend backend() const;
 
-    /// Synchronous: host image -> keypoints in cell order (cell index row-major, then rank in cell).
+    /// Synchronous: host image (any host memory) -> keypoints in cell order (cell index row-major,
+    /// then rank in the cell, best first). Both backends.
     std::vector<Keypoint> detect(HostView image, const DetectionMasks& masks = {});
 
-    /// Stream-ordered: enqueue the whole detection of a device image. No allocation and no
-    /// synchronization after the first call at a given image size. Results are valid once `stream`
-    /// has completed: device_keypoints() (device), host_keypoints()/host_count() (pinned host).
+    /// Stream-ordered (Backend::Cuda only; StateError otherwise): enqueue the whole detection of a
+    /// device image. No allocation and no synchronization after the first call at a given image size.
+    /// Results are valid once `stream` has completed: device_keypoints()/device_count() (device),
+    /// host_keypoints()/host_count() (pinned host, written by one copy at the end of the frame).
     void detect_async(DeviceView image, StreamHandle stream, const DeviceDetectionMasks& masks = {});
-    /// Same from a pinned host image, uploaded on `stream`.
+    /// Same from a pinned (page-locked) host image, uploaded on `stream`; pageable memory is rejected
+    /// (InvalidArgument) since its copy would synchronize.
     void detect_async(HostView pinned_image, StreamHandle stream, const DeviceDetectionMasks& masks = {});
 
-    const Keypoint* device_keypoints() const;  ///< capacity() slots; the first host_count() valid
+    /// Results of the last call (detect or detect_async). With Backend::Cpu the host pointers refer to
+    /// ordinary memory and the device pointers are null.
+    const Keypoint* device_keypoints() const;  ///< capacity() slots; the first *device_count() valid
+    const int* device_count() const;           ///< device int: number of keypoints of the last frame
     const Keypoint* host_keypoints() const;    ///< pinned; valid after the stream completes
     int host_count() const;                    ///< pinned; valid after the stream completes
-    int capacity() const;                      ///< cells * per_cell (or max_features when smaller)
+    int capacity() const;  ///< cells * per_cell (or max_features when smaller); 0 before the first call
+    /// Diagnostics: did the last frame run as one CUDA graph launch (see DetectorConfig::cuda_graph)?
+    bool uses_cuda_graph() const;
 
 private:
     struct Impl;

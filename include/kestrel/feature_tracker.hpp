@@ -34,7 +34,8 @@ struct Track {
     int age = 0;                         ///< frames tracked since detection (0 = detected in this frame)
     float gain = 1.0f, offset = 0.0f;    ///< last illumination estimate: I_new ~= gain * T + offset
     float residual = 0.0f;               ///< last mean |residual| (0 when born this frame)
-    TrackStatus status = TrackStatus::Tracked;  ///< live tracks: Tracked; lost_tracks(): why lost
+    TrackStatus status = TrackStatus::Tracked;  ///< live tracks: Tracked (an LK result NotConverged keeps
+                                                ///< the track); lost_tracks(): why it was lost
     float score = 0.0f;                  ///< detection score
     int level = 0;                       ///< detection level
 };

@@ -15,10 +15,10 @@ namespace kestrel {
 
 /// Which parameters are estimated besides the translation t = (tx, ty). Model: I(x + t) = gain * T(x) + offset.
 enum class LkMode {
-    Translation = 0,            ///< gain = 1, offset = 0 fixed
-    TranslationOffset = 1,      ///< offset estimated, gain fixed at its initial value
-    TranslationGain = 2,        ///< gain estimated, offset fixed at its initial value
-    TranslationGainOffset = 3,  ///< both estimated
+    Translation = 0,            ///< gain and offset held at their initial values (default 1, 0)
+    TranslationOffset = 1,      ///< offset estimated, gain held at its initial value
+    TranslationGain = 2,        ///< gain estimated (on level 0), offset held at its initial value
+    TranslationGainOffset = 3,  ///< both estimated (the gain on level 0 only; see lk_rules.hpp)
 };
 
 /// Where a feature's template (patch and its gradients) comes from.
@@ -30,8 +30,11 @@ enum class TemplateSource {
 /// Outcome of tracking one feature.
 enum class TrackStatus : std::int32_t {
     Tracked = 0,              ///< converged on level 0 with an acceptable residual
-    LostOutOfBounds = 1,      ///< the level-0 patch (or its template) left the image
-    LostResidual = 2,         ///< mean |residual| on level 0 above LkConfig::max_residual
+    LostOutOfBounds = 1,      ///< the level-0 patch (or its template) left the image, or the estimate left
+                              ///< the search window: sum_k patch_k * s_k px (the pyramid's reach) around
+                              ///< the initial guess
+    LostResidual = 2,         ///< mean |residual| on level 0 above LkConfig::max_residual, or the fitted
+                              ///< gain left [0.1, 10] (the patch no longer correlates with the template)
     LostSingular = 3,         ///< Hessian singular / too weak (LkConfig::min_eigenvalue), or estimate not finite
     NotConverged = 4,         ///< level 0 used max_iterations without an update below min_update
     LostForwardBackward = 5,  ///< FeatureTracker only: the backward track missed by more than fb_max_error
@@ -50,12 +53,15 @@ struct LkConfig {
     TemplateSource template_source = TemplateSource::PreviousFrame;
     int patch_size = 16;          ///< side of the square patch on levels < coarse_from_level, [4, 16]
     int coarse_patch_size = 8;    ///< side on levels >= coarse_from_level, [4, 16]
-    int coarse_from_level = 2;    ///< first level using coarse_patch_size, [1, kMaxLevels]
+    int coarse_from_level = 3;    ///< first level using coarse_patch_size, [1, kMaxLevels]. The default
+                                  ///< keeps 16x16 on all 3 default levels: on real video an 8x8 level-2
+                                  ///< patch is dragged by motion next to the feature (docs/tracker.md)
     int max_iterations = 30;      ///< Gauss-Newton iterations per level, [1, 100]
     float min_update = 0.01f;     ///< stop when |dt| (level pixels) < min_update, (0, 1]
     float max_residual = 30.0f;   ///< LostResidual when mean |residual| (grey levels) exceeds it, (0, 255]
-    float min_eigenvalue = 1.0f;  ///< LostSingular when the smaller eigenvalue of sum(grad grad^T) / pixels
-                                  ///< (grey^2 / px^2) is below it, [0, 1e6]
+    float min_eigenvalue = 0.1f;  ///< LostSingular when the smaller eigenvalue of sum(grad grad^T) / pixels
+                                  ///< (grey^2 / px^2) is below it, [0, 1e6]. 0.1 is OpenCV's default
+                                  ///< minEigThreshold 1e-4 (Scharr-scaled gradients) in these units
 };
 
 /// Throws InvalidArgument naming the field and its bound.

@@ -49,7 +49,7 @@ HostImage random_image(int width, int height, std::uint32_t seed) {
     const int b = 5;
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) {
-            std::uint32_t h = static_cast<std::uint32_t>((x / b) * 73856093) ^ static_cast<std::uint32_t>((y / b) * 19349663) ^ seed;
+            std::uint32_t h = static_cast<std::uint32_t>(x / b) * 73856093u ^ static_cast<std::uint32_t>(y / b) * 19349663u ^ seed;
             h = (h ^ (h >> 13)) * 0x5bd1e995u;
             const int base = static_cast<int>((h >> 8) & 0xFF);
             const int noise = static_cast<int>(next() % 9) - 4;

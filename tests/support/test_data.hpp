@@ -36,5 +36,5 @@ bool gpu_present_or_required();
     do {                                                                                               \
         if (!::kestrel::test::gpu_present_or_required())                                               \
             GTEST_SKIP() << "SKIPPED (no CUDA device on this machine): this GPU test runs on the GPU " \
-                            "machine through scripts/gpu_check.sh";                                    \
+                            "machine through scripts/gpu_run.sh (docs/gpu-check.md)";                                    \
     } while (0)

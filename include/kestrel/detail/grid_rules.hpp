@@ -95,8 +95,8 @@ KESTREL_HD int key_x(std::uint64_t key) { return 0x3FFF - static_cast<int>(key &
 
 /// Inserts key into best-first top[0..K-1] (0 = empty) when it beats top[K-1]. Fully unrolled with
 /// constant indices only, so top[] stays in registers on the GPU.
-template <int K>
-KESTREL_HD void topk_insert(std::uint64_t (&top)[K], std::uint64_t key) {
+template <typename T, int K>
+KESTREL_HD void topk_insert(T (&top)[K], T key) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -105,8 +105,8 @@ KESTREL_HD void topk_insert(std::uint64_t (&top)[K], std::uint64_t key) {
 }
 
 /// Removes top[0], shifting the rest up (unrolled, constant indices).
-template <int K>
-KESTREL_HD void topk_pop(std::uint64_t (&top)[K]) {
+template <typename T, int K>
+KESTREL_HD void topk_pop(T (&top)[K]) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif

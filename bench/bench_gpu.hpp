@@ -1,0 +1,117 @@
+// Bench-only CUDA helpers shared by kestrel_bench and kestrel_microbench: the floor's trivial
+// kernel, a spin kernel that keeps the GPU busy while the host enqueues the work to be timed, an
+// SM-clock probe, device description, owning buffers and an event timer. Every call is checked
+// (src/cuda_check.hpp: a failure throws kestrel::CudaError naming the stage).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kestrel::bench {
+
+/// What the bench reports about the GPU it ran on.
+struct GpuInfo {
+    bool present = false;
+    int device = 0;
+    std::string name;
+    int cc_major = 0, cc_minor = 0;
+    int sm_count = 0;
+    bool integrated = false;      ///< cudaDeviceProp::integrated (Jetson: GPU shares the DRAM)
+    bool can_map_host = false;    ///< cudaDeviceProp::canMapHostMemory
+    double peak_sm_mhz = 0;       ///< cudaDevAttrClockRate (0 when the runtime does not report it)
+    double peak_mem_mhz = 0;      ///< cudaDevAttrMemoryClockRate
+    double total_mem_gib = 0;
+    int runtime_version = 0;      ///< cudaRuntimeGetVersion, e.g. 12040
+    int driver_version = 0;       ///< cudaDriverGetVersion
+    double measured_sm_mhz = 0;   ///< clock64 cycles / %globaltimer ns during a spin (measure_sm_clock)
+    std::string devfreq;          ///< Jetson sysfs GPU devfreq "cur/max MHz" when readable, else empty
+};
+
+/// "12.4" from 12040.
+std::string cuda_version_text(int v);
+/// Describes device `device` (present = false when none is usable; never throws).
+GpuInfo query_gpu(int device);
+/// Spins one block for `ms` milliseconds and returns the SM clock it ran at (MHz).
+double measure_sm_clock(cudaStream_t stream, double ms);
+/// Human-readable throttle warning, or empty: measured clock below 85 % of the peak, or Jetson devfreq
+/// current below its maximum.
+std::string throttle_warning(const GpuInfo& g);
+
+/// One <<<1, 32>>> launch that writes 32 ints of `out` (the floor's "trivial kernel").
+void launch_trivial(int* out, cudaStream_t stream);
+/// A <<<1, 1>>> kernel that spins until `us` microseconds of GPU time have passed: enqueued before a
+/// start event, it holds the stream while the host enqueues the timed work, so that the events then
+/// bracket GPU execution only (not host launch gaps).
+void launch_spin(double us, cudaStream_t stream);
+
+/// Owning device allocation (cudaMalloc).
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(std::size_t bytes);
+    ~DeviceBuffer();
+    DeviceBuffer(DeviceBuffer&& o) noexcept;
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    void* get() const { return p_; }
+    std::size_t size() const { return n_; }
+
+private:
+    void* p_ = nullptr;
+    std::size_t n_ = 0;
+};
+
+/// Owning page-locked host allocation: cudaMallocHost, or cudaHostAlloc(cudaHostAllocMapped) when
+/// `mapped` (zero-copy: device_ptr() is the address kernels read it through).
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    PinnedBuffer(std::size_t bytes, bool mapped);
+    ~PinnedBuffer();
+    PinnedBuffer(PinnedBuffer&& o) noexcept;
+    PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+    void* get() const { return p_; }
+    void* device_ptr() const { return dev_; }
+    std::size_t size() const { return n_; }
+
+private:
+    void* p_ = nullptr;
+    void* dev_ = nullptr;
+    std::size_t n_ = 0;
+};
+
+/// Owning non-blocking stream.
+class Stream {
+public:
+    Stream();
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaStream_t get() const { return s_; }
+    void sync(const char* stage) const;
+
+private:
+    cudaStream_t s_ = nullptr;
+};
+
+/// A row of events recorded on one stream; elapsed times between any two (microseconds).
+class EventRow {
+public:
+    explicit EventRow(int count);
+    ~EventRow();
+    EventRow(const EventRow&) = delete;
+    EventRow& operator=(const EventRow&) = delete;
+    void record(int i, cudaStream_t stream);
+    /// Waits for event j, then returns the time from event i to event j in microseconds.
+    double us(int i, int j) const;
+
+private:
+    std::vector<cudaEvent_t> ev_;
+};
+
+}  // namespace kestrel::bench

@@ -1,0 +1,248 @@
+// kestrel_bench: is Kestrel worth linking? Runs Kestrel's detector and tracker on a real sequence
+// (EuRoC folder, image folder, video, or the embedded vtest frames), measures every stage per frame
+// with CUDA events and the whole frame with a steady clock, measures the machine's floor in the same
+// run, runs OpenCV baselines on the same frames, and prints a table (--json / --csv for more).
+// Options: kestrel_bench --help. Plots: bench/plot_bench.py. Reading the results: docs/jetson.md.
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+#include "baselines.hpp"
+#include "bench_gpu.hpp"
+#include "cuda_check.hpp"
+#include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
+#include "runner.hpp"
+
+#ifndef KESTREL_BENCH_COMMIT
+#define KESTREL_BENCH_COMMIT "unknown"
+#endif
+#ifndef KESTREL_BENCH_VERSION
+#define KESTREL_BENCH_VERSION "unknown"
+#endif
+
+namespace kestrel::bench {
+
+void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height) {
+    const DetectorConfig& d = o.tracker.detector;
+    const std::string levels = std::to_string(d.pyramid.levels) + " levels";
+    const std::string size = std::to_string(width) + "x" + std::to_string(height);
+    if (cuda) {
+        r.add("floor", "upload " + size + " + trivial kernel + 8 KB download + sync", "floor", "wall");
+        r.add("launch_sync", "one trivial kernel launch + sync", "floor", "wall");
+        r.floor_key = "floor";
+        r.add("detect_e2e", "detection end to end: pinned frame -> keypoints on host", "kestrel", "wall");
+    } else {
+        r.add("detect_e2e", "detection (CPU backend): frame -> keypoints", "kestrel", "wall");
+    }
+    r.add("frame_e2e", "tracker frame end to end, all frames", "kestrel", "wall");
+    r.add("frame_track", "tracker frame end to end, frames without re-detection", "kestrel", "wall");
+    r.add("frame_redetect", "tracker frame end to end, frames with re-detection", "kestrel", "wall");
+    const std::string k = cuda ? "device" : "wall";
+    if (cuda) r.add("upload", "stage: upload (pinned frame -> device)", "kestrel", "device");
+    r.add("pyramid", "stage: pyramid, " + levels, "kestrel", k);
+    r.add("score", "stage: FAST score maps, all levels", "kestrel", k);
+    r.add("nms", cuda ? "stage: NMS + selection (detector - pyramid - score - download)"
+                      : "stage: NMS + selection (detector - pyramid - score)",
+          "kestrel", "derived");
+    if (cuda) {
+        r.add("download", "stage: keypoint buffer download", "kestrel", "device");
+        r.add("detect_device", "detection from a device image (all stages)", "kestrel", "device");
+    }
+    r.add("lk_pyramid", "stage: tracking pyramid, " + std::to_string(o.tracker.lk.pyramid.levels) + " levels", "kestrel", k);
+    r.add("tracking", "stage: LK of the tracker's live points", "kestrel", k);
+    r.add("redetect", "stage: re-detection, occupied cells masked", "kestrel", k);
+    r.add("n_detected", "keypoints detected (detector alone)", "count", "count");
+    r.add("n_points", "tracks entering the frame (points LK follows)", "count", "count");
+    r.add("n_tracked", "tracks surviving the frame", "count", "count");
+    r.add("n_lost", "tracks lost in the frame", "count", "count");
+    r.add("n_born", "tracks born by re-detection", "count", "count");
+    r.add("n_live", "live tracks after the frame", "count", "count");
+    r.add("redetected", "re-detection ran (1) or not (0)", "count", "count");
+}
+
+namespace {
+
+std::string now_utc() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[64];
+    std::strftime(b, sizeof b, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return b;
+}
+
+std::string cpu_model() {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);) {
+        if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0 || line.rfind("Hardware", 0) == 0) {
+            const auto c = line.find(':');
+            if (c != std::string::npos) return line.substr(line.find_first_not_of(" \t", c + 1));
+        }
+    }
+    return "unknown CPU";
+}
+
+class Progress {
+public:
+    Progress(const char* what, int total) : what_(what), total_(total), on_(isatty(fileno(stdout)) && total >= 20) {}
+    void update(int done) {
+        if (!on_ || (done != total_ && done % 5 != 0)) return;
+        const int width = 40, fill = total_ > 0 ? done * width / total_ : width;
+        std::printf("\r  %s [%s%s] %d/%d", what_, std::string(static_cast<std::size_t>(fill), '#').c_str(),
+                    std::string(static_cast<std::size_t>(width - fill), '.').c_str(), done, total_);
+        std::fflush(stdout);
+    }
+    void done() {
+        if (!on_) return;
+        std::printf("\r%*s\r", 100, "");
+        std::fflush(stdout);
+    }
+
+private:
+    const char* what_;
+    int total_;
+    bool on_;
+};
+
+std::unique_ptr<FrameSource> open_source(const Options& o) {
+    if (!o.euroc.empty()) return open_euroc(o.euroc);
+    if (!o.images.empty()) return open_image_folder(o.images);
+    if (!o.video.empty()) return open_video(o.video);
+    const std::string dir = find_test_data(o.data);
+    if (dir.empty())
+        throw std::runtime_error("no input given and no test data found for the default sequence: pass an EuRoC "
+                                 "folder, an image folder or a video, or --data DIR (the build tree's testdata/, "
+                                 "made by `ninja kestrel_testdata`), or set KESTREL_TEST_DATA");
+    return open_default_sequence(dir);
+}
+
+int run(Options& o) {
+    validate(o.tracker.detector, "detector settings");
+    validate(o.tracker.lk, "tracker settings");
+#if KESTREL_BENCH_TRACKER
+    validate(o.tracker, "tracker settings");
+#endif
+    const bool gpu_usable = cuda_available();
+    if (const char* req = std::getenv("KESTREL_REQUIRE_GPU"); req && std::string(req) == "1" && !gpu_usable &&
+                                                               o.backend != "cpu")
+        throw NoDeviceError("KESTREL_REQUIRE_GPU=1 but no CUDA device is usable (pass --backend cpu to run on the CPU)");
+    if (o.backend == "cuda" && !gpu_usable)
+        throw NoDeviceError("--backend cuda: no usable CUDA device on this machine (run with --backend cpu)");
+    const bool cuda = o.backend == "cuda" || (o.backend == "auto" && gpu_usable);
+
+    GpuInfo gpu;
+    if (cuda) {
+        KESTREL_CUDA(cudaSetDevice(o.device), "bench: cudaSetDevice (--device)");
+        gpu = query_gpu(o.device);
+    }
+
+    const int total = o.warmup + o.frames;
+    Progress loading("loading", total);
+    Sequence seq(open_source(o), o.geometry, total, [&](int d, int) { loading.update(d); });
+    loading.done();
+
+    Results r;
+    r.frames = o.frames;
+    for (int i = 0; i < o.frames; ++i) r.source_index.push_back(seq.source_index(o.warmup + i));
+    r.meta_line("kestrel_bench", std::string("Kestrel ") + KESTREL_BENCH_VERSION + ", commit " + KESTREL_BENCH_COMMIT +
+                                     " (at configure time)");
+    r.meta_line("date", now_utc());
+    r.meta_line("command", o.command_line);
+    r.meta_line("host", cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads");
+    if (cuda) {
+        char b[256];
+        std::snprintf(b, sizeof b, "%s, sm_%d%d, %d SMs, %s, %.1f GiB", gpu.name.c_str(), gpu.cc_major, gpu.cc_minor,
+                      gpu.sm_count, gpu.integrated ? "integrated (shares host DRAM)" : "discrete", gpu.total_mem_gib);
+        r.meta_line("backend", "CUDA");
+        r.meta_line("GPU", b);
+        r.meta_line("CUDA", "runtime " + cuda_version_text(gpu.runtime_version) + ", driver " +
+                                cuda_version_text(gpu.driver_version));
+        if (!gpu.devfreq.empty()) r.meta_line("Jetson GPU devfreq (before the run)", gpu.devfreq);
+    } else {
+        r.meta_line("backend", std::string("CPU (the reference backend") +
+                                   (gpu_usable ? "" : "; no CUDA device on this machine") +
+                                   "): no floor, no device stages; stage times are steady-clock");
+    }
+    r.meta_line("input", seq.description());
+    r.meta_line("frames", std::to_string(seq.source_width()) + "x" + std::to_string(seq.source_height()) + " -> " +
+                              std::to_string(seq.width()) + "x" + std::to_string(seq.height()) + " (" +
+                              o.geometry.describe() + ")");
+    r.meta_line("measured", std::to_string(o.frames) + " frames after " + std::to_string(o.warmup) + " warm-up, " +
+                                std::to_string(seq.distinct()) + " distinct" +
+                                (seq.looped() ? " (source played forwards and backwards to reach the count)" : ""));
+    r.meta_line("detector", describe_detector(o.tracker.detector));
+    r.meta_line("tracker", describe_tracker(o.tracker));
+    if (o.frames < 300)
+        r.notes.push_back("statistics over " + std::to_string(o.frames) + " frames: the documented figures use >= 300");
+#if !KESTREL_BENCH_TRACKER
+    r.notes.push_back("this build has no FeatureTracker (KESTREL_BENCH_TRACKER=OFF): tracker rows not measured");
+#endif
+
+    add_kestrel_series(r, o, cuda, seq.width(), seq.height());
+    Baselines baselines(o, cuda, r);
+    std::unique_ptr<KestrelRunner> runner =
+        cuda ? make_cuda_runner(o, gpu, seq.width(), seq.height(), r) : make_cpu_runner(o, seq.width(), seq.height(), r);
+
+    Progress bar("running", total);
+    for (int i = 0; i < total; ++i) {
+        if (i == o.warmup) {
+            runner->end_warmup(r);
+            if (cuda) {
+                Stream s;
+                gpu.measured_sm_mhz = measure_sm_clock(s.get(), 50.0);
+            }
+        }
+        const int rec = i - o.warmup;
+        runner->frame(seq.frame(i), rec, r);
+        baselines.frame(seq.frame(i), runner->tracked_points(), rec, r);
+        bar.update(i + 1);
+    }
+    bar.done();
+    runner->finish(r);
+    if (cuda) {
+        char b[256];
+        std::snprintf(b, sizeof b, "SM peak %.0f MHz, measured under load %.0f MHz (clock64 over %%globaltimer, after "
+                      "warm-up); memory peak %.0f MHz", gpu.peak_sm_mhz, gpu.measured_sm_mhz, gpu.peak_mem_mhz);
+        r.meta_line("clocks", b);
+        const std::string warn = throttle_warning(gpu);
+        if (!warn.empty()) r.notes.push_back("WARNING: " + warn);
+    }
+    r.notes.push_back(cuda ? "the NMS row is derived (the detector API exposes no NMS-only call); device rows are GPU "
+                             "time behind a spin kernel, wall rows include launch and synchronisation"
+                           : "the NMS row is derived (the detector's total minus its pyramid and score stages)");
+
+    print_report(r, std::cout);
+    if (!o.json.empty()) {
+        write_json(r, o.json);
+        std::cout << "\nwrote " << o.json << "\n";
+    }
+    if (!o.csv.empty()) {
+        write_csv(r, o.csv);
+        std::cout << (o.json.empty() ? "\n" : "") << "wrote " << o.csv << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+}  // namespace kestrel::bench
+
+int main(int argc, char** argv) {
+    kestrel::bench::Options o;
+    const int rc = kestrel::bench::parse_options(argc, argv, o);
+    if (rc == 1) return 0;
+    if (rc != 0) return 2;
+    try {
+        return kestrel::bench::run(o);
+    } catch (const kestrel::InvalidArgument& e) {
+        std::fprintf(stderr, "kestrel_bench: invalid setting: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kestrel_bench: error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,57 @@
+// kestrel_microbench internals shared by its files: the frames, the timing loops, the registration
+// helper. See microbench.cpp for what the rows measure.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_gpu.hpp"
+#include "kestrel/device_image.hpp"
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/lk_tracker.hpp"
+
+namespace kestrel::bench::micro {
+
+extern bool g_gpu;
+extern int g_div;                 // --quick: iterations / 10
+constexpr double kSpinUs = 100;   // spin ahead of each event-timed iteration
+constexpr const char* kNoGpu = "no CUDA device on this machine: GPU benchmark skipped (run it on the GPU machine)";
+
+extern std::map<std::string, HostImage> g_frame0, g_frame1;  // per size: two consecutive vtest frames
+extern std::vector<HostImage> g_seq752;                       // the whole sequence at 752x480 (tracker frames)
+constexpr const char* kSizes[] = {"752x480", "1280x720", "1920x1080"};
+
+int iters(int n);
+/// Counters median_us, p10_us, p90_us, max_us of the iterations.
+void set_stats(benchmark::State& st, const std::vector<double>& us);
+/// GPU work timed with events behind a spin kernel; two untimed calls first (allocation, graph capture).
+void device_loop(benchmark::State& st, const std::function<void(cudaStream_t)>& enqueue);
+/// Host-side call (including its own synchronisation) timed with the steady clock.
+void wall_loop(benchmark::State& st, const std::function<void()>& call);
+/// wall_loop, skipped with a message without a GPU.
+void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call);
+
+/// 2 levels, 32x32 cells, t = 10 (issue 4's benchmark).
+DetectorConfig issue4_detector();
+PinnedImage pinned_copy(const HostImage& img);
+/// N features of frame 0 at 752x480: the best N FAST corners, up to 4 per 32x32 cell.
+std::vector<Point2f> feature_points(int n);
+const char* mode_name(LkMode m);
+constexpr LkMode kModes[] = {LkMode::Translation, LkMode::TranslationOffset, LkMode::TranslationGain,
+                             LkMode::TranslationGainOffset};
+
+template <typename F>
+void add(const std::string& name, int iterations, F&& f) {
+    benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
+        ->UseManualTime()
+        ->Iterations(iters(iterations))
+        ->Unit(benchmark::kMicrosecond);
+}
+
+void register_gpu();
+void register_cpu();
+
+}  // namespace kestrel::bench::micro

@@ -1,0 +1,183 @@
+// kestrel_microbench, GPU rows: the floor, pyramid and score maps alone, the detector (device only
+// and end to end), the tracker (device only, and whole FeatureTracker frames). Each skips with a
+// message on a machine without a CUDA device.
+#include <chrono>
+#include <cstring>
+
+#include "cuda_check.hpp"
+#include "kestrel/fast.hpp"
+#include "kestrel/pyramid.hpp"
+#include "microbench.hpp"
+#if KESTREL_BENCH_TRACKER
+#include "kestrel/feature_tracker.hpp"
+#endif
+
+namespace kestrel::bench::micro {
+
+void register_gpu() {
+    // ---- the floor: what any frame costs on this machine (issue 4)
+    for (const char* sz : kSizes) {
+        add(std::string("floor/upload+kernel+8KB+sync/") + sz, 1000, [sz](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            const HostImage& img = g_frame0.at(sz);
+            PinnedImage p = pinned_copy(img);
+            DeviceImage d(img.width(), img.height());
+            DeviceBuffer small(8192);
+            PinnedBuffer host(8192, false);
+            Stream s;
+            gpu_wall_loop(st, [&] {
+                copy_async(p.view(), d.mut_view(), s.get());
+                launch_trivial(static_cast<int*>(small.get()), s.get());
+                KESTREL_CUDA(cudaMemcpyAsync(host.get(), small.get(), 8192, cudaMemcpyDeviceToHost, s.get()), "floor");
+                s.sync("floor");
+            });
+        });
+    }
+    add("floor/launch+sync", 1000, [](benchmark::State& st) {
+        if (!g_gpu) return st.SkipWithError(kNoGpu);
+        DeviceBuffer small(8192);
+        Stream s;
+        gpu_wall_loop(st, [&] {
+            launch_trivial(static_cast<int*>(small.get()), s.get());
+            s.sync("launch");
+        });
+    });
+
+    // ---- pyramid and score maps alone (issue 3: 752x480, 2 levels <= 5 us)
+    for (const char* sz : {"752x480", "1920x1080"}) {
+        add(std::string("pyramid/") + sz + "/2lv", 1000, [sz](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            const HostImage& img = g_frame0.at(sz);
+            DevicePyramid pyr(img.width(), img.height(), {2, 2.0f});
+            copy_async(img.view(), pyr.level0(), nullptr);
+            device_loop(st, [&](cudaStream_t s) { pyr.build(s); });
+        });
+        for (int t = 0; t < 4; ++t) {
+            const auto score = static_cast<ScoreType>(t);
+            add(std::string("score/") + sz + "/2lv/" + to_string(score), 1000, [sz, score](benchmark::State& st) {
+                if (!g_gpu) return st.SkipWithError(kNoGpu);
+                const HostImage& img = g_frame0.at(sz);
+                const PyramidConfig pc{2, 2.0f};
+                DevicePyramid pyr(img.width(), img.height(), pc);
+                copy_async(img.view(), pyr.level0(), nullptr);
+                pyr.build(nullptr);
+                FastConfig fc;
+                fc.threshold = 10;
+                fc.score = score;
+                DeviceScoreMaps maps(pyramid_sizes(img.width(), img.height(), pc), fc);
+                if (std::string(sz) == "752x480") st.SetLabel("issue 3 target: <= 5 us device");
+                device_loop(st, [&](cudaStream_t s) { maps.compute(pyr, s); });
+            });
+        }
+    }
+
+    // ---- the detector (issue 4: device <= 10 us, end to end <= 1.3 x floor at 752x480)
+    for (const char* sz : kSizes) {
+        for (bool graph : {true, false}) {
+            if (!graph && std::string(sz) != "752x480") continue;
+            const std::string g = graph ? "" : "/no-graph";
+            add(std::string("detector/device/") + sz + g, 1000, [sz, graph](benchmark::State& st) {
+                if (!g_gpu) return st.SkipWithError(kNoGpu);
+                DetectorConfig c = issue4_detector();
+                c.cuda_graph = graph;
+                FeatureDetector det(c, Backend::Cuda);
+                const DeviceImage d = upload(g_frame0.at(sz).view());
+                if (std::string(sz) == "752x480") st.SetLabel("issue 4 target (b): <= 10 us device");
+                device_loop(st, [&](cudaStream_t s) { det.detect_async(d.view(), s); });
+                st.counters["keypoints"] = det.host_count();
+            });
+            add(std::string("detector/end-to-end/") + sz + g, 1000, [sz, graph](benchmark::State& st) {
+                if (!g_gpu) return st.SkipWithError(kNoGpu);
+                DetectorConfig c = issue4_detector();
+                c.cuda_graph = graph;
+                FeatureDetector det(c, Backend::Cuda);
+                const PinnedImage p = pinned_copy(g_frame0.at(sz));
+                Stream s;
+                if (std::string(sz) == "752x480") st.SetLabel("issue 4 target (a): <= 1.3 x floor");
+                gpu_wall_loop(st, [&] {
+                    det.detect_async(p.view(), s.get());
+                    s.sync("detector");
+                });
+                st.counters["keypoints"] = det.host_count();
+            });
+        }
+    }
+
+    // ---- the tracker (issue 5: 200 features <= 15 us device; full frame <= 1.5 x floor)
+    for (int n : {100, 200, 500}) {
+        for (LkMode mode : kModes) {
+            add("tracker/device/" + std::to_string(n) + "/" + mode_name(mode), 1000, [n, mode](benchmark::State& st) {
+                if (!g_gpu) return st.SkipWithError(kNoGpu);
+                LkConfig c;
+                c.pyramid = {3, 2.0f};
+                c.mode = mode;
+                const HostImage& a = g_frame0.at("752x480");
+                const HostImage& b = g_frame1.at("752x480");
+                DevicePyramid pa(a.width(), a.height(), c.pyramid), pb(b.width(), b.height(), c.pyramid);
+                copy_async(a.view(), pa.level0(), nullptr);
+                copy_async(b.view(), pb.level0(), nullptr);
+                pa.build(nullptr);
+                pb.build(nullptr);
+                const std::vector<Point2f> pts = feature_points(n);
+                const int count = static_cast<int>(pts.size());
+                DeviceBuffer dp(pts.size() * sizeof(Point2f) + 1), dr(pts.size() * sizeof(LkResult) + 1);
+                KESTREL_CUDA(cudaMemcpy(dp.get(), pts.data(), pts.size() * sizeof(Point2f), cudaMemcpyHostToDevice),
+                             "points");
+                DeviceLkTracker lk(c, std::max(1, count));
+                if (n == 200) st.SetLabel("issue 5 target: <= 15 us device");
+                device_loop(st, [&](cudaStream_t s) {
+                    lk.track_async(pa, pb, static_cast<const Point2f*>(dp.get()), nullptr,
+                                   static_cast<LkResult*>(dr.get()), count, s);
+                });
+                st.counters["features"] = count;
+            });
+#if KESTREL_BENCH_TRACKER
+            add("tracker/frame/" + std::to_string(n) + "/" + mode_name(mode), 500, [n, mode](benchmark::State& st) {
+                if (!g_gpu) return st.SkipWithError(kNoGpu);
+                TrackerConfig c;
+                c.lk.pyramid = {3, 2.0f};
+                c.lk.mode = mode;
+                c.detector = issue4_detector();
+                c.detector.per_cell = n > 360 ? 2 : 1;  // 752x480 has 24 x 15 = 360 cells of 32x32
+                c.target_features = n;
+                FeatureTracker trk(752, 480, c, Backend::Cuda);
+                PinnedImage p(752, 480);
+                Stream s;
+                std::size_t i = 0;
+                int redetections = 0, frames = 0;
+                long long live = 0;
+                const int period = 2 * static_cast<int>(g_seq752.size()) - 2;
+                const auto next = [&] {  // ping-pong through the sequence: continuous motion
+                    const int j = static_cast<int>(i++ % static_cast<std::size_t>(std::max(1, period)));
+                    const int k = j < static_cast<int>(g_seq752.size()) ? j : period - j;
+                    std::memcpy(p.data(), g_seq752[static_cast<std::size_t>(k)].data(), 752 * 480);
+                };
+                for (int w = 0; w < 10; ++w) {  // warm-up: tracks exist before timing
+                    next();
+                    trk.track_async(p.view(), s.get());
+                    trk.finish();
+                }
+                std::vector<double> us;
+                for (auto _ : st) {
+                    next();
+                    const auto t0 = std::chrono::steady_clock::now();
+                    trk.track_async(p.view(), s.get());
+                    const auto& tracks = trk.finish();
+                    const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                    us.push_back(t);
+                    st.SetIterationTime(t * 1e-6);
+                    redetections += trk.redetected();
+                    live += static_cast<long long>(tracks.size());
+                    ++frames;
+                }
+                set_stats(st, us);
+                if (n == 200) st.SetLabel("issue 5 target: <= 1.5 x floor");
+                st.counters["redetect_frac"] = frames ? static_cast<double>(redetections) / frames : 0.0;
+                st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
+            });
+#endif
+        }
+    }
+}
+
+}  // namespace kestrel::bench::micro

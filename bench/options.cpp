@@ -1,0 +1,275 @@
+// kestrel_bench's command line parser (see options.hpp).
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "options.hpp"
+
+namespace kestrel::bench {
+namespace {
+
+const char* kUsage = R"(kestrel_bench: Kestrel's detector and tracker against OpenCV on a real sequence.
+
+usage: kestrel_bench [INPUT] [options]
+
+input (default: the embedded sequence, opencv-doc vtest.avi frames, played forwards and backwards)
+  INPUT                 an EuRoC folder, an image folder or a video file (detected)
+  --euroc DIR           EuRoC/ASL folder (mav0/cam0/data.csv + data/*.png; DIR may be mav0 or cam0)
+  --images DIR          every .png/.jpg/.pgm/.ppm of DIR in name order
+  --video FILE          a video file (only in builds with OpenCV videoio: KESTREL_BENCH_VIDEO)
+  --data DIR            test-data folder holding vtest_000.png ... (default: $KESTREL_TEST_DATA, else
+                        the build tree's testdata/)
+  --crop WxH            centre crop of every frame (e.g. 752x480, EuRoC's size)
+  --resize WxH          resize (bilinear) after the crop (e.g. --crop 768x432 --resize 1280x720)
+  --max-width N, --max-height N
+                        scale down, keeping the aspect ratio, until the frame fits
+  --frames N            measured frames (default 300; statistics want >= 300)
+  --warmup N            frames run first and not recorded (default 30)
+
+Kestrel
+  --backend B           cuda | cpu | auto (default auto: cuda when a GPU is usable)
+  --device N            CUDA device (default 0)
+  --zero-copy M         auto | on | off: frames in mapped pinned memory read in place by the GPU
+                        (auto: tried on integrated GPUs such as Jetson, kept when faster)
+  --spin-us US          GPU spin before each event-timed stage sequence (default 1000)
+ detector (also the tracker's re-detection)
+  --threshold T         FAST threshold (default 10)
+  --arc-min N, --arc-max N   bounded rectification (default 9, 16)
+  --score S             sad-b | sad-a | mt | harris (default sad-b)
+  --levels N            detector pyramid levels (default 2)
+  --scale F             pyramid factor in (1, 2] (default 2)
+  --cell WxH            grid cell in level-0 pixels (default 32x32)
+  --per-cell K          best K per cell (default 1)
+  --nms-radius N        n in [1, 4] (default 1)
+  --max-features N      global cap, best by score (default 0 = none)
+  --border N            extra level-0 margin (default 0)
+  --no-graph            do not replay the detector's frame as a CUDA graph
+ tracker
+  --features N          target live tracks (default 200)
+  --lk-levels N         tracking pyramid levels (default 3)
+  --lk-mode M           translation | offset | gain | gain-offset (default gain-offset)
+  --template S          previous | first (default previous)
+  --patch N, --coarse-patch N, --coarse-from K   patch sides and first coarse level (16, 8, 2)
+  --iterations N        Gauss-Newton iterations per level (default 30)
+  --min-update F        stop below this update, px (default 0.01)
+  --max-residual F      lost when mean |residual| exceeds it (default 30)
+  --redetect-fraction F re-detect when live < F * features (default 0.3)
+  --fb [--fb-max-error PX]   forward-backward check
+
+baselines
+  --baselines LIST      comma list of opencv, opencv-mt, opencv-cuda, none (default: all available)
+  --cv-threads N        threads of the multi-threaded OpenCV baselines (default: all cores)
+  --gftt-quality F, --gftt-min-distance PX   goodFeaturesToTrack settings (0.01, 8)
+
+output
+  --json FILE           everything measured, per frame and summarised (bench/plot_bench.py plots it)
+  --csv FILE            one row per measured frame
+  -h, --help
+)";
+
+bool parse_size(const std::string& s, int& w, int& h) {
+    const auto x = s.find_first_of("xX");
+    if (x == std::string::npos) return false;
+    try {
+        std::size_t a = 0, b = 0;
+        w = std::stoi(s.substr(0, x), &a);
+        h = std::stoi(s.substr(x + 1), &b);
+        return a == x && b == s.size() - x - 1 && w > 0 && h > 0;
+    } catch (...) {
+        return false;
+    }
+}
+
+struct Bad : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+int to_int(const std::string& opt, const std::string& v) {
+    try {
+        std::size_t n = 0;
+        const int r = std::stoi(v, &n);
+        if (n == v.size()) return r;
+    } catch (...) {
+    }
+    throw Bad(opt + " expects an integer, got '" + v + "'");
+}
+
+double to_double(const std::string& opt, const std::string& v) {
+    try {
+        std::size_t n = 0;
+        const double r = std::stod(v, &n);
+        if (n == v.size()) return r;
+    } catch (...) {
+    }
+    throw Bad(opt + " expects a number, got '" + v + "'");
+}
+
+ScoreType to_score(const std::string& v) {
+    if (v == "sad-b" || v == "sad-circle") return ScoreType::SadCircle;
+    if (v == "sad-a" || v == "sad-arc") return ScoreType::SadArc;
+    if (v == "mt" || v == "max-threshold") return ScoreType::MaxThreshold;
+    if (v == "harris") return ScoreType::Harris;
+    throw Bad("--score expects sad-b, sad-a, mt or harris, got '" + v + "'");
+}
+
+LkMode to_mode(const std::string& v) {
+    if (v == "translation" || v == "t") return LkMode::Translation;
+    if (v == "offset" || v == "translation-offset") return LkMode::TranslationOffset;
+    if (v == "gain" || v == "translation-gain") return LkMode::TranslationGain;
+    if (v == "gain-offset" || v == "translation-gain-offset") return LkMode::TranslationGainOffset;
+    throw Bad("--lk-mode expects translation, offset, gain or gain-offset, got '" + v + "'");
+}
+
+}  // namespace
+
+const char* lk_mode_name(LkMode m) {
+    switch (m) {
+        case LkMode::Translation: return "translation";
+        case LkMode::TranslationOffset: return "offset";
+        case LkMode::TranslationGain: return "gain";
+        case LkMode::TranslationGainOffset: return "gain-offset";
+    }
+    return "?";
+}
+
+std::string describe_detector(const DetectorConfig& d) {
+    std::ostringstream os;
+    os << d.pyramid.levels << " levels x" << d.pyramid.scale << ", FAST t=" << d.fast.threshold << " arc "
+       << d.fast.arc_min << ".." << d.fast.arc_max << " " << to_string(d.fast.score) << ", NMS n=" << d.nms_radius
+       << ", cells " << d.cell_width << "x" << d.cell_height << ", K=" << d.per_cell << ", cap "
+       << (d.max_features > 0 ? std::to_string(d.max_features) : std::string("none")) << ", border " << d.border
+       << ", CUDA graph " << (d.cuda_graph ? "on" : "off");
+    return os.str();
+}
+
+std::string describe_tracker(const TrackerConfig& t) {
+    std::ostringstream os;
+    os << t.target_features << " features, LK " << t.lk.pyramid.levels << " levels x" << t.lk.pyramid.scale << ", mode "
+       << lk_mode_name(t.lk.mode) << ", templates " << to_string(t.lk.template_source) << ", patch "
+       << t.lk.patch_size << "/" << t.lk.coarse_patch_size << " from level " << t.lk.coarse_from_level << ", "
+       << t.lk.max_iterations << " it, min update " << t.lk.min_update << " px, re-detect below "
+       << static_cast<int>(t.redetect_fraction * 100 + 0.5) << " %"
+       << (t.forward_backward ? ", forward-backward " + std::to_string(t.fb_max_error) + " px" : std::string());
+    return os.str();
+}
+
+int parse_options(int argc, char** argv, Options& o) {
+    for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+    DetectorConfig& d = o.tracker.detector;
+    LkConfig& lk = o.tracker.lk;
+    std::string positional;
+    try {
+        for (int i = 1; i < argc; ++i) {
+            std::string a = argv[i], v;
+            const bool has_eq = a.rfind("--", 0) == 0 && a.find('=') != std::string::npos;
+            if (has_eq) {
+                v = a.substr(a.find('=') + 1);
+                a = a.substr(0, a.find('='));
+            }
+            const auto val = [&]() -> std::string {
+                if (has_eq) return v;
+                if (i + 1 >= argc) throw Bad(a + " needs a value");
+                return argv[++i];
+            };
+            if (a == "-h" || a == "--help") {
+                std::fputs(kUsage, stdout);
+                return 1;
+            }
+            if (a == "--euroc") o.euroc = val();
+            else if (a == "--images") o.images = val();
+            else if (a == "--video") o.video = val();
+            else if (a == "--data") o.data = val();
+            else if (a == "--crop") {
+                if (!parse_size(val(), o.geometry.crop_width, o.geometry.crop_height)) throw Bad("--crop expects WxH");
+            } else if (a == "--resize") {
+                if (!parse_size(val(), o.geometry.resize_width, o.geometry.resize_height))
+                    throw Bad("--resize expects WxH");
+            } else if (a == "--max-width") o.geometry.max_width = to_int(a, val());
+            else if (a == "--max-height") o.geometry.max_height = to_int(a, val());
+            else if (a == "--frames") o.frames = to_int(a, val());
+            else if (a == "--warmup") o.warmup = to_int(a, val());
+            else if (a == "--backend") o.backend = val();
+            else if (a == "--device") o.device = to_int(a, val());
+            else if (a == "--zero-copy") o.zero_copy = val();
+            else if (a == "--spin-us") o.spin_us = to_double(a, val());
+            else if (a == "--threshold") d.fast.threshold = to_int(a, val());
+            else if (a == "--arc-min") d.fast.arc_min = to_int(a, val());
+            else if (a == "--arc-max") d.fast.arc_max = to_int(a, val());
+            else if (a == "--score") d.fast.score = to_score(val());
+            else if (a == "--levels") d.pyramid.levels = to_int(a, val());
+            else if (a == "--scale") d.pyramid.scale = static_cast<float>(to_double(a, val()));
+            else if (a == "--cell") {
+                if (!parse_size(val(), d.cell_width, d.cell_height)) throw Bad("--cell expects WxH");
+            } else if (a == "--per-cell") d.per_cell = to_int(a, val());
+            else if (a == "--nms-radius") d.nms_radius = to_int(a, val());
+            else if (a == "--max-features") d.max_features = to_int(a, val());
+            else if (a == "--border") d.border = to_int(a, val());
+            else if (a == "--no-graph") d.cuda_graph = false;
+            else if (a == "--features") o.tracker.target_features = to_int(a, val());
+            else if (a == "--lk-levels") lk.pyramid.levels = to_int(a, val());
+            else if (a == "--lk-scale") lk.pyramid.scale = static_cast<float>(to_double(a, val()));
+            else if (a == "--lk-mode") lk.mode = to_mode(val());
+            else if (a == "--template") {
+                const std::string s = val();
+                if (s == "previous") lk.template_source = TemplateSource::PreviousFrame;
+                else if (s == "first") lk.template_source = TemplateSource::FirstFrame;
+                else throw Bad("--template expects previous or first");
+            } else if (a == "--patch") lk.patch_size = to_int(a, val());
+            else if (a == "--coarse-patch") lk.coarse_patch_size = to_int(a, val());
+            else if (a == "--coarse-from") lk.coarse_from_level = to_int(a, val());
+            else if (a == "--iterations") lk.max_iterations = to_int(a, val());
+            else if (a == "--min-update") lk.min_update = static_cast<float>(to_double(a, val()));
+            else if (a == "--max-residual") lk.max_residual = static_cast<float>(to_double(a, val()));
+            else if (a == "--redetect-fraction") o.tracker.redetect_fraction = static_cast<float>(to_double(a, val()));
+            else if (a == "--fb") o.tracker.forward_backward = true;
+            else if (a == "--fb-max-error") o.tracker.fb_max_error = static_cast<float>(to_double(a, val()));
+            else if (a == "--baselines") {
+                o.cv = o.cv_mt = o.cv_cuda = false;
+                std::stringstream ss(val());
+                for (std::string b; std::getline(ss, b, ',');) {
+                    if (b == "opencv") o.cv = true;
+                    else if (b == "opencv-mt") o.cv_mt = true;
+                    else if (b == "opencv-cuda") o.cv_cuda = true;
+                    else if (b != "none") throw Bad("--baselines: unknown baseline '" + b + "' (opencv, opencv-mt, opencv-cuda, none)");
+                }
+            } else if (a == "--cv-threads") o.cv_threads = to_int(a, val());
+            else if (a == "--gftt-quality") o.gftt_quality = to_double(a, val());
+            else if (a == "--gftt-min-distance") o.gftt_min_distance = to_double(a, val());
+            else if (a == "--json") o.json = val();
+            else if (a == "--csv") o.csv = val();
+            else if (a.size() > 1 && a[0] == '-') throw Bad("unknown option '" + a + "' (see --help)");
+            else if (positional.empty()) positional = a;
+            else throw Bad("more than one input given: '" + positional + "' and '" + a + "'");
+        }
+        if (!positional.empty()) {
+            std::error_code ec;
+            if (!std::filesystem::exists(positional, ec))
+                throw Bad("input '" + positional + "' does not exist (an EuRoC folder, an image folder or a video file)");
+            if (!o.euroc.empty() || !o.images.empty() || !o.video.empty())
+                throw Bad("give the input either as INPUT or with --euroc/--images/--video, not both");
+            if (is_euroc(positional)) o.euroc = positional;
+            else if (std::filesystem::is_directory(positional)) o.images = positional;
+            else o.video = positional;
+        }
+        if ((!o.euroc.empty()) + (!o.images.empty()) + (!o.video.empty()) > 1)
+            throw Bad("give one input: --euroc, --images or --video");
+        if (o.frames < 1) throw Bad("--frames must be >= 1");
+        if (o.warmup < 0) throw Bad("--warmup must be >= 0");
+        if (o.backend != "auto" && o.backend != "cuda" && o.backend != "cpu")
+            throw Bad("--backend expects cuda, cpu or auto");
+        if (o.zero_copy != "auto" && o.zero_copy != "on" && o.zero_copy != "off")
+            throw Bad("--zero-copy expects auto, on or off");
+        if (!(o.spin_us >= 0 && o.spin_us <= 1e6)) throw Bad("--spin-us must be in [0, 1e6]");
+        if (o.cv_threads < 0) throw Bad("--cv-threads must be >= 0");
+        if (o.geometry.max_width < 0 || o.geometry.max_height < 0) throw Bad("--max-width/--max-height must be >= 0");
+    } catch (const Bad& e) {
+        std::fprintf(stderr, "kestrel_bench: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
+}  // namespace kestrel::bench

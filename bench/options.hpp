@@ -1,0 +1,39 @@
+// kestrel_bench's command line (parse_options prints the usage for --help).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "frames.hpp"
+#include "kestrel/feature_tracker.hpp"
+
+namespace kestrel::bench {
+
+struct Options {
+    // input: at most one of these; none = the default sequence from `data`
+    std::string euroc, images, video, data;
+    FrameGeometry geometry;
+    int frames = 300;  ///< measured frames (statistics need >= 300)
+    int warmup = 30;   ///< frames run before measuring (not recorded)
+
+    std::string backend = "auto";  ///< auto | cuda | cpu
+    int device = 0;
+    std::string zero_copy = "auto";  ///< auto | on | off (mapped pinned frames; auto: integrated GPUs, when faster)
+    double spin_us = 1000;           ///< GPU spin that precedes each event-timed stage sequence
+    TrackerConfig tracker;           ///< tracker.detector is the detector measured alone as well
+
+    bool cv = true, cv_mt = true, cv_cuda = true;  ///< --baselines
+    int cv_threads = 0;                            ///< multi-threaded baselines: 0 = all cores
+    double gftt_quality = 0.01, gftt_min_distance = 8.0;
+
+    std::string json, csv;
+    std::string command_line;  ///< as typed, for the report
+};
+
+/// Parses argv. Returns 0 to run, 1 after printing --help, 2 on a usage error (message printed).
+int parse_options(int argc, char** argv, Options& o);
+
+std::string describe_detector(const DetectorConfig& d);
+std::string describe_tracker(const TrackerConfig& t);
+const char* lk_mode_name(LkMode m);
+
+}  // namespace kestrel::bench

@@ -1,0 +1,42 @@
+// Minimal command-line parsing for the examples: "--name value", "--name=value", flags and
+// positional arguments. Unknown options and malformed numbers are reported as UsageError.
+#pragma once
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kestrel_examples {
+
+/// A command-line mistake: the example prints it with its usage and exits with status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class Args {
+public:
+    /// `flags`: names (without "--") that take no value; every other "--name" takes one.
+    Args(int argc, char** argv, std::set<std::string> flags);
+
+    bool flag(const std::string& name);  ///< true when --name was given
+    bool has(const std::string& name);   ///< true when --name value was given
+    std::string get(const std::string& name, const std::string& fallback);
+    int get_int(const std::string& name, int fallback);
+    float get_float(const std::string& name, float fallback);
+    const std::vector<std::string>& positional() const { return positional_; }
+
+    /// Throws UsageError naming the first option that no get/flag/has call asked about.
+    void reject_unknown() const;
+
+private:
+    struct Opt {
+        std::string name, value;
+        bool is_flag = false;
+    };
+    const Opt* find(const std::string& name);
+    std::vector<Opt> opts_;
+    std::vector<std::string> positional_;
+    std::set<std::string> flags_, asked_;
+};
+
+}  // namespace kestrel_examples

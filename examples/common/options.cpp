@@ -1,0 +1,159 @@
+#include "options.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
+
+namespace kestrel_examples {
+
+std::set<std::string> option_flags(std::set<std::string> extra) {
+    extra.insert({"help", "no-cuda-graph", "det-no-cuda-graph", "fb"});
+    return extra;
+}
+
+namespace {
+template <typename T>
+std::string num(T v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+}  // namespace
+
+kestrel::Backend parse_backend(Args& args) {
+    const std::string b = args.get("backend", "auto");
+    if (b == "cuda") {
+        if (!kestrel::cuda_available())
+            throw kestrel::NoDeviceError("--backend cuda: no usable CUDA device on this machine");
+        return kestrel::Backend::Cuda;
+    }
+    if (b == "cpu") return kestrel::Backend::Cpu;
+    if (b == "auto") return kestrel::default_backend();
+    throw UsageError("--backend must be auto, cuda or cpu (got '" + b + "')");
+}
+
+int no_device_exit_code() {
+    const char* req = std::getenv("KESTREL_REQUIRE_GPU");
+    return req && std::string(req) == "1" ? 1 : kNoDeviceExitCode;
+}
+
+std::string backend_line(kestrel::Backend b, bool requested_explicitly) {
+    if (b == kestrel::Backend::Cuda) return "backend: CUDA (GPU)";
+    if (requested_explicitly) return "backend: CPU reference (requested with --backend cpu)";
+    return "backend: CPU reference (no CUDA device found; the results are identical, only slower)";
+}
+
+kestrel::ScoreType parse_score(const std::string& s) {
+    if (s == "sad-circle") return kestrel::ScoreType::SadCircle;
+    if (s == "sad-arc") return kestrel::ScoreType::SadArc;
+    if (s == "max-threshold") return kestrel::ScoreType::MaxThreshold;
+    if (s == "harris") return kestrel::ScoreType::Harris;
+    throw UsageError("--score must be sad-circle, sad-arc, max-threshold or harris (got '" + s + "')");
+}
+
+static const char* score_name(kestrel::ScoreType t) {
+    switch (t) {
+        case kestrel::ScoreType::SadCircle: return "sad-circle";
+        case kestrel::ScoreType::SadArc: return "sad-arc";
+        case kestrel::ScoreType::MaxThreshold: return "max-threshold";
+        case kestrel::ScoreType::Harris: return "harris";
+    }
+    return "?";
+}
+
+kestrel::DetectorConfig parse_detector(Args& args, const std::string& p, kestrel::DetectorConfig c) {
+    c.pyramid.levels = args.get_int(p + "levels", c.pyramid.levels);
+    c.pyramid.scale = args.get_float(p + "scale", c.pyramid.scale);
+    c.fast.threshold = args.get_int(p + "threshold", c.fast.threshold);
+    c.fast.arc_min = args.get_int(p + "arc-min", c.fast.arc_min);
+    c.fast.arc_max = args.get_int(p + "arc-max", c.fast.arc_max);
+    if (args.has(p + "score")) c.fast.score = parse_score(args.get(p + "score", ""));
+    c.nms_radius = args.get_int(p + "nms-radius", c.nms_radius);
+    c.cell_width = args.get_int(p + "cell-width", c.cell_width);
+    c.cell_height = args.get_int(p + "cell-height", c.cell_height);
+    c.per_cell = args.get_int(p + "per-cell", c.per_cell);
+    c.max_features = args.get_int(p + "max-features", c.max_features);
+    c.border = args.get_int(p + "border", c.border);
+    if (args.flag(p + "no-cuda-graph")) c.cuda_graph = false;
+    kestrel::validate(c, "command line");
+    return c;
+}
+
+static kestrel::LkMode parse_mode(const std::string& s) {
+    if (s == "t") return kestrel::LkMode::Translation;
+    if (s == "to") return kestrel::LkMode::TranslationOffset;
+    if (s == "tg") return kestrel::LkMode::TranslationGain;
+    if (s == "tgo") return kestrel::LkMode::TranslationGainOffset;
+    throw UsageError("--lk-mode must be t, to, tg or tgo (got '" + s + "')");
+}
+
+kestrel::LkConfig parse_lk(Args& args, kestrel::LkConfig lk) {
+    lk.pyramid.levels = args.get_int("lk-levels", lk.pyramid.levels);
+    lk.pyramid.scale = args.get_float("lk-scale", lk.pyramid.scale);
+    if (args.has("lk-mode")) lk.mode = parse_mode(args.get("lk-mode", ""));
+    if (args.has("template")) {
+        const std::string tmpl = args.get("template", "");
+        if (tmpl == "first") lk.template_source = kestrel::TemplateSource::FirstFrame;
+        else if (tmpl == "previous") lk.template_source = kestrel::TemplateSource::PreviousFrame;
+        else throw UsageError("--template must be previous or first (got '" + tmpl + "')");
+    }
+    lk.patch_size = args.get_int("patch", lk.patch_size);
+    lk.coarse_patch_size = args.get_int("coarse-patch", lk.coarse_patch_size);
+    lk.coarse_from_level = args.get_int("coarse-from-level", lk.coarse_from_level);
+    lk.max_iterations = args.get_int("iterations", lk.max_iterations);
+    lk.min_update = args.get_float("min-update", lk.min_update);
+    lk.max_residual = args.get_float("max-residual", lk.max_residual);
+    lk.min_eigenvalue = args.get_float("min-eigenvalue", lk.min_eigenvalue);
+    kestrel::validate(lk, "command line");
+    return lk;
+}
+
+std::string detector_help(const std::string& p, const kestrel::DetectorConfig& d) {
+    std::string out;
+    const auto o = [&](const char* name, const std::string& text) {
+        std::string left = "  --" + p + name;
+        left.resize(left.size() < 25 ? 25 : left.size() + 1, ' ');
+        out += left + text + "\n";
+    };
+    o("levels N", "pyramid levels, 1..8 (default " + num(d.pyramid.levels) + ")");
+    o("scale S", "factor between levels, (1, 2] (default " + num(d.pyramid.scale) + ")");
+    o("threshold T", "FAST threshold t, 0..254: bright p > c + t, dark p < c - t (default " + num(d.fast.threshold) + ")");
+    o("arc-min A", "shortest accepted arc, 1..16 (default " + num(d.fast.arc_min) + ")");
+    o("arc-max A", "longest accepted arc (bounded rectification), arc-min..16 (default " + num(d.fast.arc_max) + ")");
+    o("score S", std::string("sad-circle | sad-arc | max-threshold | harris (default ") + score_name(d.fast.score) + ")");
+    o("nms-radius N", "non-maximum suppression radius, 1..4 (default " + num(d.nms_radius) + ")");
+    o("cell-width W", "grid cell width, a multiple of 32 in [32, 1024] (default " + num(d.cell_width) + ")");
+    o("cell-height H", "grid cell height, 8..1024 (default " + num(d.cell_height) + ")");
+    o("per-cell K", "features kept per cell over all levels, 1..8 (default " + num(d.per_cell) + ")");
+    o("max-features N", "global cap by score, 0 = none (default " + num(d.max_features) + ")");
+    o("border B", "extra level-0 margin without detections, 0..64 (default " + num(d.border) + ")");
+    o("no-cuda-graph", "CUDA backend: do not replay the frame as a CUDA graph");
+    return out;
+}
+
+std::string lk_help(const kestrel::LkConfig& l) {
+    const char* modes[] = {"t", "to", "tg", "tgo"};
+    return "  --lk-levels N          tracking pyramid levels (default " + num(l.pyramid.levels) + ")\n" +
+           "  --lk-scale S           tracking pyramid factor, (1, 2] (default " + num(l.pyramid.scale) + ")\n" +
+           "  --lk-mode M            t | to | tg | tgo: translation [+ offset] [+ gain] (default " +
+           modes[static_cast<int>(l.mode)] + ")\n" +
+           "  --template T           previous | first: template from the previous frame or from the frame\n"
+           "                         where the feature was detected (default " +
+           (l.template_source == kestrel::TemplateSource::FirstFrame ? "first" : "previous") + ")\n" +
+           "  --patch P              patch side on fine levels, 4..16 (default " + num(l.patch_size) + ")\n" +
+           "  --coarse-patch P       patch side on coarse levels, 4..16 (default " + num(l.coarse_patch_size) + ")\n" +
+           "  --coarse-from-level L  first level using the coarse patch (default " + num(l.coarse_from_level) + ")\n" +
+           "  --iterations N         Gauss-Newton iterations per level, 1..100 (default " + num(l.max_iterations) + ")\n" +
+           "  --min-update U         convergence step in level pixels (default " + num(l.min_update) + ")\n" +
+           "  --max-residual R       largest accepted mean |residual|, grey levels (default " + num(l.max_residual) + ")\n" +
+           "  --min-eigenvalue E     smallest accepted Hessian eigenvalue per pixel (default " + num(l.min_eigenvalue) + ")\n";
+}
+
+const char* backend_help() {
+    return "  --backend B            auto | cuda | cpu (default auto: CUDA when a device is usable, else\n"
+           "                         the CPU reference, which gives the same results)\n";
+}
+
+}  // namespace kestrel_examples

@@ -1,0 +1,41 @@
+// Command-line options shared by the examples: backend choice, every DetectorConfig field and the
+// main TrackerConfig / LkConfig fields. Values are checked by Kestrel's own validate() calls, whose
+// InvalidArgument messages name the parameter and its bound.
+#pragma once
+#include <set>
+#include <string>
+
+#include "cli.hpp"
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/feature_tracker.hpp"
+
+namespace kestrel_examples {
+
+/// The flags (options without a value) of the parsers below plus --help and `extra`.
+std::set<std::string> option_flags(std::set<std::string> extra = {});
+
+/// Exit status of an example asked for --backend cuda on a machine without a CUDA device (ctest
+/// counts it as skipped), unless KESTREL_REQUIRE_GPU=1, where a missing device is a failure (1).
+constexpr int kNoDeviceExitCode = 4;
+int no_device_exit_code();
+
+/// --backend auto|cuda|cpu (default auto: CUDA when a device is usable, else the CPU reference);
+/// cuda without a usable device throws kestrel::NoDeviceError.
+kestrel::Backend parse_backend(Args& args);
+/// One line saying which backend runs and why (e.g. "backend: CPU reference (no CUDA device found)").
+std::string backend_line(kestrel::Backend b, bool requested_explicitly);
+
+/// Detector options (prefix "" for detect_image, "det-" inside the tracker examples).
+kestrel::DetectorConfig parse_detector(Args& args, const std::string& prefix = "",
+                                       kestrel::DetectorConfig base = {});
+kestrel::LkConfig parse_lk(Args& args, kestrel::LkConfig base = {});
+kestrel::TrackerConfig parse_tracker(Args& args);
+
+std::string detector_help(const std::string& prefix = "", const kestrel::DetectorConfig& defaults = {});
+std::string lk_help(const kestrel::LkConfig& defaults = {});
+std::string tracker_help();
+const char* backend_help();
+
+kestrel::ScoreType parse_score(const std::string& s);
+
+}  // namespace kestrel_examples

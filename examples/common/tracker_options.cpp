@@ -1,0 +1,40 @@
+// The tracker's options (kept apart from options.cpp so that detector-only examples do not link the tracker).
+#include <sstream>
+
+#include "options.hpp"
+
+namespace kestrel_examples {
+
+namespace {
+template <typename T>
+std::string num(T v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+}  // namespace
+
+kestrel::TrackerConfig parse_tracker(Args& args) {
+    kestrel::TrackerConfig c;
+    c.target_features = args.get_int("features", c.target_features);
+    c.redetect_fraction = args.get_float("redetect-fraction", c.redetect_fraction);
+    c.forward_backward = args.flag("fb");
+    c.fb_max_error = args.get_float("fb-max-error", c.fb_max_error);
+    c.lk = parse_lk(args, c.lk);
+    c.detector = parse_detector(args, "det-", c.detector);
+    kestrel::validate(c, "command line");
+    return c;
+}
+
+std::string tracker_help() {
+    const kestrel::TrackerConfig t;
+    return "  --features N           wanted live tracks, 1..65536 (default " + num(t.target_features) + ")\n" +
+           "  --redetect-fraction F  re-detect when live < F * features, [0, 1] (default " + num(t.redetect_fraction) + ")\n" +
+           "  --fb                   forward-backward check (drop tracks whose round trip misses)\n" +
+           "  --fb-max-error E       largest accepted round-trip error in px (default " + num(t.fb_max_error) + ")\n" +
+           lk_help(t.lk) +
+           "  Re-detection uses the detector options with the prefix det- (e.g. --det-threshold 20):\n" +
+           detector_help("det-", t.detector);
+}
+
+}  // namespace kestrel_examples

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Runs the examples on the GPU machine, where ctest's build tree is not available: the same scenarios
+# as the "examples" ctest tests with --backend cuda (examples/CMakeLists.txt), each output checked by
+# example_check_output, and the CPU and GPU outputs compared file for file. Needs no OpenCV when the
+# examples were built with -DKESTREL_EXAMPLES_WITH_OPENCV=OFF (PNG output instead of video).
+#
+# Usage: examples/tests/gpu_examples.sh BIN_DIR TESTDATA_DIR OUT_DIR
+#   BIN_DIR: track_sequence, detect_image, validate_against_cpu, custom_pipeline, example_check_output
+# Prints one line per scenario ("ok" / "FAIL") and exits 1 when any failed. KESTREL_REQUIRE_GPU=1 is
+# set, so an example that finds no device fails instead of skipping.
+set -uo pipefail
+if (($# != 3)); then
+    sed -n '2,10p' "$0"
+    exit 2
+fi
+bin="$1" td="$2" out="$3"
+export KESTREL_TEST_DATA="$td" KESTREL_REQUIRE_GPU=1
+mkdir -p "$out"
+check="$bin/example_check_output"
+header="frame,timestamp,id,x,y,level,status"
+failed=0
+
+# scenario NAME EXPECTED_RC COMMAND...: runs it with its log in OUT_DIR/NAME.log
+scenario() {
+    local name="$1" want="$2" rc=0
+    shift 2
+    "$@" >"$out/$name.log" 2>&1 || rc=$?
+    if [[ "$rc" == "$want" ]]; then
+        echo "ok    $name"
+    else
+        echo "FAIL  $name (exit $rc, expected $want; log $out/$name.log)"
+        failed=1
+    fi
+    return 0
+}
+same() {  # same NAME DIR_A DIR_B FILES...: the CPU and GPU outputs are identical
+    local name="$1" a="$2" b="$3" f bad=""
+    shift 3
+    for f in "$@"; do cmp -s "$a/$f" "$b/$f" || bad="$bad $f"; done
+    if [[ -z "$bad" ]]; then echo "ok    $name"; else echo "FAIL  $name (differ:$bad)"; failed=1; fi
+}
+
+for backend in cpu cuda; do
+    o="$out/detect_$backend"
+    rm -rf "$o" && mkdir -p "$o"
+    scenario "detect_image.$backend" 0 "$bin/detect_image" "$td/graf1.png" --backend "$backend" --levels 3 \
+        --threshold 20 --score sad-arc --out "$o/kp.png" --csv "$o/kp.csv" --corners-csv "$o/corners.csv" \
+        --save-levels "$o/levels"
+    scenario "detect_image.$backend.check" 0 "$check" --keypoints-in-corners "$o/kp.csv" "$o/corners.csv" 2 \
+        --csv "$o/kp.csv" x,y,level,score 100 --range x 0 799 --range y 0 639 --range level 0 2 \
+        --csv "$o/corners.csv" x,y,level,score 300 --image "$o/levels/level_2.png" 200 160
+
+    o="$out/track_default_$backend"
+    rm -rf "$o"
+    scenario "track_sequence.$backend" 0 "$bin/track_sequence" --backend "$backend" --max-frames 12 --features 150 \
+        --png --out "$o" --print-every 4
+    scenario "track_sequence.$backend.check" 0 "$check" --csv "$o/tracks.csv" "$header" 1000 --ascending frame \
+        --distinct frame 12 --distinct id 100 --only status Tracked --range x 0 767 --range y 0 575 \
+        --image "$o/frames/000011.png" 768 576
+
+    o="$out/track_synthetic_$backend"
+    rm -rf "$o"
+    scenario "track_sequence.synthetic.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
+        --synthetic-frames 30 --no-draw --max-median-error 0.5 --out "$o"
+done
+same "detect_image.cpu_equals_gpu" "$out/detect_cpu" "$out/detect_cuda" kp.csv corners.csv levels/level_0.png \
+    levels/level_1.png levels/level_2.png
+# Tracks: same ids, frames, levels and statuses; positions within 2e-3 px (1e-3 stated + CSV rounding).
+scenario "track_sequence.cpu_matches_gpu" 0 "$check" --tracks-match "$out/track_default_cpu/tracks.csv" \
+    "$out/track_default_cuda/tracks.csv" 2e-3
+scenario "track_sequence.synthetic.cpu_matches_gpu" 0 "$check" --tracks-match \
+    "$out/track_synthetic_cpu/tracks.csv" "$out/track_synthetic_cuda/tracks.csv" 2e-3
+
+scenario "custom_pipeline.cuda" 0 "$bin/custom_pipeline" --backend cuda --max-frames 8 --features 150 \
+    --csv "$out/custom.csv"
+scenario "custom_pipeline.cuda.check" 0 "$check" --csv "$out/custom.csv" "$header" 500 --distinct frame 8
+
+# GPU vs CPU reference, stage by stage, on every test image, both template sources; and the tool's
+# self-test (one injected difference per stage must be reported: exit status 1).
+scenario "validate_against_cpu" 0 "$bin/validate_against_cpu"
+scenario "validate_against_cpu.first_templates" 0 "$bin/validate_against_cpu" --template first --levels 3 \
+    --score harris
+scenario "validate_against_cpu.detects_differences" 1 "$bin/validate_against_cpu" "$td/graf1.png" \
+    "$td/vtest_000.png" "$td/vtest_001.png" --inject-difference
+grep -Eq "differences by stage: pyramid [1-9][0-9]* scores [1-9][0-9]* keypoints [1-9][0-9]* lk [1-9]" \
+    "$out/validate_against_cpu.detects_differences.log" ||
+    { echo "FAIL  validate_against_cpu.detects_differences (a stage's injected difference was not found)"; failed=1; }
+
+exit "$failed"

@@ -1,0 +1,28 @@
+# Builds a small EuRoC-format camera folder from the test data's vtest frames, to test the EuRoC
+# reader: DST/mav0/cam0/data.csv ("#timestamp [ns],filename") and DST/mav0/cam0/data/<ns>.png at 20 Hz.
+#   cmake -DSRC=<testdata> -DDST=<dir> -DFRAMES=N -P make_euroc.cmake
+file(REMOVE_RECURSE "${DST}")
+file(MAKE_DIRECTORY "${DST}/mav0/cam0/data")
+set(csv "#timestamp [ns],filename\n")
+math(EXPR last "${FRAMES} - 1")
+foreach(i RANGE ${last})
+  # EuRoC MH_01's first camera timestamp, then 50 ms steps (written as text: exceeds 32 bits).
+  math(EXPR ms "763 + ${i} * 50")
+  math(EXPR s "1403636579 + ${ms} / 1000")
+  math(EXPR frac "${ms} % 1000")
+  string(LENGTH "${frac}" len)
+  while(len LESS 3)
+    set(frac "0${frac}")
+    string(LENGTH "${frac}" len)
+  endwhile()
+  set(ns "${s}${frac}555584")
+  string(LENGTH "${i}" len)
+  set(idx "${i}")
+  while(len LESS 3)
+    set(idx "0${idx}")
+    string(LENGTH "${idx}" len)
+  endwhile()
+  file(COPY_FILE "${SRC}/vtest_${idx}.png" "${DST}/mav0/cam0/data/${ns}.png")
+  string(APPEND csv "${ns},${ns}.png\r\n")
+endforeach()
+file(WRITE "${DST}/mav0/cam0/data.csv" "${csv}")

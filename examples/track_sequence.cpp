@@ -1,0 +1,321 @@
+// track_sequence: Kestrel's frontend on a whole sequence. Reads a EuRoC folder, an image folder, a
+// video, or the embedded default (vtest.avi frames); detects and tracks with FeatureTracker; writes an
+// annotated video (or PNG sequence: tracks coloured by age, with a short trail) and a CSV of tracks;
+// prints per-stage timings. GPU when one is usable, else the CPU reference (said in one line).
+// With --synthetic it tracks a real photo moved by a known camera motion and prints the tracking
+// error against the exact ground truth.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/canvas.hpp"
+#include "common/cli.hpp"
+#include "common/frame_source.hpp"
+#include "common/image_io.hpp"
+#include "common/options.hpp"
+#include "common/synthetic.hpp"
+#include "common/timing.hpp"
+#include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
+#include "kestrel/feature_tracker.hpp"
+
+namespace fs = std::filesystem;
+using namespace kestrel_examples;
+
+namespace {
+
+const char* kUsage =
+    "usage: track_sequence [SOURCE] [options]\n"
+    "Detects and tracks features through a sequence; writes an annotated video (or PNG sequence) and\n"
+    "a CSV of tracks (frame,timestamp,id,x,y,level,status), and prints per-stage timings.\n"
+    "SOURCE: a EuRoC folder (<dir>/mav0/cam0/data.csv), a folder of images (sorted by name), a video\n"
+    "        file, or nothing: the embedded default, 60 frames of opencv-doc's vtest.avi.\n"
+    "  --synthetic            instead of SOURCE: a real photo moved by a known camera motion (pan, roll,\n"
+    "                         zoom); prints the tracking error against the exact ground truth\n"
+    "  --photo PATH           photo for --synthetic (default: graf1.png of the test data)\n"
+    "  --synthetic-frames N   frames of the synthetic sequence (default 60)\n"
+    "  --max-median-error E   with --synthetic: exit with status 3 when the median error exceeds E px\n"
+    "  --out DIR              output folder (default out/track_sequence): tracks.csv, and tracks.avi or\n"
+    "                         frames/NNNNNN.png\n"
+    "  --video NAME           video file name inside DIR (default tracks.avi; .avi or .mp4; needs OpenCV)\n"
+    "  --png                  write a PNG sequence instead of a video (the default without OpenCV)\n"
+    "  --no-draw              write only the CSV\n"
+    "  --max-frames N         stop after N frames (default: all)\n"
+    "  --fps F                frame rate of an image folder (default 20; the default sequence: 10)\n"
+    "  --trail N              trail length in frames (default 10)\n"
+    "  --print-every N        one progress line every N frames (default 10; 0 = none)\n";
+
+struct Birth {
+    int frame;
+    kestrel::Point2f at;
+};
+
+struct Summary {
+    long long track_frames = 0;
+    long long redetections = 0;
+    std::map<std::string, long long> lost;
+    std::vector<float> errors;  // synthetic: |tracked - ground truth| per track and frame (age >= 1)
+    std::vector<std::vector<float>> errors_by_age = std::vector<std::vector<float>>(5);
+};
+
+void draw(Canvas& c, const std::vector<kestrel::Track>& live, const std::vector<kestrel::Track>& lost,
+          const std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>>& trails) {
+    for (const kestrel::Track& t : lost) c.cross(t.x, t.y, 2, {128, 128, 128});
+    for (const kestrel::Track& t : live) {
+        const Rgb col = age_colour(t.age);
+        const auto it = trails.find(t.id);
+        if (it != trails.end())
+            for (std::size_t i = 1; i < it->second.size(); ++i)
+                c.line(it->second[i - 1].x, it->second[i - 1].y, it->second[i].x, it->second[i].y, col);
+        c.circle(t.x, t.y, 3.0f, col);
+        c.set(static_cast<int>(std::lround(t.x)), static_cast<int>(std::lround(t.y)), col);
+    }
+}
+
+float percentile(std::vector<float> v, double q) {
+    if (v.empty()) return 0.0f;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+int run(int argc, char** argv) {
+    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw"}));
+    if (args.flag("help")) {
+        std::printf("%s%s%s", kUsage, backend_help(), tracker_help().c_str());
+        return 0;
+    }
+    const bool explicit_backend = args.has("backend");
+    const kestrel::Backend backend = parse_backend(args);
+    const kestrel::TrackerConfig cfg = parse_tracker(args);
+    const bool synthetic = args.flag("synthetic");
+    const std::string photo_path = args.get("photo", default_photo());
+    const int synthetic_frames = args.get_int("synthetic-frames", 60);
+    const float max_median_error = args.get_float("max-median-error", -1.0f);
+    const std::string out_dir = args.get("out", "out/track_sequence");
+    const bool want_png = args.flag("png") || !have_opencv();
+    const std::string video_name = args.get("video", "tracks.avi");
+    const bool draw_output = !args.flag("no-draw");
+    const int max_frames = args.get_int("max-frames", 0);
+    const double fps_opt = args.get_float("fps", 0.0f);
+    const int trail_len = std::max(1, args.get_int("trail", 10));
+    const int print_every = args.get_int("print-every", 10);
+    args.reject_unknown();
+    if (args.positional().size() > 1) throw UsageError("at most one SOURCE");
+    if (synthetic && !args.positional().empty()) throw UsageError("--synthetic takes no SOURCE");
+    const std::string source_spec = args.positional().empty() ? "" : args.positional()[0];
+
+    // ---- the frames ----
+    std::unique_ptr<FrameSource> source;
+    std::unique_ptr<SyntheticSequence> syn;
+    double fps = 10.0;
+    if (synthetic) {
+        syn = std::make_unique<SyntheticSequence>(load_grey(photo_path), synthetic_frames);
+        std::printf("source: synthetic motion of %s (%d frames of %dx%d, up to %.1f px per frame)\n",
+                    photo_path.c_str(), syn->frames(), syn->width(), syn->height(), syn->max_step());
+    } else {
+        source = open_source(source_spec, fps_opt);
+        fps = source->fps();
+        std::printf("source: %s\n", source->describe().c_str());
+    }
+    std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
+
+    fs::create_directories(out_dir);
+    const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();
+    std::FILE* csv = std::fopen(csv_path.c_str(), "w");
+    if (!csv) throw std::runtime_error("cannot write " + csv_path);
+    std::fprintf(csv, "frame,timestamp,id,x,y,level,status\n");
+    if (draw_output && want_png) fs::create_directories(fs::path(out_dir) / "frames");
+
+    cudaStream_t stream = nullptr;  // a non-default stream lets the detector replay frames as a CUDA graph
+    if (backend == kestrel::Backend::Cuda && cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+        throw std::runtime_error("cudaStreamCreate failed");
+
+    std::unique_ptr<kestrel::FeatureTracker> tracker;
+    std::unique_ptr<VideoOut> video;
+    kestrel::PinnedImage pinned;
+    std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>> trails;
+    std::unordered_map<std::uint64_t, Birth> births;
+    StageTimes times;
+    Summary sum;
+    Frame frame;
+    int n = 0;
+    Stopwatch total;
+    for (;; ++n) {
+        if (max_frames > 0 && n >= max_frames) break;
+        Stopwatch sw;
+        if (syn) {
+            if (n >= syn->frames()) break;
+            frame.image = syn->render(n);
+            frame.timestamp_ns = static_cast<long long>(std::llround(n * 1e9 / fps));
+        } else if (!source->next(frame)) {
+            break;
+        }
+        times.add(syn ? "render synthetic frame" : "read + decode", sw.lap());
+
+        if (!tracker) {
+            tracker = std::make_unique<kestrel::FeatureTracker>(frame.image.width(), frame.image.height(), cfg, backend);
+            std::printf("frames: %dx%d; tracker set up in %.1f ms (it allocates here and in the first frame only)\n",
+                        frame.image.width(), frame.image.height(), sw.lap());
+        } else if (frame.image.width() != tracker->width() || frame.image.height() != tracker->height()) {
+            throw std::runtime_error("frame " + frame.name + " is " + std::to_string(frame.image.width()) + "x" +
+                                     std::to_string(frame.image.height()) + ", the sequence started at " +
+                                     std::to_string(tracker->width()) + "x" + std::to_string(tracker->height()));
+        }
+
+        // The tracker: enqueue (CPU backend: does the work), then wait + bookkeeping + re-detection.
+        // On the GPU the frame goes through a pinned buffer, so that the upload is truly asynchronous.
+        kestrel::HostView input = frame.image.view();
+        if (backend == kestrel::Backend::Cuda) {
+            if (pinned.empty()) pinned = kestrel::PinnedImage(frame.image.width(), frame.image.height());
+            std::memcpy(pinned.data(), frame.image.data(), static_cast<std::size_t>(pinned.width()) * pinned.height());
+            input = pinned.view();
+            times.add("copy into pinned memory", sw.lap());
+        }
+        tracker->track_async(input, stream);
+        const double t_async = sw.lap();
+        const std::vector<kestrel::Track>& live = tracker->finish();
+        const double t_finish = sw.lap();
+        const bool redetected = tracker->redetected();
+        if (n > 0) {  // the first frame only detects, and warms up: reported on its own
+            times.add("tracker: track_async (enqueue)", t_async);
+            times.add("tracker: finish (wait, bookkeeping)", t_finish);
+            times.add(redetected ? "tracker total, with re-detection" : "tracker total, tracking only",
+                      t_async + t_finish);
+        } else {
+            std::printf("first frame (detection only, warm-up): %.2f ms\n", t_async + t_finish);
+        }
+        sum.redetections += redetected;
+        sum.track_frames += static_cast<long long>(live.size());
+
+        // CSV: every live track, then the tracks lost in this frame with the reason.
+        const std::string ts = seconds_text(frame.timestamp_ns);
+        for (const kestrel::Track& t : live)
+            std::fprintf(csv, "%d,%s,%llu,%.4f,%.4f,%d,%s\n", n, ts.c_str(), static_cast<unsigned long long>(t.id),
+                         t.x, t.y, t.level, kestrel::to_string(t.status));
+        for (const kestrel::Track& t : tracker->lost_tracks()) {
+            std::fprintf(csv, "%d,%s,%llu,%.4f,%.4f,%d,%s\n", n, ts.c_str(), static_cast<unsigned long long>(t.id),
+                         t.x, t.y, t.level, kestrel::to_string(t.status));
+            ++sum.lost[kestrel::to_string(t.status)];
+        }
+        times.add("csv", sw.lap());
+
+        // Trails and (synthetic) the error against ground truth.
+        std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>> next_trails;
+        for (const kestrel::Track& t : live) {
+            auto& tr = next_trails[t.id];
+            if (auto it = trails.find(t.id); it != trails.end()) tr = std::move(it->second);
+            tr.push_back({t.x, t.y});
+            while (static_cast<int>(tr.size()) > trail_len) tr.pop_front();
+            if (syn) {
+                auto b = births.find(t.id);
+                if (b == births.end()) {
+                    births[t.id] = {n, {t.x, t.y}};
+                } else {
+                    const kestrel::Point2f truth = syn->map(b->second.frame, n, b->second.at);
+                    const float err = std::hypot(t.x - truth.x, t.y - truth.y);
+                    sum.errors.push_back(err);
+                    const int frames_tracked = n - b->second.frame;
+                    sum.errors_by_age[frames_tracked <= 1 ? 0 : frames_tracked <= 4 ? 1 : frames_tracked <= 9 ? 2
+                                      : frames_tracked <= 19 ? 3 : 4].push_back(err);
+                }
+            }
+        }
+        trails.swap(next_trails);
+
+        if (draw_output) {
+            Canvas canvas(frame.image.view(), 0.8f);
+            draw(canvas, live, tracker->lost_tracks(), trails);
+            times.add("draw", sw.lap());
+            if (want_png) {
+                char name[32];
+                std::snprintf(name, sizeof name, "%06d.png", n);
+                write_png((fs::path(out_dir) / "frames" / name).string(), canvas);
+            } else {
+                if (!video)
+                    video = std::make_unique<VideoOut>((fs::path(out_dir) / video_name).string(), fps, canvas.width(),
+                                                       canvas.height());
+                video->write(canvas);
+            }
+            times.add(want_png ? "write png" : "encode video", sw.lap());
+        }
+        if (print_every > 0 && n % print_every == 0)
+            std::printf("frame %5d  t=%s  live %4zu  lost %3zu%s  tracker %.2f ms\n", n, ts.c_str(), live.size(),
+                        tracker->lost_tracks().size(), redetected ? "  re-detected" : "", t_async + t_finish);
+    }
+    const double total_ms = total.lap();
+    std::fclose(csv);
+    video.reset();
+    tracker.reset();  // before its stream goes
+    if (stream) cudaStreamDestroy(stream);
+    if (n == 0) throw std::runtime_error("the source gave no frames");
+
+    std::printf("\n%d frames in %.2f s; %.1f live tracks per frame on average; re-detection in %lld frames\n", n,
+                total_ms / 1000.0, static_cast<double>(sum.track_frames) / n, sum.redetections);
+    std::printf("lost tracks by reason:");
+    if (sum.lost.empty()) std::printf(" none");
+    for (const auto& l : sum.lost) std::printf("  %s %lld", l.first.c_str(), l.second);
+    std::printf("\n\n");
+    times.print(stdout, "per-stage wall-clock times (frames after the first):");
+    std::printf("\nwrote %s", csv_path.c_str());
+    if (draw_output)
+        std::printf(" and %s", (fs::path(out_dir) / (want_png ? "frames/" : video_name)).string().c_str());
+    std::printf("\n");
+
+    if (syn) {
+        const auto& e = sum.errors;
+        if (e.empty()) throw std::runtime_error("synthetic: no track lived two frames: nothing to compare");
+        double mean = 0.0;
+        std::size_t within = 0;
+        for (float v : e) {
+            mean += v;
+            within += v <= 1.0f;
+        }
+        mean /= e.size();
+        const float median = percentile(e, 0.5);
+        std::printf("\ntracking error against ground truth over %zu track-frames: mean %.3f px, median %.3f px, "
+                    "p95 %.3f px, max %.3f px; within 1 px: %.1f%%\n",
+                    e.size(), mean, median, percentile(e, 0.95), percentile(e, 1.0), 100.0 * within / e.size());
+        std::printf("median error by frames since detection (drift):");
+        const char* buckets[] = {"1", "2-4", "5-9", "10-19", "20+"};
+        for (int i = 0; i < 5; ++i)
+            if (!sum.errors_by_age[i].empty())
+                std::printf("  %s: %.3f px (%zu)", buckets[i], percentile(sum.errors_by_age[i], 0.5),
+                            sum.errors_by_age[i].size());
+        std::printf("\n");
+        if (max_median_error >= 0.0f && !(median <= max_median_error)) {
+            std::fprintf(stderr, "median error %.3f px exceeds --max-median-error %.3f\n", median, max_median_error);
+            return 3;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "track_sequence: %s\n%s", e.what(), kUsage);
+        return 2;
+    } catch (const kestrel::InvalidArgument& e) {
+        std::fprintf(stderr, "track_sequence: invalid option: %s\n", e.what());
+        return 2;
+    } catch (const kestrel::NoDeviceError& e) {
+        std::fprintf(stderr, "track_sequence: %s (use --backend cpu or auto)\n", e.what());
+        return no_device_exit_code();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "track_sequence: %s\n", e.what());
+        return 1;
+    }
+}

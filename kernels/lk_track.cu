@@ -1,0 +1,246 @@
+// Pyramidal inverse-compositional Lucas-Kanade with gain and offset, one warp per feature.
+// CPU reference it must match: kestrel::lk_track_cpu (src/lk_cpu.cpp); both run
+// detail::lk_track_one (include/kestrel/detail/lk_rules.hpp), which holds every formula below.
+//
+// Model (Baker & Matthews, "Lucas-Kanade 20 Years On: A Unifying Framework", Part 1 sec. 3.2 for the
+// inverse compositional algorithm, Part 3 (Baker, Gross, Matthews 2003) sec. 4 for the simultaneous
+// inverse compositional algorithm with linear appearance variation). For a feature with template
+// T(x) (x: patch offsets, sampled at the reference position), translation t, gain alpha, offset beta:
+//     I(x + t) ~= alpha * T(x) + beta.
+// The appearance basis is {A1 = T - mu, A2 = 1} (mu = mean of T when the offset is estimated, else 0;
+// centring changes nothing but the conditioning of H), so beta_c = beta + alpha * mu and the error is
+//     e(x) = alpha * (T(x) - mu) + beta_c - I(x + t).
+// Simultaneous inverse compositional (SIC): the template side is warped by the increment dt and the
+// appearance parameters are incremented, e(x; dq) ~= e(x) + J(x) dq with dq = (dtx, dty, dalpha, dbeta_c),
+//     J(x) = [alpha * dT/dx, alpha * dT/dy, T(x) - mu, 1]   (the gradient of alpha*A1 + A2 is alpha*grad T).
+// Part 3 approximates J at alpha = 1 so that H = sum J^T J is constant. Here the approximation is not
+// needed: J(alpha) = J(1) diag(alpha, alpha, 1, 1), hence with H1 = sum J(1)^T J(1), b1 = sum J(1)^T e,
+//     dq = -(J^T J)^-1 J^T e = -diag(1/alpha, 1/alpha, 1, 1) H1^-1 b1,
+// which is the exact Gauss-Newton step for the current alpha with H1 computed once per level.
+// H1 is built from 9 template sums (gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a; a = T - mu, n pixels),
+// factorized once per level (LDL^T); inactive parameters (by LkMode) get an identity row and column.
+// Update, inverse composition of the translation warp W(x; t) = x + t with W(x; dt)^-1:
+//     t <- t - dt,   alpha <- alpha + dalpha,   beta_c <- beta_c + dbeta_c.
+// Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
+// Stop when |dt|^2 < min_update^2 (level pixels), when a step undoes the previous one (oscillation:
+// settle half-way), or after max_iterations.
+// Gradients: central differences of bilinear samples of the reference level, (T(x+1)-T(x-1))/2.
+// Coarse to fine: level-0 coordinate X maps to level k as (X + 0.5) / s_k - 0.5, s_k = level_scale(k);
+// each level starts from the coarser one's estimate. The gain is estimated on level 0 only; coarse
+// levels that do not fit, are singular, end worse than they started or leave the search window are
+// skipped or discarded; on level 0 the same events end the track. The full policy and the status
+// rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
+//
+// GPU mapping: warp w tracks feature w. Lane l owns patch pixels l, l + 32, ... (at most 8 for 16x16),
+// keeps T, gx, gy of its pixels in registers, accumulates its partial sums in that order, and the xor
+// butterfly (offsets 16, 8, 4, 2, 1) gives every lane the identical full sums, so every lane runs the
+// same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in one launch.
+// All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction), matching the CPU bit for bit.
+#include "cuda_check.hpp"
+#include "lk_track.cuh"
+
+namespace kestrel::kernels {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+template <int K>
+__device__ __forceinline__ void warp_allreduce(float* v) {
+#pragma unroll
+    for (int off = detail::kLkLanes / 2; off >= 1; off >>= 1) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = __fadd_rn(v[k], __shfl_xor_sync(kFullMask, v[k], off));
+    }
+}
+
+/// The warp as the engine of detail::lk_track_one (one instance per lane).
+struct WarpEngine {
+    const detail::LkSetup& s;
+    const detail::LkImage* ref;   // live templates (nullptr: stored)
+    const float* slot_base;       // stored templates of this feature
+    const std::int32_t* valid;    // their per-level flags
+    int lane;
+    float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
+
+    __device__ __forceinline__ bool load_template(int k, float rx, float ry) {
+        const int n = s.patch[k];
+        const int npx = n * n;
+        if (ref == nullptr) {
+            if (valid[k] == 0) return false;
+            const float* base = slot_base + detail::store_level_offset(s, k);
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+                const int i = lane + j * detail::kLkLanes;
+                if (i < npx) {
+                    t[j] = base[i];
+                    gx[j] = base[npx + i];
+                    gy[j] = base[2 * npx + i];
+                }
+            }
+            return true;
+        }
+        if (!detail::inside(ref[k], rx, ry, detail::fadd(detail::patch_half(n), 1.0f))) return false;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = lane + j * detail::kLkLanes;
+            if (i < npx) {
+                float ox, oy;
+                detail::patch_offset(i, n, ox, oy);
+                detail::template_pixel(ref[k], rx, ry, ox, oy, t[j], gx[j], gy[j]);
+            }
+        }
+        return true;
+    }
+
+    __device__ __forceinline__ float template_sum(int k) {
+        const int npx = s.patch[k] * s.patch[k];
+        float acc[1] = {0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (lane + j * detail::kLkLanes < npx) acc[0] = detail::fadd(acc[0], t[j]);
+        warp_allreduce<1>(acc);
+        return acc[0];
+    }
+
+    __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
+        const int npx = s.patch[k] * s.patch[k];
+#pragma unroll
+        for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (lane + j * detail::kLkLanes < npx) detail::add_hessian(out, t[j], gx[j], gy[j], mu);
+        warp_allreduce<detail::kLkHessianSums>(out);
+    }
+
+    __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                               float beta_c, float mu, float* out) {
+        const int n = s.patch[k];
+        const int npx = n * n;
+#pragma unroll
+        for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = lane + j * detail::kLkLanes;
+            if (i < npx) {
+                float ox, oy;
+                detail::patch_offset(i, n, ox, oy);
+                detail::add_error(out, t[j], gx[j], gy[j], detail::image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, mu);
+            }
+        }
+        warp_allreduce<detail::kLkErrorSums>(out);
+    }
+};
+
+__device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
+
+// The launch descriptor is copied once per block into shared memory: the driver indexes the level
+// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy.
+#define KESTREL_LK_SHARED_PARAMS(p_in, p)      \
+    __shared__ LkLaunch p;                     \
+    if (threadIdx.x == 0) p = p_in;            \
+    __syncthreads();
+
+__global__ void lk_track_live_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;  // warp-uniform
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const Point2f r = p.points[f];
+    const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
+    WarpEngine eng{p.setup, p.ref, nullptr, nullptr, lane, {}, {}, {}};
+    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
+    if (lane == 0) p.results[f] = res;
+}
+
+__global__ void lk_track_stored_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int slot = p.slots[f];
+    const LkGuess g = p.guesses[f];
+    LkResult res;
+    if (slot < 0 || slot >= p.capacity) {
+        res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
+        res.status = TrackStatus::LostOutOfBounds;  // no such slot
+    } else {
+        WarpEngine eng{p.setup, nullptr,
+                       p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
+                       p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, {}, {}, {}};
+        res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+    }
+    if (lane == 0) p.results[f] = res;
+}
+
+__global__ void lk_store_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int slot = p.slots[f];
+    if (slot < 0 || slot >= p.capacity) return;
+    const Point2f r = p.points[f];
+    float* base = p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup);
+    for (int k = 0; k < p.setup.levels; ++k) {
+        const int n = p.setup.patch[k];
+        const int npx = n * n;
+        const float sk = p.setup.scale[k];
+        const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
+        const bool ok = detail::inside(p.ref[k], rx, ry, detail::fadd(detail::patch_half(n), 1.0f));
+        if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+        if (!ok) continue;
+        float* lvl = base + detail::store_level_offset(p.setup, k);
+        for (int i = lane; i < npx; i += detail::kLkLanes) {
+            float ox, oy;
+            detail::patch_offset(i, n, ox, oy);
+            detail::template_pixel(p.ref[k], rx, ry, ox, oy, lvl[i], lvl[npx + i], lvl[2 * npx + i]);
+        }
+    }
+}
+
+__global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f* origins, Point2f* back_points,
+                                          LkGuess* back_guesses, int count) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= count) return;
+    const LkResult f = forward[i];
+    const float nan = __int_as_float(0x7fc00000);
+    const bool alive = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
+    back_points[i] = alive ? Point2f{f.x, f.y} : Point2f{nan, nan};
+    const Point2f o = origins[i];
+    back_guesses[i] = LkGuess{o.x, o.y, 1.0f, 0.0f};
+}
+
+dim3 grid_for(int count) {
+    return dim3(static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock));
+}
+
+}  // namespace
+
+void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    lk_track_live_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk track");
+}
+
+void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    lk_track_stored_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk track stored");
+}
+
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    lk_store_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk store templates");
+}
+
+void launch_lk_backward_inputs(const LkResult* forward, const Point2f* origins, Point2f* back_points,
+                               LkGuess* back_guesses, int count, cudaStream_t stream) {
+    if (count <= 0) return;
+    lk_backward_inputs_kernel<<<(count + 127) / 128, 128, 0, stream>>>(forward, origins, back_points, back_guesses,
+                                                                     count);
+    KESTREL_CUDA_LAUNCH("lk forward-backward inputs");
+}
+
+}  // namespace kestrel::kernels

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds Kestrel and runs its main job on the embedded default data:
+# the frontend demo (examples/track_sequence) on 60 frames of opencv-doc's vtest.avi, written with
+# tracks drawn to out/demo/. Arguments are passed to the demo (try --help).
+#
+# Usage: scripts/demo.sh [demo arguments...]
+# Environment: BUILD_DIR (default: build), KESTREL_JOBS, KESTREL_SKIP_DEPS=1, KESTREL_CMAKE_ARGS
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$KESTREL_ROOT"
+BUILD_DIR="${BUILD_DIR:-build}"
+
+[[ "${KESTREL_SKIP_DEPS:-0}" == 1 ]] || bash "$KESTREL_ROOT/scripts/install-deps.sh"
+# shellcheck disable=SC2086
+configure_and_build "$BUILD_DIR" ${KESTREL_CMAKE_ARGS:-} -- '?kestrel_testdata' track_sequence
+# Output (annotated video + tracks.csv) goes to out/demo/ (git-ignored) unless --out is given.
+args=("$@")
+[[ " $* " == *" --out "* || " $* " == *" --out="* ]] || args=(--out "$KESTREL_ROOT/out/demo" "$@")
+log "run $BUILD_DIR/examples/track_sequence ${args[*]}"
+exec "$BUILD_DIR/examples/track_sequence" "${args[@]}"

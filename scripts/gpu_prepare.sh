@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# GPU check, part 1 (runs HERE, on the build machine): builds the GPU-side binaries for sm_90
+# with libstdc++/libgcc linked statically and assembles the bundle .gpu/ that travels to the GPU
+# machine (which has the CUDA toolkit but no Debian libraries and no network):
+#   .gpu/payload.tar.xz  bin/   kestrel_tests (+ kestrel_microbench, kestrel_bench when present)
+#                        lib/   shared libraries they need beyond glibc and the NVIDIA driver
+#                               (libbenchmark; OpenCV core/imgproc/features2d/video and deps)
+#                        glibc/ Debian's loader + libc, used only where the host glibc is older
+#   .gpu/testdata/       the prepared real images and vtest.avi frames (PNG, not recompressed)
+#   .gpu/manifest.txt    commit, source hash, binaries, libraries, glibc needed
+# Then run on the GPU machine:  command `bash scripts/gpu_run.sh`, carry [".gpu"]  (docs/gpu-check.md)
+#
+# Environment: GPU_BUILD_DIR (default: build-gpu), KESTREL_JOBS, KESTREL_SKIP_DEPS=1
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$KESTREL_ROOT"
+build="${GPU_BUILD_DIR:-build-gpu}"
+bundle="$KESTREL_ROOT/.gpu"
+max_mib=55        # the device call carries at most 64 MiB in all; keep room for the tree itself
+
+[[ "${KESTREL_SKIP_DEPS:-0}" == 1 ]] || bash scripts/install-deps.sh
+# No video input in kestrel_bench here: OpenCV's videoio/imgcodecs would pull ffmpeg, GDAL & co.
+# (~280 MB) into the bundle; the bench reads the prepared frames with stb_image instead.
+configure_and_build "$build" -DKESTREL_CUDA_ARCHITECTURES=90 -DKESTREL_STATIC_RUNTIME=ON \
+    -DKESTREL_BUILD_EXAMPLES=OFF -DKESTREL_BENCH_VIDEO=OFF -- kestrel_tests kestrel_testdata
+
+# Benchmarks: only the targets that exist in this tree.
+bins=("$build/tests/kestrel_tests")
+for t in kestrel_microbench kestrel_bench; do
+    if has_target "$build" "$t"; then
+        cmake --build "$build" -j "$KESTREL_JOBS" --target "$t"
+        bins+=("$(find "$build" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)")
+    fi
+done
+
+log "assemble $bundle"
+rm -rf "$bundle"
+stage="$bundle/payload"          # packed into payload.tar.xz at the end (binaries shrink ~8x)
+mkdir -p "$stage/bin" "$stage/lib" "$stage/glibc" "$bundle/testdata"
+for b in "${bins[@]}"; do
+    [[ -x "$b" ]] || die "missing binary '$b'"
+    cp "$b" "$stage/bin/"
+done
+find "$build/testdata" -maxdepth 1 -type f -name '*.png' -exec cp {} "$bundle/testdata/" \;
+[[ -n "$(ls -A "$bundle/testdata")" ]] || die "no test data in $build/testdata (kestrel_testdata needs opencv-doc)"
+
+# Shared libraries: everything ldd resolves except glibc's own libraries and the NVIDIA driver
+# (both present on the GPU machine; the driver must come from there). libstdc++/libgcc_s are
+# bundled when a bundled library (e.g. OpenCV) needs them: the binaries themselves link them statically.
+system_lib='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libcuda\.so|libnvidia)'
+missing="$(ldd "$stage"/bin/* | grep 'not found' || true)"
+[[ -z "$missing" ]] || die "unresolved libraries here: $missing"
+ldd "$stage"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+    while read -r name path; do
+        [[ "$name" =~ $system_lib ]] && continue
+        cp -L "$path" "$stage/lib/$name"
+    done
+# glibc itself, used by gpu_run.sh only when the GPU machine's glibc is older than the binaries need.
+ldd "$stage"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3} $1 ~ /^\/.*ld-linux/ {print "ld-linux-x86-64.so.2", $1}' |
+    sort -u | while read -r name path; do
+        if [[ "$name" =~ ^(ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so) ]]; then
+            cp -L "$path" "$stage/glibc/$name"
+        fi
+    done
+[[ -f "$stage/glibc/ld-linux-x86-64.so.2" ]] || echo "note: no x86-64 glibc loader bundled"
+
+glibc_need="$(objdump -T "$stage"/bin/* "$stage"/lib/* 2>/dev/null | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sort -uV | tail -n1)"
+{
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+    echo "source_hash: $(source_hash)"
+    echo "prepared: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
+    echo "nvcc: $(nvcc --version | tail -n1)"
+    echo "archs: sm_90 (KESTREL_CUDA_ARCHITECTURES=90)"
+    echo "glibc needed: ${glibc_need:-unknown}"
+    echo "binaries: $(cd "$stage/bin" && ls | tr '\n' ' ')"
+    echo "libs: $(cd "$stage/lib" && ls | tr '\n' ' ')"
+    echo "testdata: $(ls "$bundle/testdata" | wc -l) images"
+} >"$bundle/manifest.txt"
+cat "$bundle/manifest.txt"
+
+log "pack bin/ lib/ glibc/ ($(du -sm "$stage" | cut -f1) MiB) into payload.tar.xz"
+tar -C "$stage" -cf - bin lib glibc | xz -T0 -6 >"$bundle/payload.tar.xz"
+rm -rf "$stage"
+
+size_kib="$(du -sk "$bundle" | cut -f1)"
+log ".gpu/ is $((size_kib / 1024)) MiB ($size_kib KiB)"
+du -sh "$bundle"/* | sed 's/^/    /'
+((size_kib <= max_mib * 1024)) || die ".gpu/ exceeds $max_mib MiB: the device call carries at most 64 MiB"
+echo
+echo "Ready. On the GPU machine: command 'bash scripts/gpu_run.sh', carry [\".gpu\"]"

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# GPU check, part 2 (runs THERE, on the GPU machine, from the repository root, with the bundle
+# .gpu/ from scripts/gpu_prepare.sh carried along). One call:
+#     command: bash scripts/gpu_run.sh        carry: [".gpu"]
+# Runs the whole kestrel_tests under compute-sanitizer memcheck (with leak check), racecheck,
+# initcheck and synccheck, then plain, then the benchmarks when present; writes every log under
+# $OUT (else out/gpu-check/) and prints a short table last. Exits non-zero when any step failed.
+#
+# Environment:
+#   KESTREL_SANITIZER_FILTER  gtest filter for the four sanitizer runs (default '*': everything)
+#   KESTREL_SANITIZER_ARGS    extra compute-sanitizer options for all four (e.g. --report-api-errors no)
+#   KESTREL_GPU_BUDGET_S      seconds for the whole run (default 520; one device call may run 600)
+#   KESTREL_BENCH_ARGS        arguments for kestrel_bench (default: --json <log dir>/bench.json)
+#   KESTREL_ALLOW_STALE=1     do not fail when the bundle was built from other sources
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/common.sh"
+gpu="$root/.gpu"
+logdir="${OUT:-$root/out/gpu-check}"
+mkdir -p "$logdir"
+budget="${KESTREL_GPU_BUDGET_S:-520}"
+filter="${KESTREL_SANITIZER_FILTER:-*}"
+t_begin=$SECONDS
+deadline=$((SECONDS + budget))
+
+names=() results=() times=() counts=()
+failed=0
+record() {  # record NAME RESULT SECONDS COUNTS
+    names+=("$1"); results+=("$2"); times+=("$3"); counts+=("$4")
+    [[ "$2" == PASS* ]] || failed=1
+}
+print_table() {
+    local i
+    {
+        echo
+        echo "==================== Kestrel GPU check ===================="
+        printf '%-12s | %-8s | %6s | %s\n' step result time counts
+        printf '%-12s-+-%-8s-+-%6s-+-%s\n' ------------ -------- ------ -------------------------------
+        for i in "${!names[@]}"; do
+            printf '%-12s | %-8s | %5ss | %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${counts[$i]}"
+        done
+        printf 'total %ss; logs: %s; overall: %s\n' $((SECONDS - t_begin)) "$logdir" \
+            "$( ((failed)) && echo FAILED || echo PASSED)"
+    } | tee "$logdir/summary.txt"
+}
+
+# "passed/failed/skipped" from a gtest log, plus compute-sanitizer's error count when present.
+gtest_counts() {
+    local log="$1" p f s e out
+    p="$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+$')"
+    f="$(grep -oE '^\[  FAILED  \] [0-9]+ tests?, listed below' "$log" | tail -n1 | grep -oE '[0-9]+' | head -n1)"
+    s="$(grep -oE '^\[  SKIPPED \] [0-9]+ tests?, listed below' "$log" | tail -n1 | grep -oE '[0-9]+' | head -n1)"
+    out="passed ${p:-?} failed ${f:-0} skipped ${s:-0}"
+    [[ -n "$p" ]] || out="no gtest summary (crashed or timed out)"
+    e="$(grep -oE '========= ERROR SUMMARY: [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+$')"
+    [[ -n "$e" ]] && out="$out; sanitizer errors $e"
+    echo "$out"
+}
+
+# run_step NAME CAP RESERVE LOG COUNTER cmd...: runs cmd with a timeout of at most CAP seconds,
+# keeping RESERVE seconds of the budget for the steps after it.
+run_step() {
+    local name="$1" cap="$2" reserve="$3" log="$4" counter="$5"; shift 5
+    local left=$((deadline - SECONDS - reserve)) t0=$SECONDS rc result
+    if ((left < 20)); then
+        record "$name" "SKIPPED" 0 "no time left in the ${budget}s budget"
+        return
+    fi
+    ((cap > left - 5)) && cap=$((left - 5))
+    echo "[gpu-check] $name (limit ${cap}s): $*" | sed "s|$root/||g"
+    timeout -k 10 "$cap" "$@" >"$log" 2>&1
+    rc=$?
+    case $rc in
+        0) result=PASS ;;
+        124|137) result=TIMEOUT ;;
+        *) result="FAIL($rc)" ;;
+    esac
+    record "$name" "$result" $((SECONDS - t0)) "$("$counter" "$log")"
+    if [[ $result != PASS ]]; then
+        echo "----- $name: $result, excerpt of $(basename "$log") -----"
+        grep -E '^\[  FAILED  \]|^========= [A-Z]|Failure$|error:' "$log" | head -n 25
+        tail -n 8 "$log"
+        echo "-----"
+    fi
+}
+
+echo "==================== environment ===================="
+{
+    nvidia-smi -L 2>&1 || echo "nvidia-smi failed: no GPU?"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | head -n 4
+    echo "nvcc: $(nvcc --version 2>/dev/null | tail -n1 || echo none)"
+    echo "kernel: $(uname -r); $(getconf GNU_LIBC_VERSION 2>/dev/null)"
+    echo "--- bundle manifest ---"
+    cat "$gpu/manifest.txt" 2>/dev/null || echo "no .gpu/manifest.txt: run scripts/gpu_prepare.sh and carry .gpu"
+} | tee "$logdir/environment.txt"
+
+# Unpack the binaries and libraries (the carried .gpu/ itself is left as it came).
+[[ -f "$gpu/payload.tar.xz" && -d "$gpu/testdata" ]] || {
+    record bundle "FAIL" 0 ".gpu/payload.tar.xz or .gpu/testdata missing: run scripts/gpu_prepare.sh, carry [\".gpu\"]"
+    print_table; exit 1; }
+unpack="$(mktemp -d "${TMPDIR:-/tmp}/kestrel-gpu.XXXXXX")"
+trap 'rm -rf "$unpack"' EXIT
+unpack_payload() {  # tar + xz, or Python's lzma where the machine has no xz
+    if command -v xz >/dev/null; then
+        tar -C "$unpack" -xJf "$gpu/payload.tar.xz"
+    else
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' \
+            "$gpu/payload.tar.xz" "$unpack"
+    fi
+}
+unpack_payload || {
+    record bundle "FAIL" 0 "cannot unpack .gpu/payload.tar.xz"; print_table; exit 1; }
+bindir="$unpack/bin" libdir="$unpack/lib" glibcdir="$unpack/glibc"
+
+# 1. The bundle must come from these sources (a stale bundle tests other code).
+want="$(sed -n 's/^source_hash: //p' "$gpu/manifest.txt")"
+have="$(source_hash)"
+if [[ "$want" == "$have" ]]; then
+    record bundle PASS 0 "source hash $have matches"
+elif [[ "${KESTREL_ALLOW_STALE:-0}" == 1 ]]; then
+    record bundle "PASS" 0 "STALE (allowed): bundle $want, tree $have"
+else
+    record bundle "FAIL" 0 "STALE: bundle built from $want, tree is $have: rerun gpu_prepare.sh"
+fi
+
+# 2. Libraries. The bundled ones (libbenchmark, OpenCV & co.) are put on the library path of the
+# benchmarks only: compute-sanitizer itself must keep the host's libstdc++.
+with_libs=(env "LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+run=()   # prefix for every binary: empty, or the bundled glibc loader when the host's is too old
+need="$(sed -n 's/^glibc needed: GLIBC_//p' "$gpu/manifest.txt")"
+host="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
+if [[ -n "$need" && -n "$host" && "$(printf '%s\n%s\n' "$need" "$host" | sort -V | head -n1)" != "$need" ]]; then
+    echo "host glibc $host < $need needed: running through the bundled glibc loader"
+    run=("$glibcdir/ld-linux-x86-64.so.2" --library-path "$glibcdir:$libdir")
+fi
+ldd_out="$(for b in "$bindir"/*; do "${with_libs[@]}" ldd "$b" 2>&1; done)"
+if ((${#run[@]} == 0)) && grep -qE 'not found' <<<"$ldd_out"; then
+    record libraries FAIL 0 "$(grep -E 'not found' <<<"$ldd_out" | head -n3 | tr -s ' \t\n' ' ')"
+    grep -E 'not found' <<<"$ldd_out"
+else
+    record libraries PASS 0 "$( ((${#run[@]} == 0)) && echo "host glibc ${host:-?}" || echo "bundled glibc (host ${host:-?})")"
+fi
+
+export KESTREL_TEST_DATA="$gpu/testdata" KESTREL_REQUIRE_GPU=1 GTEST_COLOR=no
+tests=("${run[@]}" "$bindir/kestrel_tests")
+sanitizer="$(command -v compute-sanitizer || true)"
+for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    [[ -z "$sanitizer" && -x "$c" ]] && sanitizer="$c"
+done
+
+# 3. The whole suite under each compute-sanitizer tool, then plain. Time kept for later steps:
+t_micro=0; [[ -x "$bindir/kestrel_microbench" ]] && t_micro=60
+t_bench=0; [[ -x "$bindir/kestrel_bench" ]] && t_bench=90
+keep=$((60 + t_micro + t_bench))
+if [[ -n "$sanitizer" ]]; then
+    # shellcheck disable=SC2206
+    cs=("$sanitizer" --error-exitcode 1 --print-limit 50 ${KESTREL_SANITIZER_ARGS:-})
+    run_step memcheck 170 "$keep" "$logdir/memcheck.log" gtest_counts \
+        "${cs[@]}" --tool memcheck --leak-check full "${tests[@]}" --gtest_filter="$filter"
+    run_step racecheck 100 "$keep" "$logdir/racecheck.log" gtest_counts \
+        "${cs[@]}" --tool racecheck "${tests[@]}" --gtest_filter="$filter"
+    run_step initcheck 80 "$keep" "$logdir/initcheck.log" gtest_counts \
+        "${cs[@]}" --tool initcheck "${tests[@]}" --gtest_filter="$filter"
+    run_step synccheck 60 "$keep" "$logdir/synccheck.log" gtest_counts \
+        "${cs[@]}" --tool synccheck "${tests[@]}" --gtest_filter="$filter"
+else
+    record sanitizers FAIL 0 "compute-sanitizer not found (PATH, /usr/local/cuda)"
+fi
+run_step tests 60 $((t_micro + t_bench)) "$logdir/tests.log" gtest_counts "${tests[@]}"
+
+# 4. Benchmarks, when the bundle has them (timings are reported, never judged).
+bench_counts() {
+    local json="$logdir/microbench.json" n=""
+    if [[ -s "$json" ]] && command -v python3 >/dev/null; then
+        n="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["benchmarks"]))' "$json" 2>/dev/null)"
+    fi
+    [[ -n "$n" ]] && echo "$n benchmarks in microbench.json" || echo "no microbench.json"
+}
+if [[ -x "$bindir/kestrel_microbench" ]]; then
+    run_step microbench "$t_micro" "$t_bench" "$logdir/microbench.log" bench_counts \
+        "${with_libs[@]}" "${run[@]}" "$bindir/kestrel_microbench" --benchmark_min_time=0.05 \
+        --benchmark_out="$logdir/microbench.json" --benchmark_out_format=json
+fi
+plain_counts() { echo "log: $(basename "$1"), $(wc -l <"$1") lines"; }
+if [[ -x "$bindir/kestrel_bench" ]]; then
+    # shellcheck disable=SC2206
+    bench_args=(${KESTREL_BENCH_ARGS:---json $logdir/bench.json})
+    run_step bench "$t_bench" 0 "$logdir/bench.log" plain_counts \
+        "${with_libs[@]}" "${run[@]}" "$bindir/kestrel_bench" "${bench_args[@]}"
+    tail -n 40 "$logdir/bench.log"
+fi
+
+print_table
+exit "$failed"

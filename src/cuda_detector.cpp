@@ -1,0 +1,169 @@
+// CUDA backend of FeatureDetector (see cuda_detector.hpp). Per frame, after the first call at a size:
+//   [upload into pyramid level 0] -> pyramid.build -> scores.compute -> grid NMS (one launch) ->
+//   one cudaMemcpyAsync of the result block (count + all slots) into pinned memory.
+// No allocation, no synchronization; with DetectorConfig::cuda_graph the part after the upload is one
+// cudaGraphLaunch (captured on the first call at the size, on a stream that can be captured).
+#include "cuda_detector.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "../kernels/grid_nms.cuh"
+#include "cuda_check.hpp"
+#include "detector_buffers.hpp"
+#include "detector_geometry.hpp"
+#include "frame_graph.hpp"
+#include "grid_select_device.hpp"
+#include "kestrel/device_image.hpp"
+
+namespace kestrel::detail {
+
+struct CudaDetector::Frame {
+    GridGeometry g;
+    DevicePyramid pyramid;
+    DeviceScoreMaps scores;
+    DeviceGridSelect select;  // scratch + device result block [count | slots]
+    PinnedBytes host_result;  // its pinned twin, filled by one copy per frame
+    FrameGraph graph;
+    bool graph_tried = false;
+};
+
+struct CudaDetector::Sync {
+    cudaStream_t stream = nullptr;
+    DeviceBytes cell_skip;
+    int cell_skip_size = 0;
+    DeviceImage pixel_mask;
+    ~Sync() {
+        if (stream) (void)cudaStreamDestroy(stream);
+    }
+};
+
+CudaDetector::CudaDetector(const DetectorConfig& cfg) : cfg_(cfg) {}
+
+CudaDetector::~CudaDetector() {
+    // Buffers may still be in use by enqueued work; freeing them waits for it anyway, the graph must too.
+    if (frame_) (void)cudaDeviceSynchronize();
+}
+
+CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int height) {
+    if (frame_ && frame_->g.width == width && frame_->g.height == height) return *frame_;
+
+    // First call at this size: validate the geometry, allocate everything once.
+    const GridGeometry g = grid_geometry(where, width, height, cfg_);
+    if (frame_) {
+        KESTREL_CUDA(cudaDeviceSynchronize(), "detector resize");  // the old buffers may be in flight
+        frame_.reset();
+    }
+    auto f = std::make_unique<Frame>();
+    f->g = g;
+    f->pyramid = DevicePyramid(width, height, cfg_.pyramid);
+    f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), cfg_.fast);
+    f->select = DeviceGridSelect(width, height, cfg_);
+    f->host_result = pinned_bytes(f->select.result_bytes(), "detector allocation");
+    std::memset(f->host_result.get(), 0, kResultHeaderBytes);  // host_count() = 0 until a frame lands
+    frame_ = std::move(f);
+    return *frame_;
+}
+
+void CudaDetector::check_masks(const char* where, const Frame& f, const DeviceDetectionMasks& masks) const {
+    check_cell_mask(where, f.g, masks.cell_skip, masks.cell_grid);
+    check_pixel_mask(where, f.g, masks.pixel_mask);
+}
+
+void CudaDetector::run(Frame& f, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    const kernels::GridNmsParams p = GridSelectAccess::params(f.select, f.scores, masks);
+    const auto enqueue = [&f, &p](cudaStream_t s) {
+        f.pyramid.build(s);
+        f.scores.compute(f.pyramid, s);
+        kernels::launch_grid_nms(p, s);
+        KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
+                                     cudaMemcpyDeviceToHost, s),
+                     "detector download");
+    };
+    if (cfg_.cuda_graph && FrameGraph::capturable(stream)) {
+        if (!f.graph_tried) {
+            f.graph_tried = true;  // one attempt per size; on failure ordinary launches from then on
+            (void)f.graph.capture(stream, p, enqueue);
+        }
+        if (f.graph.ready()) {
+            f.graph.launch(stream, p);
+            last_graph_ = true;
+            return;
+        }
+    }
+    enqueue(stream);
+    last_graph_ = false;
+}
+
+void CudaDetector::enqueue(DeviceView image, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    const char* where = "FeatureDetector::detect_async";
+    validate_view(where, "image", image);
+    Frame& f = frame_for(where, image.width, image.height);
+    check_masks(where, f, masks);
+    copy_async(image, f.pyramid.level0(), stream);
+    run(f, stream, masks);
+}
+
+void CudaDetector::enqueue(HostView pinned_image, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    const char* where = "FeatureDetector::detect_async";
+    validate_view(where, "pinned_image", pinned_image);
+    cudaPointerAttributes attr{};
+    const bool known = cudaPointerGetAttributes(&attr, pinned_image.data) == cudaSuccess;
+    if (!known) (void)cudaGetLastError();
+    if (!known || (attr.type != cudaMemoryTypeHost && attr.type != cudaMemoryTypeManaged))
+        fail(where, "pinned_image.data",
+             "must point to page-locked host memory (PinnedImage, cudaMallocHost or cudaHostRegister): a pageable "
+             "upload would synchronize; use detect() for ordinary memory");
+    Frame& f = frame_for(where, pinned_image.width, pinned_image.height);
+    check_masks(where, f, masks);
+    copy_async(pinned_image, f.pyramid.level0(), stream);
+    run(f, stream, masks);
+}
+
+std::vector<Keypoint> CudaDetector::detect(HostView image, const DetectionMasks& masks) {
+    const char* where = "FeatureDetector::detect";
+    validate_view(where, "image", image);
+    Frame& f = frame_for(where, image.width, image.height);
+    check_cell_mask(where, f.g, masks.cell_skip, masks.cell_grid);
+    check_pixel_mask(where, f.g, masks.pixel_mask);
+    if (!sync_) {
+        auto s = std::make_unique<Sync>();
+        KESTREL_CUDA(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "detector stream");
+        sync_ = std::move(s);
+    }
+    Sync& s = *sync_;
+    DeviceDetectionMasks dm;
+    if (masks.cell_skip) {
+        if (s.cell_skip_size != f.g.cells()) {
+            s.cell_skip = device_bytes(static_cast<std::size_t>(f.g.cells()), "detector mask allocation");
+            s.cell_skip_size = f.g.cells();
+        }
+        KESTREL_CUDA(cudaMemcpyAsync(s.cell_skip.get(), masks.cell_skip, static_cast<std::size_t>(f.g.cells()),
+                                     cudaMemcpyHostToDevice, s.stream),
+                     "detector mask upload");
+        dm.cell_skip = static_cast<const std::uint8_t*>(s.cell_skip.get());
+        dm.cell_grid = masks.cell_grid;
+    }
+    if (masks.pixel_mask.data) {
+        if (s.pixel_mask.width() != image.width || s.pixel_mask.height() != image.height)
+            s.pixel_mask = DeviceImage(image.width, image.height);
+        copy_async(masks.pixel_mask, s.pixel_mask.mut_view(), s.stream);
+        dm.pixel_mask = s.pixel_mask.view();
+    }
+    copy_async(image, f.pyramid.level0(), s.stream);
+    run(f, s.stream, dm);
+    synchronize(s.stream, where);
+    const Keypoint* kp = host_keypoints();
+    return std::vector<Keypoint>(kp, kp + host_count());
+}
+
+const Keypoint* CudaDetector::device_keypoints() const { return frame_ ? frame_->select.device_keypoints() : nullptr; }
+const int* CudaDetector::device_count() const { return frame_ ? frame_->select.device_count() : nullptr; }
+const Keypoint* CudaDetector::host_keypoints() const {
+    return frame_ ? result_keypoints(frame_->host_result.get()) : nullptr;
+}
+int CudaDetector::host_count() const { return frame_ ? *result_count(frame_->host_result.get()) : 0; }
+int CudaDetector::capacity() const { return frame_ ? frame_->g.capacity : 0; }
+
+}  // namespace kestrel::detail

@@ -1,0 +1,47 @@
+// Internal: the CUDA backend of FeatureDetector. Owns, per image size, the pyramid, the score maps, the
+// selection scratch and the result block (device + pinned); per frame it enqueues
+//   upload -> pyramid -> scores -> grid NMS/select/compact (one launch) -> one D2H copy (count + slots)
+// with no allocation and no synchronization after the first call at a size; optionally the part after
+// the upload replays as one CUDA graph.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kestrel/feature_detector.hpp"
+
+namespace kestrel::detail {
+
+class CudaDetector {
+public:
+    explicit CudaDetector(const DetectorConfig& cfg);
+    ~CudaDetector();
+    CudaDetector(const CudaDetector&) = delete;
+    CudaDetector& operator=(const CudaDetector&) = delete;
+
+    void enqueue(DeviceView image, StreamHandle stream, const DeviceDetectionMasks& masks);
+    void enqueue(HostView pinned_image, StreamHandle stream, const DeviceDetectionMasks& masks);
+    /// Synchronous, any host memory, host masks (on an internal stream).
+    std::vector<Keypoint> detect(HostView image, const DetectionMasks& masks);
+
+    const Keypoint* device_keypoints() const;
+    const int* device_count() const;
+    const Keypoint* host_keypoints() const;
+    int host_count() const;
+    int capacity() const;
+    bool last_frame_used_graph() const { return last_graph_; }
+
+private:
+    struct Frame;  // everything that depends on the image size
+    struct Sync;   // the synchronous call's stream and device copies of host masks
+
+    Frame& frame_for(const char* where, int width, int height);
+    void check_masks(const char* where, const Frame& f, const DeviceDetectionMasks& masks) const;
+    void run(Frame& f, StreamHandle stream, const DeviceDetectionMasks& masks);
+
+    DetectorConfig cfg_;
+    std::unique_ptr<Frame> frame_;
+    std::unique_ptr<Sync> sync_;
+    bool last_graph_ = false;
+};
+
+}  // namespace kestrel::detail

@@ -1,0 +1,58 @@
+// Internal: the grid geometry of one image size and the mask checks, shared by both backends.
+#pragma once
+#include <cstdint>
+
+#include <vector>
+
+#include "kestrel/fast.hpp"
+#include "kestrel/feature_detector.hpp"
+
+namespace kestrel {
+
+constexpr int kMaxPerCell = 8;               ///< K in [1, 8]
+constexpr int kMaxFeaturesCap = 1 << 24;     ///< largest max_features accepted
+
+namespace detail {
+
+/// Everything both backends derive from (image size, config), computed once per size.
+struct GridGeometry {
+    int width = 0, height = 0;  // level 0
+    int cols = 0, rows = 0;     // cells
+    int levels = 0;
+    Size2 level_size[kMaxLevels]{};
+    float scale[kMaxLevels]{};  // s_k = level_scale(pyramid, k)
+    int capacity = 0;           // min(cols * rows * per_cell, max_features if > 0)
+    int cells() const { return cols * rows; }
+};
+
+/// Validates cfg and the image size (border, levels) and computes the geometry. Allocates: call it
+/// once per image size, not per frame.
+GridGeometry grid_geometry(const char* where, int width, int height, const DetectorConfig& cfg);
+
+/// Masks: cell_skip needs cell_grid == (cols, rows); a pixel mask must be a valid view of the image's
+/// size. Allocation-free unless they throw.
+void check_cell_mask(const char* where, const GridGeometry& g, const std::uint8_t* cell_skip, Size2 cell_grid);
+[[noreturn]] void fail_pixel_mask_size(const char* where, const GridGeometry& g, int w, int h);
+
+template <typename View>
+void check_pixel_mask(const char* where, const GridGeometry& g, const View& mask) {
+    if (mask.data == nullptr) return;
+    validate_view(where, "masks.pixel_mask", mask);
+    if (mask.width != g.width || mask.height != g.height) fail_pixel_mask_size(where, g, mask.width, mask.height);
+}
+
+}  // namespace detail
+}  // namespace kestrel
+
+namespace kestrel::detail {
+
+/// CPU reference of the selection stage on score maps of geometry g (the definition; see
+/// include/kestrel/detail/grid_rules.hpp). Masks already checked.
+std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
+                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                                            HostView pixel_mask);
+
+/// Checks score maps handed to detail::grid_select_*: count, sizes and values; returns their geometry.
+GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg);
+
+}  // namespace kestrel::detail

@@ -1,0 +1,47 @@
+// Internal: what FeatureTracker needs from a backend (CPU reference or CUDA). The tracker stages the
+// per-frame inputs in the backend's buffers, start() runs or enqueues pyramid + LK (+ backward LK),
+// wait() makes the results readable, detect() runs the detector on the current frame, and swap()
+// makes the current frame the previous one.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kestrel/feature_tracker.hpp"
+
+namespace kestrel::detail {
+
+class TrackerBackend {
+public:
+    virtual ~TrackerBackend() = default;
+
+    // Staging buffers, capacity() entries each, host-writable: previous positions, initial guesses,
+    // template slots (first-frame templates) of the live tracks; positions and slots of new tracks.
+    virtual Point2f* origins() = 0;
+    virtual LkGuess* guesses() = 0;
+    virtual std::int32_t* slots() = 0;
+    virtual Point2f* new_points() = 0;
+    virtual std::int32_t* new_slots() = 0;
+
+    /// Frame into the current pyramid, then tracking of `count` staged tracks (and the backward pass
+    /// when enabled). Backends that cannot take a device frame throw StateError.
+    virtual void start(HostView frame, int count, StreamHandle stream) = 0;
+    virtual void start(DeviceView frame, int count, StreamHandle stream) = 0;
+    /// Waits for start()'s work; then results() (and back_results() with forward-backward) are valid.
+    virtual void wait() = 0;
+    virtual const LkResult* results() const = 0;
+    virtual const LkResult* back_results() const = 0;
+
+    /// Detection on the current frame with the given cell mask (synchronous), into `out` (whose
+    /// capacity the caller keeps, so that the CUDA backend does not allocate).
+    virtual void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) = 0;
+    /// First-frame templates: stores the templates of `count` staged new tracks from the current frame.
+    virtual void store_templates(int count) = 0;
+    /// The current frame becomes the previous one.
+    virtual void swap() = 0;
+};
+
+std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int width, int height, const TrackerConfig& cfg);
+std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg);
+
+}  // namespace kestrel::detail

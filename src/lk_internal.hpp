@@ -1,0 +1,50 @@
+// Internal pieces of the LK tracker shared by the CPU reference, the GPU host code and the
+// FeatureTracker: resolving an LkConfig into the kernel's LkSetup, and the CPU engine (the warp
+// emulated lane by lane) that lk_track_one drives on the host.
+#pragma once
+#include <vector>
+
+#include "kestrel/detail/lk_rules.hpp"
+#include "kestrel/lk_tracker.hpp"
+
+namespace kestrel::detail {
+
+/// Validates cfg and resolves it (scales through level_scale, patch sides per level).
+LkSetup make_lk_setup(const LkConfig& cfg);
+
+/// Level views of a CPU pyramid, checked against the setup (levels, sizes consistent with level 0).
+void lk_levels(const std::vector<HostImage>& pyr, const LkConfig& cfg, const char* where, const char* param,
+               LkImage* out);
+
+/// Throws InvalidArgument naming `param` unless x and y are finite.
+void check_point(const char* where, const char* param, std::size_t index, float x, float y);
+
+/// The host engine of lk_track_one: per-lane partial sums in the warp's order, then the emulated butterfly.
+class CpuLkEngine {
+public:
+    /// Live templates from the reference pyramid `ref` (levels of the setup).
+    CpuLkEngine(const LkSetup& s, const LkImage* ref) : s_(s), ref_(ref) {}
+    /// Stored templates: `slot_base` points at one slot of a store laid out as store_level_offset() says, `valid`
+    /// at its setup.levels flags.
+    CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
+        : s_(s), stored_(slot_base), valid_(valid) {}
+
+    bool load_template(int k, float rx, float ry);
+    float template_sum(int k);
+    void hessian_sums(int k, float mu, float* out);
+    void error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* out);
+
+private:
+    const LkSetup& s_;
+    const LkImage* ref_ = nullptr;
+    const float* stored_ = nullptr;
+    const std::int32_t* valid_ = nullptr;
+    const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
+    float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
+};
+
+/// Fills T, gx, gy (n*n each, consecutive) of the template at (rx, ry) on `im` (level coordinates).
+/// Returns false (and writes nothing) when the template does not fit in the image.
+bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out);
+
+}  // namespace kestrel::detail

@@ -1,0 +1,267 @@
+// The shared LK rules (detail/lk_rules.hpp) against independent computations: the bilinear formula,
+// template gradients against numeric derivatives of a smooth reconstruction, the Jacobian (gain,
+// offset, translation) against numeric differences of the error, the exact SIC step against a
+// double-precision least-squares solve with the full Jacobian, and the singularity tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kestrel/detail/lk_rules.hpp"
+#include "lk_test_util.hpp"
+#include "test_data.hpp"
+
+namespace kestrel {
+namespace {
+
+using namespace kestrel::detail;
+
+LkImage view_of(const HostImage& img) { return {img.data(), img.width(), img.height(), img.pitch()}; }
+
+TEST(LkRules, BilinearIsTheDocumentedFormula) {
+    HostImage img(4, 4);
+    const std::uint8_t v[16] = {10, 20, 30, 40, 50, 60, 70, 80, 15, 25, 35, 45, 200, 100, 0, 255};
+    for (int i = 0; i < 16; ++i) img.at(i % 4, i / 4) = v[i];
+    const LkImage im = view_of(img);
+    EXPECT_EQ(bilinear(im, 1.0f, 1.0f), 60.0f);
+    // (1.25, 1.5): top = 0.75*60 + 0.25*70 = 62.5, bottom = 0.75*25 + 0.25*35 = 27.5, value = 45.
+    EXPECT_FLOAT_EQ(bilinear(im, 1.25f, 1.5f), 45.0f);
+    EXPECT_TRUE(inside(im, 1.0f, 1.0f, 1.0f));
+    EXPECT_FALSE(inside(im, 2.0f, 1.0f, 1.0f));  // x + 1 = 3 = width - 1: the right tap would be outside
+    EXPECT_FALSE(inside(im, std::nanf(""), 1.0f, 0.0f));
+    float ox, oy;
+    patch_offset(0, 16, ox, oy);
+    EXPECT_EQ(ox, -7.5f);
+    EXPECT_EQ(oy, -7.5f);
+    patch_offset(16 * 16 - 1, 16, ox, oy);
+    EXPECT_EQ(ox, 7.5f);
+    EXPECT_EQ(oy, 7.5f);
+    EXPECT_FLOAT_EQ(to_level(from_level(13.37f, 4.0f), 4.0f), 13.37f);
+    EXPECT_EQ(to_level(2.5f, 2.0f), 1.0f);  // level-1 pixel 1 averages level-0 pixels 2 and 3: centre 2.5
+}
+
+HostImage ramp(int w, int h, int ax, int ay, int c) {
+    HostImage img(w, h);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) img.at(x, y) = static_cast<std::uint8_t>(ax * x + ay * y + c);
+    return img;
+}
+
+TEST(LkRules, TemplateGradientIsTheCentralDifference) {
+    // On a linear ramp bilinear sampling and central differences are exact.
+    const HostImage r = ramp(60, 20, 3, 2, 10);
+    for (float x : {10.0f, 20.3f, 31.75f})
+        for (float y : {5.0f, 9.6f, 13.125f}) {
+            float t, gx, gy;
+            template_pixel(view_of(r), x, y, 1.5f, -0.5f, t, gx, gy);
+            EXPECT_NEAR(t, 3.0f * (x + 1.5f) + 2.0f * (y - 0.5f) + 10.0f, 1e-4f);
+            EXPECT_NEAR(gx, 3.0f, 1e-5f);  // float rounding of the bilinear weights only
+            EXPECT_NEAR(gy, 2.0f, 1e-5f);
+        }
+    // On a real image: against the same operator, (G(x+1) - G(x-1)) / 2, applied to a smooth (Lanczos)
+    // reconstruction instead of bilinear samples of the 8-bit image.
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 1.5);
+    const HostImage q = test::moved(g, 0, 0);
+    std::vector<double> err, mag;
+    const auto pts = test::textured_points(q, 20, 40, 20.0);
+    ASSERT_GE(pts.size(), 50u);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const float x = pts[i].x + 0.37f * static_cast<float>(i % 3), y = pts[i].y + 0.21f * static_cast<float>(i % 5);
+        float t, gx, gy;
+        template_pixel(view_of(q), x, y, 0.0f, 0.0f, t, gx, gy);
+        const double ngx = 0.5 * (test::sample_lanczos(g, x + 1, y) - test::sample_lanczos(g, x - 1, y));
+        const double ngy = 0.5 * (test::sample_lanczos(g, x, y + 1) - test::sample_lanczos(g, x, y - 1));
+        err.push_back(std::hypot(gx - ngx, gy - ngy));
+        mag.push_back(std::hypot(ngx, ngy));
+    }
+    EXPECT_LT(test::median_of(err), 0.5);  // 8-bit rounding and bilinear vs Lanczos sampling
+    EXPECT_LT(test::median_of(err), 0.05 * test::median_of(mag));
+}
+
+// Energy E = sum e^2 / 2 of the model e(x) = a (T(x) - mu) + bc - I(x + c), the template sampled
+// bilinearly at (rx, ry) from ref.
+double energy(const LkImage& ref, const LkImage& cur, int n, double rx, double ry, float cx, float cy, double a,
+              double bc, double mu) {
+    double e2 = 0;
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        const double t = bilinear(ref, static_cast<float>(rx + ox), static_cast<float>(ry + oy));
+        const double e = a * (t - mu) + bc - image_pixel(cur, cx, cy, ox, oy);
+        e2 += 0.5 * e * e;
+    }
+    return e2;
+}
+
+struct Sums {
+    float b[kLkErrorSums] = {};
+    double mu = 0;
+};
+
+Sums error_sums(const LkImage& ref, const LkImage& cur, int n, float rx, float ry, float cx, float cy, float alpha,
+                float beta_c) {
+    std::vector<float> t(n * n), gx(n * n), gy(n * n);
+    Sums s;
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        template_pixel(ref, rx, ry, ox, oy, t[i], gx[i], gy[i]);
+        s.mu += t[i];
+    }
+    s.mu /= n * n;
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        add_error(s.b, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, static_cast<float>(s.mu));
+    }
+    return s;
+}
+
+TEST(LkRules, JacobianMatchesNumericDifferencesOfTheError) {
+    const float alpha = 1.05f, beta_c = 130.0f;
+    // Translation columns, on ramps (where the template is exactly linear in the shift, so the central
+    // difference of E is exact): dE/d(template shift) = alpha * sum grad T e.
+    {
+        const HostImage r = ramp(60, 30, 3, 2, 10);
+        HostImage c = ramp(60, 30, 2, 3, 5);
+        for (int y = 0; y < 30; ++y)
+            for (int x = 0; x < 60; ++x) c.at(x, y) = static_cast<std::uint8_t>(c.at(x, y) + (x * y) % 7);
+        const LkImage ref = view_of(r), cur = view_of(c);
+        const int n = 8;
+        const float rx = 30.3f, ry = 12.6f, cx = 29.1f, cy = 13.7f;
+        const Sums s = error_sums(ref, cur, n, rx, ry, cx, cy, alpha, beta_c);
+        const double h = 0.125;
+        const double dtx = (energy(ref, cur, n, rx + h, ry, cx, cy, alpha, beta_c, s.mu) -
+                            energy(ref, cur, n, rx - h, ry, cx, cy, alpha, beta_c, s.mu)) / (2 * h);
+        const double dty = (energy(ref, cur, n, rx, ry + h, cx, cy, alpha, beta_c, s.mu) -
+                            energy(ref, cur, n, rx, ry - h, cx, cy, alpha, beta_c, s.mu)) / (2 * h);
+        ASSERT_GT(std::fabs(dtx), 100.0);
+        EXPECT_NEAR(alpha * s.b[0], dtx, 1e-4 * std::fabs(dtx));
+        EXPECT_NEAR(alpha * s.b[1], dty, 1e-4 * std::fabs(dty));
+    }
+    // Gain and offset columns, on a real image: E is quadratic in both, central differences exact.
+    {
+        const HostImage img = test::real_image("aloeL.png");
+        const test::FloatImage g = test::blurred(img, 1.0);
+        const HostImage r = test::moved(g, 0, 0);
+        const HostImage c = test::moved(g, 0.8, -0.6, 1.1, 7.0);
+        const LkImage ref = view_of(r), cur = view_of(c);
+        const int n = 16;
+        const float rx = 300.0f, ry = 200.0f, cx = 300.3f, cy = 199.8f;
+        const Sums s = error_sums(ref, cur, n, rx, ry, cx, cy, alpha, beta_c);
+        const double h = 1e-3;
+        const double dga = (energy(ref, cur, n, rx, ry, cx, cy, alpha + h, beta_c, s.mu) -
+                            energy(ref, cur, n, rx, ry, cx, cy, alpha - h, beta_c, s.mu)) / (2 * h);
+        const double dof = (energy(ref, cur, n, rx, ry, cx, cy, alpha, beta_c + h, s.mu) -
+                            energy(ref, cur, n, rx, ry, cx, cy, alpha, beta_c - h, s.mu)) / (2 * h);
+        EXPECT_NEAR(s.b[2], dga, 1e-3 * std::fabs(dga) + 1e-2);
+        EXPECT_NEAR(s.b[3], dof, 1e-3 * std::fabs(dof) + 1e-2);
+    }
+}
+
+// Solves the 4x4 system A x = y in double (Gaussian elimination with partial pivoting).
+std::vector<double> solve4(std::vector<std::vector<double>> a, std::vector<double> y) {
+    for (int c = 0; c < 4; ++c) {
+        int p = c;
+        for (int r = c + 1; r < 4; ++r)
+            if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+        std::swap(a[p], a[c]);
+        std::swap(y[p], y[c]);
+        for (int r = c + 1; r < 4; ++r) {
+            const double f = a[r][c] / a[c][c];
+            for (int k = c; k < 4; ++k) a[r][k] -= f * a[c][k];
+            y[r] -= f * y[c];
+        }
+    }
+    std::vector<double> x(4);
+    for (int r = 3; r >= 0; --r) {
+        double v = y[r];
+        for (int k = r + 1; k < 4; ++k) v -= a[r][k] * x[k];
+        x[r] = v / a[r][r];
+    }
+    return x;
+}
+
+TEST(LkRules, ExactSicStepEqualsLeastSquaresWithTheFullJacobian) {
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 1.0);
+    const HostImage r = test::moved(g, 0, 0);
+    const HostImage c = test::moved(g, 0.4, 0.3, 1.3, -12.0);
+    const LkImage ref = view_of(r), cur = view_of(c);
+    const int n = 16;
+    const float rx = 420.0f, ry = 310.0f, cx = 420.1f, cy = 310.1f;
+    const float alpha = 1.25f, beta = -10.0f;
+    std::vector<float> t(n * n), gx(n * n), gy(n * n);
+    float tsum = 0;
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        template_pixel(ref, rx, ry, ox, oy, t[i], gx[i], gy[i]);
+        tsum += t[i];
+    }
+    const float mu = tsum / static_cast<float>(n * n);
+    const float beta_c = beta + alpha * mu;
+    float hs[kLkHessianSums] = {}, es[kLkErrorSums] = {};
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        add_hessian(hs, t[i], gx[i], gy[i], mu);
+        add_error(es, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, mu);
+    }
+    LkSystem sys;
+    ASSERT_TRUE(lk_factorize(hs, static_cast<float>(n * n), 1, 1, 1.0f, sys));
+    float dq[4];
+    lk_solve(sys, es, 1, 1, dq);
+    // Independent: J = [alpha gx, alpha gy, T - mu, 1] in double, dq = -(J^T J)^-1 J^T e.
+    std::vector<std::vector<double>> h(4, std::vector<double>(4, 0.0));
+    std::vector<double> b(4, 0.0);
+    for (int i = 0; i < n * n; ++i) {
+        float ox, oy;
+        patch_offset(i, n, ox, oy);
+        const double j[4] = {alpha * static_cast<double>(gx[i]), alpha * static_cast<double>(gy[i]),
+                             static_cast<double>(t[i]) - mu, 1.0};
+        const double e = alpha * (static_cast<double>(t[i]) - mu) + beta_c - image_pixel(cur, cx, cy, ox, oy);
+        for (int p = 0; p < 4; ++p) {
+            b[p] -= j[p] * e;
+            for (int q = 0; q < 4; ++q) h[p][q] += j[p] * j[q];
+        }
+    }
+    const auto x = solve4(h, b);
+    EXPECT_NEAR(dq[0] / alpha, x[0], 1e-4 + 1e-3 * std::fabs(x[0]));  // the driver's dt = dq_t / alpha
+    EXPECT_NEAR(dq[1] / alpha, x[1], 1e-4 + 1e-3 * std::fabs(x[1]));
+    EXPECT_NEAR(dq[2], x[2], 1e-5 + 1e-3 * std::fabs(x[2]));
+    EXPECT_NEAR(dq[3], x[3], 1e-3 + 1e-3 * std::fabs(x[3]));
+    // And the step points the right way: the true motion is about (0.3, 0.2) from the estimate, gain +0.05.
+    EXPECT_GT(-dq[0] / alpha, 0.1f);
+    EXPECT_GT(-dq[1] / alpha, 0.05f);
+}
+
+TEST(LkRules, SingularSystemsAreDetected) {
+    LkSystem sys;
+    // No gradient at all (flat patch): the eigenvalue test fails.
+    const float flat[kLkHessianSums] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    EXPECT_FALSE(lk_factorize(flat, 64.0f, 0, 0, 1.0f, sys));
+    // A pure edge: gradient along x only.
+    const float edge[kLkHessianSums] = {6400, 0, 0.5f, 0, 0, 0, 0, 0, 0};
+    EXPECT_FALSE(lk_factorize(edge, 64.0f, 0, 0, 1.0f, sys));
+    EXPECT_TRUE(lk_factorize(edge, 64.0f, 0, 0, 0.0f, sys));  // threshold 0: only the pivot test remains
+    // Gain column identical to the x-gradient column: rank-deficient 3x3.
+    const float dep[kLkHessianSums] = {100, 0, 100, 100, 0, 100, 0, 0, 0};
+    EXPECT_FALSE(lk_factorize(dep, 16.0f, 1, 0, 0.0f, sys));
+    const float ok[kLkHessianSums] = {100, 5, 80, 3, -2, 400, 1, 2, 0};
+    ASSERT_TRUE(lk_factorize(ok, 16.0f, 1, 1, 1.0f, sys));
+    const float b[4] = {1, 2, 3, 4};
+    float x[4];
+    lk_solve(sys, b, 1, 1, x);
+    const auto ref = solve4({{100, 5, 3, 1}, {5, 80, -2, 2}, {3, -2, 400, 0}, {1, 2, 0, 16}}, {-1, -2, -3, -4});
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(x[i], ref[i], 1e-6);
+    // Inactive parameters get exactly zero.
+    lk_factorize(ok, 16.0f, 0, 0, 1.0f, sys);
+    lk_solve(sys, b, 0, 0, x);
+    EXPECT_EQ(x[2], 0.0f);
+    EXPECT_EQ(x[3], 0.0f);
+}
+
+}  // namespace
+}  // namespace kestrel
