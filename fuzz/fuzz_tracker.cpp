@@ -4,8 +4,8 @@
 // (inside, outside, NaN, infinite) and optional guesses (sometimes with a bad gain). Either
 // InvalidArgument naming the parameter, or one result per point obeying the documented contract:
 // status one of the LK statuses; iterations in [0, max_iterations]; a Tracked feature has finite
-// values, lies inside the image, has residual <= max_residual and a gain in [0.01, 100]; parameters
-// the mode does not estimate keep their initial value; the run is deterministic.
+// values, lies inside the image, has a gain in [0.01, 100] and, in Translation mode, residual <=
+// max_residual; parameters the mode does not estimate keep their initial value; deterministic.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -108,7 +108,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (r.status != TrackStatus::Tracked) continue;
         const LkGuess g = (guess_mode & 1) ? guesses[i] : LkGuess{pts[i].x, pts[i].y, 1.0f, 0.0f};
         FUZZ_CHECK(std::isfinite(r.x) && std::isfinite(r.y) && std::isfinite(r.gain) && std::isfinite(r.offset));
-        FUZZ_CHECK(std::isfinite(r.residual) && r.residual >= 0.0f && r.residual <= c.max_residual);
+        FUZZ_CHECK(std::isfinite(r.residual) && r.residual >= 0.0f);
+        // The loss test takes the better of the fitted and the initial illumination (lk_rules.hpp), so
+        // with gain / offset estimated the reported (fitted) residual may exceed max_residual.
+        if (!est_gain && !est_offset) FUZZ_CHECK(r.residual <= c.max_residual);
         FUZZ_CHECK(r.x >= 0.0f && r.y >= 0.0f && r.x <= static_cast<float>(w - 1) && r.y <= static_cast<float>(h - 1));
         FUZZ_CHECK(r.gain >= 0.01f && r.gain <= 100.0f);
         if (!est_gain) FUZZ_CHECK(r.gain == g.gain);

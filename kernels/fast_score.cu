@@ -23,7 +23,7 @@ constexpr int kThreadsX = 32, kThreadsY = 8;
 
 template <ScoreType kType>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreDesc d) {
-    __shared__ std::uint8_t tile[kSmemH][kSmemW];
+    __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
     __shared__ short grad_x[kType == ScoreType::Harris ? kGradH : 1][kType == ScoreType::Harris ? kGradW : 1];
     __shared__ short grad_y[kType == ScoreType::Harris ? kGradH : 1][kType == ScoreType::Harris ? kGradW : 1];
 
@@ -36,12 +36,33 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
     const int x0 = (local % L.blocks_x) * kScoreTileW, y0 = (local / L.blocks_x) * kScoreTileH;
     const int tid = threadIdx.y * kThreadsX + threadIdx.x;
 
-    // Stage tile + halo (clamped at the edges; clamped values only feed pixels inside the border, which score 0).
-    for (int i = tid; i < kSmemW * kSmemH; i += kThreadsX * kThreadsY) {
-        const int lx = i % kSmemW, ly = i / kSmemW;
-        const int gx = min(max(x0 + lx - kHalo, 0), L.width - 1);
-        const int gy = min(max(y0 + ly - kHalo, 0), L.height - 1);
-        tile[ly][lx] = __ldg(L.image + static_cast<std::size_t>(gy) * L.pitch + gx);
+    // Stage tile + halo: 40 rows of 10 words. Words inside the image are one 32-bit load when the
+    // level is 4-byte aligned; words crossing an edge are read byte by byte with clamped coordinates
+    // (clamped values only feed pixels inside the border, which score 0). All loads of a thread are
+    // issued before the first use (the loop has a constant trip count and is unrolled).
+    constexpr int kWordsPerRow = kSmemW / 4;
+    constexpr int kWords = kWordsPerRow * kSmemH;
+    constexpr int kThreads = kThreadsX * kThreadsY;
+    std::uint32_t* tile_words = reinterpret_cast<std::uint32_t*>(&tile[0][0]);
+#pragma unroll
+    for (int j = 0; j < (kWords + kThreads - 1) / kThreads; ++j) {
+        const int i = tid + j * kThreads;
+        if (i < kWords) {
+            const int ly = i / kWordsPerRow, wx = i % kWordsPerRow;
+            const int gy = min(max(y0 + ly - kHalo, 0), L.height - 1);
+            const int gx = x0 + 4 * wx - kHalo;
+            const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
+            std::uint32_t w;
+            if (L.aligned4 && gx >= 0 && gx + 3 < L.width) {
+                w = __ldg(reinterpret_cast<const std::uint32_t*>(row + gx));
+            } else {
+                w = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b)
+                    w |= static_cast<std::uint32_t>(__ldg(row + min(max(gx + b, 0), L.width - 1))) << (8 * b);
+            }
+            tile_words[i] = w;
+        }
     }
     __syncthreads();
     if (kType == ScoreType::Harris) {
@@ -81,7 +102,7 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
                 } else if (kType == ScoreType::SadArc) {
                     s = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t));
                 } else if (kType == ScoreType::MaxThreshold) {
-                    s = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t));
+                    s = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_max_is_16));
                 } else {
                     // Window of gradients centred on (cx, cy): gradient index = tile index - 1.
                     int sxx = 0, syy = 0, sxy = 0;

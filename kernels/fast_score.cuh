@@ -14,6 +14,7 @@ struct ScoreLevel {
     const std::uint8_t* image;
     int width, height;
     std::size_t pitch;        // bytes
+    bool aligned4;            // image and pitch 4-byte aligned: the tile is staged with 32-bit loads
     float* scores;
     std::size_t score_pitch;  // bytes
     int blocks_x;             // tiles across this level
@@ -24,6 +25,7 @@ struct ScoreLevel {
 struct ScoreDesc {
     int levels;
     int threshold;
+    bool arc_max_is_16;        // MT may bisect (fast_rules.hpp)
     const std::uint32_t* lut;  // 2048 words, device memory
     int total_blocks;
     ScoreLevel level[kMaxLevels];

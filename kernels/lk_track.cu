@@ -45,6 +45,17 @@ namespace {
 constexpr int kWarpsPerBlock = 4;
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// Staged neighbourhoods: a kWin x kWin window of a pyramid level, one column per lane, copied from
+// global memory with coalesced row loads into shared memory as floats (row stride kWinStride: the
+// two rows a 16-wide patch puts in one warp instruction land in different banks). A 16x16 patch reads
+// 17 x 17 taps (its template 19 x 19), so the current-image window lets the estimate move about
+// +-7 px before it is staged again.
+constexpr int kWin = 32;
+constexpr int kWinStride = kWin + 1;
+constexpr int kWinFloats = kWin * kWinStride;
+static_assert(kWin == detail::kLkLanes, "one window column per lane");
+static_assert(kWin >= kMaxPatchSize + 2 + 4, "a template (n + 3 taps) plus the tap_range margin must fit");
+
 template <int K>
 __device__ __forceinline__ void warp_allreduce(float* v) {
 #pragma unroll
@@ -54,20 +65,102 @@ __device__ __forceinline__ void warp_allreduce(float* v) {
     }
 }
 
-/// The warp as the engine of detail::lk_track_one (one instance per lane).
+/// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
+/// x0 <= x < x0 + w, y0 <= y < y0 + h. A tap source of detail::bilinear_at.
+struct Window {
+    float* buf;
+    int x0, y0, w, h;
+
+    __device__ __forceinline__ float at(int x, int y) const { return buf[(y - y0) * kWinStride + (x - x0)]; }
+
+    /// True when the window holds the tap ranges [xlo, xhi] x [ylo, yhi] (false when nothing is staged).
+    __device__ __forceinline__ bool covers(int xlo, int xhi, int ylo, int yhi) const {
+        return xlo >= x0 && xhi < x0 + w && ylo >= y0 && yhi < y0 + h;
+    }
+
+    /// Chooses the window of `im` centred on (cx, cy), clamped into the image (w, h < kWin only
+    /// when the image is smaller than the window). Warp-uniform.
+    __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy) {
+        // Clamp before the conversion: the estimate may be far outside (it is then not used).
+        const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
+        const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
+        x0 = max(0, min(ix - (kWin / 2 - 1), im.width - kWin));
+        y0 = max(0, min(iy - (kWin / 2 - 1), im.height - kWin));
+        w = min(kWin, im.width - x0);
+        h = min(kWin, im.height - y0);
+    }
+};
+
+/// Copies the placed windows a (and b when two) from their images: every load is issued before the
+/// first store, so the whole copy costs one memory latency. Row r of a window is one coalesced load.
+template <bool Two>
+__device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a, const detail::LkImage& ib,
+                                      const Window& b, int lane) {
+    std::uint8_t va[kWin], vb[kWin];
+    const std::uint8_t* pa = ia.data + static_cast<std::size_t>(a.y0) * ia.pitch + a.x0 + lane;
+    const std::uint8_t* pb = Two ? ib.data + static_cast<std::size_t>(b.y0) * ib.pitch + b.x0 + lane : nullptr;
+#pragma unroll
+    for (int r = 0; r < kWin; ++r) {
+        va[r] = (lane < a.w && r < a.h) ? __ldg(pa + static_cast<std::size_t>(r) * ia.pitch) : 0;
+        if (Two) vb[r] = (lane < b.w && r < b.h) ? __ldg(pb + static_cast<std::size_t>(r) * ib.pitch) : 0;
+    }
+    __syncwarp();  // every lane is done reading the previous contents
+#pragma unroll
+    for (int r = 0; r < kWin; ++r) {
+        a.buf[r * kWinStride + lane] = static_cast<float>(va[r]);
+        if (Two) b.buf[r * kWinStride + lane] = static_cast<float>(vb[r]);
+    }
+    __syncwarp();  // the copy is visible to every lane
+}
+
+/// The warp as the engine of detail::lk_track_one (one instance per lane). Per level it stages the
+/// template's neighbourhood of the reference level (live templates) and the neighbourhood of the
+/// level's start in the current level together, computes T, gx, gy of its pixels from shared memory,
+/// and samples the current image from its window; the window is staged again (centred on the
+/// estimate) only when a patch no longer fits in it. The samples are the same bytes and the same
+/// arithmetic as bilinear() on the image, so the results do not depend on the staging.
 struct WarpEngine {
     const detail::LkSetup& s;
     const detail::LkImage* ref;   // live templates (nullptr: stored)
     const float* slot_base;       // stored templates of this feature
     const std::int32_t* valid;    // their per-level flags
     int lane;
+    Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
+    Window rw;                    // reference window (template extraction)
+    int cw_level;
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
+    float ox[detail::kLkMaxPerLane], oy[detail::kLkMaxPerLane];  // patch offsets of this lane's pixels
 
-    __device__ __forceinline__ bool load_template(int k, float rx, float ry) {
+    __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
+                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
+        : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
+          cw_level(-1) {}
+
+    /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
+    __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
+        const float half = detail::patch_half(s.patch[k]);
+        int xlo, xhi, ylo, yhi;
+        detail::tap_range(cx, half, xlo, xhi);
+        detail::tap_range(cy, half, ylo, yhi);
+        return cw_level == k && cw.covers(xlo, xhi, ylo, yhi);
+    }
+
+    __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
+                                                  float cy) {
         const int n = s.patch[k];
         const int npx = n * n;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = lane + j * detail::kLkLanes;
+            if (i < npx) detail::patch_offset(i, n, ox[j], oy[j]);
+        }
+        cw.place(cur, cx, cy);
+        cw_level = k;
         if (ref == nullptr) {
-            if (valid[k] == 0) return false;
+            if (valid[k] == 0) {
+                stage<false>(cur, cw, cur, cw, lane);
+                return false;
+            }
             const float* base = slot_base + detail::store_level_offset(s, k);
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
@@ -78,17 +171,28 @@ struct WarpEngine {
                     gy[j] = base[2 * npx + i];
                 }
             }
+            stage<false>(cur, cw, cur, cw, lane);
             return true;
         }
-        if (!detail::inside(ref[k], rx, ry, detail::fadd(detail::patch_half(n), 1.0f))) return false;
+        const float ext = detail::fadd(detail::patch_half(n), 1.0f);
+        if (!detail::inside(ref[k], rx, ry, ext)) {
+            stage<false>(cur, cw, cur, cw, lane);
+            return false;
+        }
+        rw.place(ref[k], rx, ry);
+        stage<true>(cur, cw, ref[k], rw, lane);
+        int xlo, xhi, ylo, yhi;
+        detail::tap_range(rx, ext, xlo, xhi);
+        detail::tap_range(ry, ext, ylo, yhi);
+        if (rw.covers(xlo, xhi, ylo, yhi)) {
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            const int i = lane + j * detail::kLkLanes;
-            if (i < npx) {
-                float ox, oy;
-                detail::patch_offset(i, n, ox, oy);
-                detail::template_pixel(ref[k], rx, ry, ox, oy, t[j], gx[j], gy[j]);
-            }
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
+        } else {  // not reached (the window is centred on the template); kept as the safe path
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx)
+                    detail::template_pixel(ref[k], rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
         }
         return true;
     }
@@ -113,22 +217,60 @@ struct WarpEngine {
         warp_allreduce<detail::kLkHessianSums>(out);
     }
 
+    /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
+    __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
+        const int npx = s.patch[k] * s.patch[k];
+        if (!cur_covers(k, cx, cy)) {
+            cw.place(cur, cx, cy);
+            cw_level = k;
+            stage<false>(cur, cw, cur, cw, lane);
+        }
+        if (cur_covers(k, cx, cy)) {
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx)
+                    img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
+        } else {  // not reached (the patch is inside the image, the window centred on it); the safe path
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx) img[j] = detail::image_pixel(cur, cx, cy, ox[j], oy[j]);
+        }
+    }
+
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float mu, float* out) {
-        const int n = s.patch[k];
-        const int npx = n * n;
+        const int npx = s.patch[k] * s.patch[k];
+        float img[detail::kLkMaxPerLane];
+        sample(k, cur, cx, cy, img);
 #pragma unroll
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
 #pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (lane + j * detail::kLkLanes < npx) detail::add_error(out, t[j], gx[j], gy[j], img[j], alpha, beta_c, mu);
+        warp_allreduce<detail::kLkErrorSums>(out);
+    }
+
+    __device__ __forceinline__ void final_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                               float beta_c, float alpha0, float beta_c0, float mu, float* out,
+                                               float* sad0) {
+        const int npx = s.patch[k] * s.patch[k];
+        float img[detail::kLkMaxPerLane];
+        sample(k, cur, cx, cy, img);
+        float v[detail::kLkErrorSums + 1];
+#pragma unroll
+        for (int q = 0; q <= detail::kLkErrorSums; ++q) v[q] = 0.0f;
+#pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            const int i = lane + j * detail::kLkLanes;
-            if (i < npx) {
-                float ox, oy;
-                detail::patch_offset(i, n, ox, oy);
-                detail::add_error(out, t[j], gx[j], gy[j], detail::image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, mu);
+            if (lane + j * detail::kLkLanes < npx) {
+                detail::add_error(v, t[j], gx[j], gy[j], img[j], alpha, beta_c, mu);
+                v[detail::kLkErrorSums] = detail::fadd(
+                    v[detail::kLkErrorSums], fabsf(detail::pixel_error(t[j], img[j], alpha0, beta_c0, mu)));
             }
         }
-        warp_allreduce<detail::kLkErrorSums>(out);
+        warp_allreduce<detail::kLkErrorSums + 1>(v);  // each value reduced exactly as in error_sums
+#pragma unroll
+        for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = v[q];
+        *sad0 = v[detail::kLkErrorSums];
     }
 };
 

@@ -1,9 +1,12 @@
 // GPU pyramid. Reference it must match bit for bit: build_pyramid_cpu (src/pyramid_cpu.cpp), with the
 // rule in include/kestrel/detail/pyramid_rules.hpp.
 //
-// s = 2: one launch builds every level. A block owns a 64x64 tile of level 1 (128x128 of level 0);
-// since each coarser pixel depends only on the 2x2 pixels below it, the block derives its 32x32
-// tile of level 2, 16x16 of level 3, ... from shared memory without touching level 0 again.
+// s = 2: one launch builds every level. A block owns a T x T tile of level 1 (2T x 2T of level 0);
+// since each coarser pixel depends only on the 2x2 pixels below it, the block derives its T/2 tile
+// of level 2, T/4 of level 3, ... from shared memory without touching level 0 again. T is the
+// smallest of 16, 32, 64 that still holds one pixel of the coarsest level (T >= 2^(levels-2)), so a
+// 752x480 frame gets 360 blocks rather than a few dozen: the kernel is latency-bound, not
+// bandwidth-bound, and wants many warps in flight.
 // Other factors: one launch per level, one thread per output pixel, taps from the shared rule.
 #include "../src/cuda_check.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -12,23 +15,25 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kTile = 64;  // level-1 tile side of the fused kernel; supports 1 + log2(64) = 7 coarser levels
 constexpr int kFusedThreads = 256;
 
+template <int kTile>
 __global__ void __launch_bounds__(kFusedThreads) pyramid_halving_kernel(PyramidDesc d) {
     __shared__ std::uint8_t tile[kTile * kTile + kTile * kTile / 4 + kTile * kTile / 16 + kTile * kTile / 64 + 64];
     const PyramidLevel src0 = d.level[0];
     const PyramidLevel l1 = d.level[1];
     const int tx0 = blockIdx.x * kTile, ty0 = blockIdx.y * kTile;
 
-    // Level 1 from level 0 (global memory).
-    for (int i = threadIdx.x; i < kTile * kTile; i += kFusedThreads) {
+    // Level 1 from level 0 (global memory); every iteration's loads are independent (unrolled).
+#pragma unroll
+    for (int j = 0; j < (kTile * kTile + kFusedThreads - 1) / kFusedThreads; ++j) {
+        const int i = static_cast<int>(threadIdx.x) + j * kFusedThreads;
         const int lx = i % kTile, ly = i / kTile;
         const int x = tx0 + lx, y = ty0 + ly;
-        if (x < l1.width && y < l1.height) {
+        if (i < kTile * kTile && x < l1.width && y < l1.height) {
             const std::uint8_t* r0 = src0.data + static_cast<std::size_t>(2 * y) * src0.pitch + 2 * x;
             const std::uint8_t* r1 = r0 + src0.pitch;
-            const std::uint8_t v = detail::average4(r0[0], r0[1], r1[0], r1[1]);
+            const std::uint8_t v = detail::average4(__ldg(r0), __ldg(r0 + 1), __ldg(r1), __ldg(r1 + 1));
             tile[i] = v;
             l1.data[static_cast<std::size_t>(y) * l1.pitch + x] = v;
         }
@@ -55,6 +60,12 @@ __global__ void __launch_bounds__(kFusedThreads) pyramid_halving_kernel(PyramidD
     }
 }
 
+template <int kTile>
+void launch_halving(const PyramidDesc& d, cudaStream_t stream) {
+    const dim3 grid((d.level[1].width + kTile - 1) / kTile, (d.level[1].height + kTile - 1) / kTile);
+    pyramid_halving_kernel<kTile><<<grid, kFusedThreads, 0, stream>>>(d);
+}
+
 __global__ void pyramid_resample_kernel(PyramidLevel src, PyramidLevel dst, std::int32_t sq16) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -72,9 +83,14 @@ __global__ void pyramid_resample_kernel(PyramidLevel src, PyramidLevel dst, std:
 void launch_pyramid(const PyramidDesc& d, cudaStream_t stream) {
     if (d.levels < 2) return;
     if (d.scale_q16 == (2 << 16)) {
-        static_assert(kTile >> (kMaxLevels - 2) >= 1, "fused tile too small for kMaxLevels");
-        const dim3 grid((d.level[1].width + kTile - 1) / kTile, (d.level[1].height + kTile - 1) / kTile);
-        pyramid_halving_kernel<<<grid, kFusedThreads, 0, stream>>>(d);
+        static_assert((64 >> (kMaxLevels - 2)) >= 1, "fused tile too small for kMaxLevels");
+        // Smallest tile whose coarsest level still has a pixel: T >> (levels - 2) >= 1.
+        if (d.levels <= 6)
+            launch_halving<16>(d, stream);
+        else if (d.levels == 7)
+            launch_halving<32>(d, stream);
+        else
+            launch_halving<64>(d, stream);
         KESTREL_CUDA_LAUNCH("pyramid");
         return;
     }

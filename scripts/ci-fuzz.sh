@@ -25,7 +25,8 @@ trap 'rm -rf "$work"' EXIT
 printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' >"$work/probe.cpp"
 clang++ -fsanitize=fuzzer,address,undefined "$work/probe.cpp" -o "$work/probe" >"$work/probe.log" 2>&1 || {
     cat "$work/probe.log" >&2
-    die "clang++ cannot link a libFuzzer target: install clang's runtime (Debian 12: apt-get install libclang-rt-14-dev)"
+    die "clang++ cannot link a libFuzzer target: install clang's runtime" \
+        "(Debian 12: apt-get install libclang-rt-14-dev)"
 }
 
 log "configure + build fuzz targets ($dir)"

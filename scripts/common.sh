@@ -65,7 +65,11 @@ configure_and_build() {
 
 # has_target BUILD_DIR NAME: true when the configured (Ninja) build has that target.
 has_target() {
-    ninja -C "$1" -t targets all 2>/dev/null | grep -q "^$2: "
+    # No `grep -q` on the pipe: it exits at the first match, ninja then dies of SIGPIPE, and under
+    # pipefail the whole test would fail depending on where the target sits in the list.
+    local all
+    all="$(ninja -C "$1" -t targets all 2>/dev/null)" || return 1
+    grep -q "^$2: " <<<"$all"
 }
 
 # Short hash of the sources that build the GPU-check binaries. gpu_prepare.sh records it in the

@@ -22,11 +22,12 @@ max_mib=55        # the device call carries at most 64 MiB in all; keep room for
 # No video input in kestrel_bench here: OpenCV's videoio/imgcodecs would pull ffmpeg, GDAL & co.
 # (~280 MB) into the bundle; the bench reads the prepared frames with stb_image instead.
 configure_and_build "$build" -DKESTREL_CUDA_ARCHITECTURES=90 -DKESTREL_STATIC_RUNTIME=ON \
-    -DKESTREL_BUILD_EXAMPLES=OFF -DKESTREL_BENCH_VIDEO=OFF -- kestrel_tests kestrel_testdata
+    -DKESTREL_BUILD_EXAMPLES=ON -DKESTREL_EXAMPLES_WITH_OPENCV=OFF -DKESTREL_BENCH_VIDEO=OFF -- kestrel_tests kestrel_testdata
 
 # Benchmarks: only the targets that exist in this tree.
 bins=("$build/tests/kestrel_tests")
-for t in kestrel_microbench kestrel_bench; do
+for t in kestrel_microbench kestrel_bench kestrel_soak track_sequence detect_image validate_against_cpu \
+         custom_pipeline example_check_output; do
     if has_target "$build" "$t"; then
         cmake --build "$build" -j "$KESTREL_JOBS" --target "$t"
         bins+=("$(find "$build" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)")

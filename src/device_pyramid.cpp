@@ -49,6 +49,12 @@ void DevicePyramid::build(StreamHandle stream) { kernels::launch_pyramid(impl("b
 
 void DevicePyramid::build(DeviceView image, StreamHandle stream) {
     Impl& m = impl("build");
+    validate_view("DevicePyramid::build", "image", image);
+    const DeviceView l0 = m.levels[0].view();
+    if (image.width != l0.width || image.height != l0.height)
+        detail::fail("DevicePyramid::build", "image",
+                     "size " + detail::to_text(image.width) + "x" + detail::to_text(image.height) +
+                         " must equal level 0's " + detail::to_text(l0.width) + "x" + detail::to_text(l0.height));
     copy_async(image, m.levels[0].mut_view(), stream);
     kernels::launch_pyramid(m.desc, stream);
 }

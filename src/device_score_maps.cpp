@@ -44,6 +44,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
                  "score maps LUT upload");
     m->desc.levels = static_cast<int>(sizes.size());
     m->desc.threshold = cfg.threshold;
+    m->desc.arc_max_is_16 = cfg.arc_max == 16;
     m->desc.lut = m->lut;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         void* p = nullptr;
@@ -99,6 +100,7 @@ void DeviceScoreMaps::compute(const DevicePyramid& pyramid, StreamHandle stream)
                          "level " + detail::to_text(k) + " size differs from the size the maps were made for");
         m.desc.level[k].image = v.data;
         m.desc.level[k].pitch = v.pitch;
+        m.desc.level[k].aligned4 = (reinterpret_cast<std::uintptr_t>(v.data) % 4 == 0) && (v.pitch % 4 == 0);
     }
     kernels::launch_fast_score(m.desc, m.cfg.score, stream);
 }

@@ -52,7 +52,7 @@ ScoreMap fast_score_map_cpu(HostView image, const FastConfig& cfg) {
             switch (cfg.score) {
                 case ScoreType::SadCircle: s = static_cast<float>(detail::score_sad_circle(p, c)); break;
                 case ScoreType::SadArc: s = static_cast<float>(detail::score_sad_arc(lut.data(), p, c, t)); break;
-                case ScoreType::MaxThreshold: s = static_cast<float>(detail::score_max_threshold(lut.data(), p, c, t)); break;
+                case ScoreType::MaxThreshold: s = static_cast<float>(detail::score_max_threshold(lut.data(), p, c, t, cfg.arc_max == 16)); break;
                 case ScoreType::Harris: s = harris_cpu(image, x, y); break;
             }
             m.scores[static_cast<std::size_t>(y) * m.width + x] = s;

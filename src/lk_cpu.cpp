@@ -18,7 +18,7 @@ bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* o
     return true;
 }
 
-bool CpuLkEngine::load_template(int k, float rx, float ry) {
+bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
     const int n = s_.patch[k];
     if (stored_) {
         t_ = stored_ + store_level_offset(s_, k);
@@ -66,6 +66,25 @@ void CpuLkEngine::error_sums(int k, const LkImage& cur, float cx, float cy, floa
         }
     }
     emulate_butterfly<kLkErrorSums>(lanes, out);
+}
+
+void CpuLkEngine::final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
+                             float beta_c0, float mu, float* out, float* sad0) {
+    error_sums(k, cur, cx, cy, alpha, beta_c, mu, out);
+    // The warp accumulates |e0| per lane in the same pixel order as |e| and reduces it in the same butterfly.
+    const int n = s_.patch[k];
+    const int npx = n * n;
+    float lanes[kLkLanes][1];
+    for (int l = 0; l < kLkLanes; ++l) {
+        float acc = 0.0f;
+        for (int i = l; i < npx; i += kLkLanes) {
+            float ox, oy;
+            patch_offset(i, n, ox, oy);
+            acc = fadd(acc, fabsf(pixel_error(t_[i], image_pixel(cur, cx, cy, ox, oy), alpha0, beta_c0, mu)));
+        }
+        lanes[l][0] = acc;
+    }
+    emulate_butterfly<1>(lanes, sad0);
 }
 
 }  // namespace detail

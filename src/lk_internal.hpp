@@ -29,10 +29,12 @@ public:
     CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
         : s_(s), stored_(slot_base), valid_(valid) {}
 
-    bool load_template(int k, float rx, float ry);
+    bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
     float template_sum(int k);
     void hessian_sums(int k, float mu, float* out);
     void error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* out);
+    void final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
+                    float beta_c0, float mu, float* out, float* sad0);
 
 private:
     const LkSetup& s_;

@@ -57,15 +57,6 @@ inline void expect_same_tracks(const std::vector<Track>& a, const std::vector<Tr
 /// True inside compute-sanitizer (its injection libraries are mapped into the process once CUDA is
 /// initialized). Tests that provoke CUDA API errors on purpose skip there (the tool would count them
 /// as errors) and run in the plain pass; long GPU tests shorten themselves.
-inline bool under_compute_sanitizer() {
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line))
-        if (line.find("compute-sanitizer") != std::string::npos || line.find("libsanitizer-") != std::string::npos ||
-            line.find("TreeLauncher") != std::string::npos)
-            return true;
-    return false;
-}
 
 /// Runs every body on its own host thread, joins them all, then rethrows the first exception.
 inline void run_on_threads(const std::vector<std::function<void()>>& bodies) {

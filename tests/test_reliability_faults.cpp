@@ -75,61 +75,9 @@ private:
                             "compute-sanitizer";                                                           \
     } while (0)
 
-cudaStream_t destroyed_stream() {
-    cudaStream_t s = nullptr;
-    EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
-    return s;
-}
-
-TEST(ReliabilityFaults, DetectorOnDestroyedStreamThrowsCudaErrorThenNextFrameWorks) {
-    KESTREL_REQUIRE_GPU();
-    SKIP_UNDER_COMPUTE_SANITIZER();
-    const auto& seq = test::sequence(3);
-    const int w = seq[0].width(), h = seq[0].height();
-    FeatureDetector d(det_cfg(), Backend::Cuda);
-    PinnedImage pinned(w, h);
-    cudaStream_t good = nullptr;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&good, cudaStreamNonBlocking), cudaSuccess);
-    const auto detect_on = [&](std::size_t i, cudaStream_t s) {
-        std::memcpy(pinned.data(), seq[i].data(), static_cast<std::size_t>(w) * h);
-        d.detect_async(pinned.view(), s);
-        synchronize(s, "test");
-        return std::vector<Keypoint>(d.host_keypoints(), d.host_keypoints() + d.host_count());
-    };
-    test::expect_same_keypoints(detect_on(0, good), detect_cpu(seq[0].view(), det_cfg()), "frame 0");
-    const cudaStream_t dead = destroyed_stream();
-    try {
-        detect_on(1, dead);
-        ADD_FAILURE() << "a destroyed stream was accepted";
-    } catch (const CudaError& e) {
-        expect_cuda_error(e, "detect_async on a destroyed stream");
-    }
-    test::expect_same_keypoints(detect_on(1, good), detect_cpu(seq[1].view(), det_cfg()), "frame 1 after the fault");
-    test::expect_same_keypoints(d.detect(seq[2].view()), detect_cpu(seq[2].view(), det_cfg()), "frame 2, detect()");
-    EXPECT_EQ(cudaStreamDestroy(good), cudaSuccess);
-}
-
-TEST(ReliabilityFaults, TrackerOnDestroyedStreamThrowsCudaErrorThenNextFrameWorks) {
-    KESTREL_REQUIRE_GPU();
-    SKIP_UNDER_COMPUTE_SANITIZER();
-    const auto& seq = test::sequence(4);
-    const int w = seq[0].width(), h = seq[0].height();
-    FeatureTracker a(w, h, trk_cfg(), Backend::Cuda), b(w, h, trk_cfg(), Backend::Cuda);
-    test::expect_same_tracks(a.track(seq[0].view()), b.track(seq[0].view()), "frame 0");
-    try {
-        a.track_async(seq[1].view(), destroyed_stream());
-        a.finish();
-        ADD_FAILURE() << "a destroyed stream was accepted";
-    } catch (const CudaError& e) {
-        expect_cuda_error(e, "track_async on a destroyed stream");
-    }
-    for (std::size_t f = 1; f < 4; ++f) {
-        const std::vector<Track> ta = a.track(seq[f].view());
-        ASSERT_FALSE(ta.empty());
-        test::expect_same_tracks(ta, b.track(seq[f].view()), "frame " + std::to_string(f) + " after the fault");
-    }
-}
+// No "destroyed stream" fault: using a destroyed stream handle is undefined behaviour in CUDA (on the
+// H100 it crashed the process rather than returning an error), so it is no valid fault injection.
+// The injected faults are failing device allocations, which CUDA reports as defined errors.
 
 TEST(ReliabilityFaults, FailedAllocationThrowsCudaErrorThenNextFrameWorks) {
     KESTREL_REQUIRE_GPU();

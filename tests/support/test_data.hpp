@@ -25,6 +25,11 @@ HostImage random_image(int width, int height, std::uint32_t seed);
 /// Crop of a real image (clamped), used for odd sizes with real content.
 HostImage crop(const HostImage& img, int x0, int y0, int width, int height);
 
+/// True when this process runs under compute-sanitizer (its libraries are mapped into it). The
+/// heaviest parameter grids sample fewer cases then: the sanitizers check code paths, and each case
+/// of a grid runs the same kernels.
+bool under_compute_sanitizer();
+
 /// True when the GPU tests must run (a device is present). When no device is present and
 /// KESTREL_REQUIRE_GPU=1 is set, this fails the test instead, so a GPU run can never skip silently.
 bool gpu_present_or_required();

@@ -77,6 +77,33 @@ KESTREL_HD bool nms_is_maximum(const float* map, std::size_t pitch, int w, int h
     return true;
 }
 
+/// nms_is_maximum restated on a staged tile (the GPU's fast path; tests check the equivalence):
+/// c points at p inside a row-major tile (row stride `stride` floats) that holds the level's score for
+/// every q with |dx|, |dy| <= N and 0 where q is outside the level. With b = max(0, scores of q before
+/// p in raster order) and a = max(0, scores of q after p): p survives iff b < sp and a <= sp (sp > 0;
+/// a zero or NaN neighbour never suppresses, exactly as in nms_suppressed_by).
+template <int N>
+KESTREL_HD bool nms_is_maximum_tile(const float* c, int stride, float sp) {
+    float before = 0.0f, after = 0.0f;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int dy = -N; dy <= N; ++dy) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int dx = -N; dx <= N; ++dx) {
+            if (dx == 0 && dy == 0) continue;
+            const float q = c[dy * stride + dx];
+            if (dy < 0 || (dy == 0 && dx < 0))
+                before = q > before ? q : before;
+            else
+                after = q > after ? q : after;
+        }
+    }
+    return before < sp && after <= sp;
+}
+
 // Inverse of keypoint_key (fast_rules.hpp): key = score bits << 32 | (15 - level) << 28 |
 // (0x3FFF - y) << 14 | (0x3FFF - x). Key 0 marks an empty slot (real keys have score > 0).
 KESTREL_HD float key_score(std::uint64_t key) {

@@ -103,19 +103,31 @@ KESTREL_HD bool inside(const LkImage& im, float x, float y, float extent) {
 /// Half extent of an n x n patch of sample offsets (i - (n-1)/2): (n - 1) / 2.
 KESTREL_HD float patch_half(int n) { return fmul(static_cast<float>(n - 1), 0.5f); }
 
-/// Bilinear sample (precondition: inside). ax = x - floor(x), ay likewise;
+/// 8-bit pixels of an LkImage, as a tap source of bilinear_at (at(x, y) = I(x, y) as float).
+struct LkImageTaps {
+    const LkImage& im;
+    KESTREL_HD float at(int x, int y) const {
+        return static_cast<float>(im.data[static_cast<std::size_t>(y) * im.pitch + static_cast<std::size_t>(x)]);
+    }
+};
+
+/// Bilinear sample (precondition: all four taps readable from `src`). ax = x - floor(x), ay likewise;
 /// top = (1-ax) I00 + ax I10, bottom = (1-ax) I01 + ax I11, value = (1-ay) top + ay bottom.
-KESTREL_HD float bilinear(const LkImage& im, float x, float y) {
+/// The tap source only decides where the pixel values come from (the GPU reads a shared-memory copy
+/// of the neighbourhood); the values and the arithmetic are the same for every source.
+KESTREL_HD_TEMPLATE_CHECK
+template <class Taps>
+KESTREL_HD float bilinear_at(const Taps& src, float x, float y) {
     const float fx = floorf(x), fy = floorf(y);
     const int x0 = static_cast<int>(fx), y0 = static_cast<int>(fy);
     const float ax = fsub(x, fx), ay = fsub(y, fy);
     const float bx = fsub(1.0f, ax), by = fsub(1.0f, ay);
-    const std::uint8_t* r0 = im.data + static_cast<std::size_t>(y0) * im.pitch + x0;
-    const std::uint8_t* r1 = r0 + im.pitch;
-    const float top = fadd(fmul(bx, static_cast<float>(r0[0])), fmul(ax, static_cast<float>(r0[1])));
-    const float bot = fadd(fmul(bx, static_cast<float>(r1[0])), fmul(ax, static_cast<float>(r1[1])));
+    const float top = fadd(fmul(bx, src.at(x0, y0)), fmul(ax, src.at(x0 + 1, y0)));
+    const float bot = fadd(fmul(bx, src.at(x0, y0 + 1)), fmul(ax, src.at(x0 + 1, y0 + 1)));
     return fadd(fmul(by, top), fmul(ay, bot));
 }
+/// Bilinear sample of an image (precondition: inside).
+KESTREL_HD float bilinear(const LkImage& im, float x, float y) { return bilinear_at(LkImageTaps{im}, x, y); }
 
 /// Offset of patch pixel i (row-major) from the patch centre: (i % n - (n-1)/2, i / n - (n-1)/2).
 KESTREL_HD void patch_offset(int i, int n, float& ox, float& oy) {
@@ -127,17 +139,32 @@ KESTREL_HD void patch_offset(int i, int n, float& ox, float& oy) {
 /// Template pixel at (rx + ox, ry + oy): T and its central differences
 /// gx = (T(x+1, y) - T(x-1, y)) / 2, gy = (T(x, y+1) - T(x, y-1)) / 2 (bilinear samples).
 /// Precondition: inside(im, rx, ry, patch_half(n) + 1).
+KESTREL_HD_TEMPLATE_CHECK
+template <class Taps>
+KESTREL_HD void template_pixel_at(const Taps& src, float rx, float ry, float ox, float oy, float& t, float& gx,
+                                  float& gy) {
+    const float sx = fadd(rx, ox), sy = fadd(ry, oy);
+    t = bilinear_at(src, sx, sy);
+    gx = fmul(0.5f, fsub(bilinear_at(src, fadd(sx, 1.0f), sy), bilinear_at(src, fsub(sx, 1.0f), sy)));
+    gy = fmul(0.5f, fsub(bilinear_at(src, sx, fadd(sy, 1.0f)), bilinear_at(src, sx, fsub(sy, 1.0f))));
+}
 KESTREL_HD void template_pixel(const LkImage& im, float rx, float ry, float ox, float oy, float& t, float& gx,
                                float& gy) {
-    const float sx = fadd(rx, ox), sy = fadd(ry, oy);
-    t = bilinear(im, sx, sy);
-    gx = fmul(0.5f, fsub(bilinear(im, fadd(sx, 1.0f), sy), bilinear(im, fsub(sx, 1.0f), sy)));
-    gy = fmul(0.5f, fsub(bilinear(im, sx, fadd(sy, 1.0f)), bilinear(im, sx, fsub(sy, 1.0f))));
+    template_pixel_at(LkImageTaps{im}, rx, ry, ox, oy, t, gx, gy);
 }
 
 /// Current-image sample of patch pixel (ox, oy) around the estimate (cx, cy). Precondition: inside(im, cx, cy, half).
 KESTREL_HD float image_pixel(const LkImage& im, float cx, float cy, float ox, float oy) {
     return bilinear(im, fadd(cx, ox), fadd(cy, oy));
+}
+
+/// Integer tap range [lo, hi] (per axis) that covers every bilinear sample at c + o, o in
+/// [-extent, extent], with one pixel to spare on each side (so that sums of offsets rounded in another
+/// order stay covered): lo = floor(c - extent) - 1, hi = floor(c + extent) + 2. The GPU uses it to
+/// decide whether its shared-memory copy of a neighbourhood covers a patch.
+KESTREL_HD void tap_range(float c, float extent, int& lo, int& hi) {
+    lo = static_cast<int>(floorf(fsub(c, extent))) - 1;
+    hi = static_cast<int>(floorf(fadd(c, extent))) + 2;
 }
 
 /// Layout of stored templates (first-frame mode), the same on CPU and GPU: slot s, level k starts at
@@ -165,10 +192,15 @@ KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
     acc[8] = fadd(acc[8], a);
 }
 
+/// The error of one pixel: e = alpha * (T - mu) + beta_c - I.
+KESTREL_HD float pixel_error(float t, float image, float alpha, float beta_c, float mu) {
+    return fsub(fadd(fmul(alpha, fsub(t, mu)), beta_c), image);
+}
+
 /// Error sums, e = alpha * (T - mu) + beta_c - I: gx e, gy e, a e, e, |e|.
 KESTREL_HD void add_error(float* acc, float t, float gx, float gy, float image, float alpha, float beta_c, float mu) {
     const float a = fsub(t, mu);
-    const float e = fsub(fadd(fmul(alpha, a), beta_c), image);
+    const float e = pixel_error(t, image, alpha, beta_c, mu);
     acc[0] = fadd(acc[0], fmul(gx, e));
     acc[1] = fadd(acc[1], fmul(gy, e));
     acc[2] = fadd(acc[2], fmul(a, e));
@@ -266,10 +298,16 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
 
 // ---- the driver -------------------------------------------------------------------------------
 /// Coarse-to-fine tracking of one feature. Engine (the warp on the GPU, a 32-lane emulation on the CPU):
-///   bool  load_template(int k, float rx, float ry)  // template of level k at (rx, ry); false: unusable
+///   bool  load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy)
+///         // template of level k at (rx, ry); false: unusable. (cx, cy): where the level starts in
+///         // cur, a hint only (the GPU stages that neighbourhood of cur at the same time)
 ///   float template_sum(int k)                        // sum of T over the patch (all lanes)
 ///   void  hessian_sums(int k, float mu, float* s9)
 ///   void  error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* s5)
+///   void  final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
+///                    float beta_c0, float mu, float* s5, float* sad0)
+///         // error_sums(.., alpha, beta_c, ..) into s5 and, in the same pass, *sad0 = the sum |e| that
+///         // error_sums(.., alpha0, beta_c0, ..) would give (same per-lane order and butterfly)
 /// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid.
 ///
 /// Level policy: the gain is estimated on level 0 only (coarser levels estimate translation and, when
@@ -306,7 +344,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         const float sk = s.scale[k];
         const int est_gain = k == 0 ? s.est_gain : 0;
         float cx = to_level(X, sk), cy = to_level(Y, sk);
-        const bool tmpl = eng.load_template(k, to_level(ref_x, sk), to_level(ref_y, sk));
+        const bool tmpl = eng.load_template(k, to_level(ref_x, sk), to_level(ref_y, sk), cur[k], cx, cy);
         if (!tmpl || !inside(cur[k], cx, cy, half)) {
             if (k == 0) { res.status = TrackStatus::LostOutOfBounds; break; }
             continue;
@@ -380,7 +418,12 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         if (k == 0 && res.status == TrackStatus::Tracked) {
             res.iterations = it;
             float es[kLkErrorSums];
-            eng.error_sums(0, cur[0], cx, cy, alpha, beta_c, mu, es);
+            float sad0 = 0.0f;
+            if (s.est_gain || s.est_offset)
+                eng.final_sums(0, cur[0], cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es,
+                               &sad0);
+            else
+                eng.error_sums(0, cur[0], cx, cy, alpha, beta_c, mu, es);
             res.residual = fdiv(es[4], npx);
             // The loss test takes the better of the fitted illumination and the initial one at the final
             // position: the least-squares fit of gain/offset can raise mean |e| on a partly occluded
@@ -388,8 +431,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
             // match look worse must not end a track that translation alone would keep.
             float test = res.residual;
             if (s.est_gain || s.est_offset) {
-                eng.error_sums(0, cur[0], cx, cy, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es);
-                const float plain = fdiv(es[4], npx);
+                const float plain = fdiv(sad0, npx);
                 if (plain < test) test = plain;
             }
             if (gain_lost || !(test <= s.max_residual)) res.status = TrackStatus::LostResidual;
