@@ -95,14 +95,14 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
             for (int i = 0; i < detail::kCircleSize; ++i) p[i] = tile[cy + detail::circle_dy(i)][cx + detail::circle_dx(i)];
             std::uint32_t bright, dark;
             detail::segment_masks(p, c, t, bright, dark);
-            const bool corner = detail::lut_test(d.lut, bright) | detail::lut_test(d.lut, dark);
+            const bool corner = detail::mask_is_arc(d.lut, bright, d.arc_min) | detail::mask_is_arc(d.lut, dark, d.arc_min);
             if (corner) {
                 if (kType == ScoreType::SadCircle) {
                     s = static_cast<float>(detail::score_sad_circle(p, c));
                 } else if (kType == ScoreType::SadArc) {
-                    s = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t));
+                    s = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t, d.arc_min));
                 } else if (kType == ScoreType::MaxThreshold) {
-                    s = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_max_is_16));
+                    s = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
                 } else {
                     // Window of gradients centred on (cx, cy): gradient index = tile index - 1.
                     int sxx = 0, syy = 0, sxy = 0;

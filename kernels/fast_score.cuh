@@ -25,6 +25,7 @@ struct ScoreLevel {
 struct ScoreDesc {
     int levels;
     int threshold;
+    int arc_min;               // lookups of masks with fewer ones are skipped (mask_is_arc)
     bool arc_max_is_16;        // MT may bisect (fast_rules.hpp)
     const std::uint32_t* lut;  // 2048 words, device memory
     int total_blocks;

@@ -35,6 +35,9 @@
 // keeps T, gx, gy of its pixels in registers, accumulates its partial sums in that order, and the xor
 // butterfly (offsets 16, 8, 4, 2, 1) gives every lane the identical full sums, so every lane runs the
 // same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in one launch.
+// Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
+// the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
+// it; the bilinear samples are bit-identical to reading the image (detail::bilinear_at).
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction), matching the CPU bit for bit.
 #include "cuda_check.hpp"
 #include "lk_track.cuh"
@@ -42,19 +45,21 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+constexpr int kWarpsPerBlock = 2;  // 2 x 2 staged windows of 6 KiB each: 24 KiB static shared memory
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // Staged neighbourhoods: a kWin x kWin window of a pyramid level, one column per lane, copied from
-// global memory with coalesced row loads into shared memory as floats (row stride kWinStride: the
-// two rows a 16-wide patch puts in one warp instruction land in different banks). A 16x16 patch reads
+// global memory with coalesced row loads into shared memory as floats. Row stride kWinStride = 48
+// (16 mod 32 banks): the two rows of 16 pixels that a 16-wide patch puts in one warp instruction
+// (lanes 0-15 and 16-31) then fall into disjoint banks, so the samples have no bank conflicts. A 16x16 patch reads
 // 17 x 17 taps (its template 19 x 19), so the current-image window lets the estimate move about
 // +-7 px before it is staged again.
 constexpr int kWin = 32;
-constexpr int kWinStride = kWin + 1;
+constexpr int kWinStride = kWin + 16;
 constexpr int kWinFloats = kWin * kWinStride;
 static_assert(kWin == detail::kLkLanes, "one window column per lane");
-static_assert(kWin >= kMaxPatchSize + 2 + 4, "a template (n + 3 taps) plus the tap_range margin must fit");
+// Window::place covers tap ranges of extent <= kWin / 2 - 4; the largest is a template's, (n - 1) / 2 + 1.
+static_assert((kMaxPatchSize - 1) / 2.0 + 1.0 <= kWin / 2 - 4, "the window must cover a template");
 
 template <int K>
 __device__ __forceinline__ void warp_allreduce(float* v) {
@@ -73,13 +78,17 @@ struct Window {
 
     __device__ __forceinline__ float at(int x, int y) const { return buf[(y - y0) * kWinStride + (x - x0)]; }
 
-    /// True when the window holds the tap ranges [xlo, xhi] x [ylo, yhi] (false when nothing is staged).
-    __device__ __forceinline__ bool covers(int xlo, int xhi, int ylo, int yhi) const {
-        return xlo >= x0 && xhi < x0 + w && ylo >= y0 && yhi < y0 + h;
+    /// True when the window holds the tap ranges [xlo, xhi] x [ylo, yhi] of `im`, clipped to the image
+    /// (the taps themselves are inside it: the callers' inside() preconditions).
+    __device__ __forceinline__ bool covers(const detail::LkImage& im, int xlo, int xhi, int ylo, int yhi) const {
+        return max(xlo, 0) >= x0 && min(xhi, im.width - 1) < x0 + w && max(ylo, 0) >= y0 &&
+               min(yhi, im.height - 1) < y0 + h;
     }
 
     /// Chooses the window of `im` centred on (cx, cy), clamped into the image (w, h < kWin only
-    /// when the image is smaller than the window). Warp-uniform.
+    /// when the image is smaller than the window). Warp-uniform. Afterwards covers() holds for every
+    /// tap_range of extent <= kWin / 2 - 4 around (cx, cy) (ix = floor(cx): the range is within
+    /// [ix - extent - 2, ix + extent + 3], the window [ix - kWin/2 + 1, ix + kWin/2], both clipped to the image).
     __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
@@ -137,12 +146,12 @@ struct WarpEngine {
           cw_level(-1) {}
 
     /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
-    __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
+    __device__ __forceinline__ bool cur_covers(int k, const detail::LkImage& cur, float cx, float cy) const {
         const float half = detail::patch_half(s.patch[k]);
         int xlo, xhi, ylo, yhi;
         detail::tap_range(cx, half, xlo, xhi);
         detail::tap_range(cy, half, ylo, yhi);
-        return cw_level == k && cw.covers(xlo, xhi, ylo, yhi);
+        return cw_level == k && cw.covers(cur, xlo, xhi, ylo, yhi);
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
@@ -179,21 +188,11 @@ struct WarpEngine {
             stage<false>(cur, cw, cur, cw, lane);
             return false;
         }
-        rw.place(ref[k], rx, ry);
+        rw.place(ref[k], rx, ry);  // covers the template's taps (extent <= 8.5, see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
-        int xlo, xhi, ylo, yhi;
-        detail::tap_range(rx, ext, xlo, xhi);
-        detail::tap_range(ry, ext, ylo, yhi);
-        if (rw.covers(xlo, xhi, ylo, yhi)) {
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
-        } else {  // not reached (the window is centred on the template); kept as the safe path
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx)
-                    detail::template_pixel(ref[k], rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
-        }
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
         return true;
     }
 
@@ -220,21 +219,15 @@ struct WarpEngine {
     /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
     __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
         const int npx = s.patch[k] * s.patch[k];
-        if (!cur_covers(k, cx, cy)) {
+        if (!cur_covers(k, cur, cx, cy)) {  // re-centre on the estimate: then it covers (Window::place)
             cw.place(cur, cx, cy);
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
-        if (cur_covers(k, cx, cy)) {
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx)
-                    img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
-        } else {  // not reached (the patch is inside the image, the window centred on it); the safe path
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx) img[j] = detail::image_pixel(cur, cx, cy, ox[j], oy[j]);
-        }
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (lane + j * detail::kLkLanes < npx)
+                img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
     }
 
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
@@ -283,6 +276,12 @@ __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.
     if (threadIdx.x == 0) p = p_in;            \
     __syncthreads();
 
+// The staged windows of the block: per warp one current-image and one reference window.
+#define KESTREL_LK_WINDOWS(cur_buf, ref_buf)                                       \
+    __shared__ float lk_windows[kWarpsPerBlock][2][kWinFloats];                    \
+    float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes][0];                \
+    float* ref_buf = lk_windows[threadIdx.x / detail::kLkLanes][1];
+
 __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
@@ -290,7 +289,8 @@ __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     const int lane = static_cast<int>(threadIdx.x & 31u);
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
-    WarpEngine eng{p.setup, p.ref, nullptr, nullptr, lane, {}, {}, {}};
+    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    WarpEngine eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
 }
@@ -307,9 +307,10 @@ __global__ void lk_track_stored_kernel(const LkLaunch p_in) {
         res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
     } else {
-        WarpEngine eng{p.setup, nullptr,
+        KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+        WarpEngine eng(p.setup, nullptr,
                        p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
-                       p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, {}, {}, {}};
+                       p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, cur_buf, ref_buf);
         res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
     }
     if (lane == 0) p.results[f] = res;

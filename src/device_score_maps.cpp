@@ -45,6 +45,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
     m->desc.levels = static_cast<int>(sizes.size());
     m->desc.threshold = cfg.threshold;
     m->desc.arc_max_is_16 = cfg.arc_max == 16;
+    m->desc.arc_min = cfg.arc_min;
     m->desc.lut = m->lut;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         void* p = nullptr;

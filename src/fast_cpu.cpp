@@ -47,12 +47,12 @@ ScoreMap fast_score_map_cpu(HostView image, const FastConfig& cfg) {
             const int c = image.row(y)[x];
             int p[detail::kCircleSize];
             for (int i = 0; i < detail::kCircleSize; ++i) p[i] = image.row(y + detail::circle_dy(i))[x + detail::circle_dx(i)];
-            if (!detail::is_corner(lut.data(), p, c, t)) continue;
+            if (!detail::is_corner(lut.data(), p, c, t, cfg.arc_min)) continue;
             float s = 0.0f;
             switch (cfg.score) {
                 case ScoreType::SadCircle: s = static_cast<float>(detail::score_sad_circle(p, c)); break;
-                case ScoreType::SadArc: s = static_cast<float>(detail::score_sad_arc(lut.data(), p, c, t)); break;
-                case ScoreType::MaxThreshold: s = static_cast<float>(detail::score_max_threshold(lut.data(), p, c, t, cfg.arc_max == 16)); break;
+                case ScoreType::SadArc: s = static_cast<float>(detail::score_sad_arc(lut.data(), p, c, t, cfg.arc_min)); break;
+                case ScoreType::MaxThreshold: s = static_cast<float>(detail::score_max_threshold(lut.data(), p, c, t, cfg.arc_min, cfg.arc_max == 16)); break;
                 case ScoreType::Harris: s = harris_cpu(image, x, y); break;
             }
             m.scores[static_cast<std::size_t>(y) * m.width + x] = s;

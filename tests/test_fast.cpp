@@ -66,9 +66,9 @@ TEST(FastRules, MaxThresholdBisectionEqualsDefinition) {
         const int base = static_cast<int>(next() % 256);
         for (int i = 0; i < 16; ++i) p[i] = std::clamp(base + static_cast<int>(next() % 61) - 30, 0, 255);
         const int t = static_cast<int>(next() % 60);
-        const int lin = detail::score_max_threshold_linear(lut.data(), p, c, t);
+        const int lin = detail::score_max_threshold_linear(lut.data(), p, c, t, 9);
         corners += lin > 0;
-        ASSERT_EQ(detail::score_max_threshold(lut.data(), p, c, t, true), lin) << "case " << n;
+        ASSERT_EQ(detail::score_max_threshold(lut.data(), p, c, t, 9, true), lin) << "case " << n;
     }
     EXPECT_GT(corners, 1000);
 }

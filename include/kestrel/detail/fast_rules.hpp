@@ -108,10 +108,26 @@ KESTREL_HD void segment_masks(const int* p, int c, int t, std::uint32_t& bright,
     dark = d;
 }
 
-KESTREL_HD bool is_corner(const std::uint32_t* lut, const int* p, int c, int t) {
+KESTREL_HD int popcount16(std::uint32_t m) {
+#if defined(__CUDA_ARCH__)
+    return __popc(m);
+#else
+    return __builtin_popcount(m);
+#endif
+}
+
+/// Table lookup of one mask, skipped when the mask has fewer than arc_min ones: a run is never
+/// longer than the mask's popcount, so the table would say 0 anyway. The result is exactly the
+/// table's; on the GPU the skipped lookups save scattered loads of an 8 KiB table (most pixels).
+KESTREL_HD bool mask_is_arc(const std::uint32_t* lut, std::uint32_t m, int arc_min) {
+    return popcount16(m) >= arc_min && lut_test(lut, m);
+}
+
+/// Segment test: two lookups (bright, dark).
+KESTREL_HD bool is_corner(const std::uint32_t* lut, const int* p, int c, int t, int arc_min = 1) {
     std::uint32_t b, d;
     segment_masks(p, c, t, b, d);
-    return lut_test(lut, b) | lut_test(lut, d);
+    return mask_is_arc(lut, b, arc_min) | mask_is_arc(lut, d, arc_min);
 }
 
 KESTREL_HD int iabs(int v) { return v < 0 ? -v : v; }
@@ -162,13 +178,13 @@ KESTREL_UNROLL
 }
 
 /// SAD-A: sum of (|p_i - c| - t) over the qualifying polarity's longest run; larger polarity wins.
-KESTREL_HD int score_sad_arc(const std::uint32_t* lut, const int* p, int c, int t) {
+KESTREL_HD int score_sad_arc(const std::uint32_t* lut, const int* p, int c, int t, int arc_min) {
     std::uint32_t masks[2];
     segment_masks(p, c, t, masks[0], masks[1]);
     int best = 0;
 KESTREL_UNROLL
     for (int pol = 0; pol < 2; ++pol) {
-        if (!lut_test(lut, masks[pol])) continue;
+        if (!mask_is_arc(lut, masks[pol], arc_min)) continue;
         const std::uint32_t run = longest_run_mask(masks[pol]);
         int s = 0;
 KESTREL_UNROLL
@@ -180,13 +196,13 @@ KESTREL_UNROLL
 
 /// MT by its definition: largest t' >= t at which the pixel is a corner; 0 when it is not a
 /// corner at t. t' ranges over {t} and {|p_i - c| - 1}, where the classification can change.
-KESTREL_HD int score_max_threshold_linear(const std::uint32_t* lut, const int* p, int c, int t) {
-    if (!is_corner(lut, p, c, t)) return 0;
+KESTREL_HD int score_max_threshold_linear(const std::uint32_t* lut, const int* p, int c, int t, int arc_min) {
+    if (!is_corner(lut, p, c, t, arc_min)) return 0;
     int best = t;
 KESTREL_UNROLL
     for (int i = 0; i < kCircleSize; ++i) {
         const int cand = iabs(p[i] - c) - 1;
-        if (cand > best && is_corner(lut, p, c, cand)) best = cand;
+        if (cand > best && is_corner(lut, p, c, cand, arc_min)) best = cand;
     }
     return best;
 }
@@ -195,14 +211,15 @@ KESTREL_UNROLL
 /// grows), so the largest t' in [t, 254] is found by bisection (8 steps instead of 16 tests); it
 /// equals the definition because the predicate only changes where t' + 1 = |p_i - c|. With
 /// arc_max < 16 the predicate is not monotone and the definition is evaluated as written.
-KESTREL_HD int score_max_threshold(const std::uint32_t* lut, const int* p, int c, int t, bool arc_max_is_16) {
-    if (!arc_max_is_16) return score_max_threshold_linear(lut, p, c, t);
-    if (!is_corner(lut, p, c, t)) return 0;
+KESTREL_HD int score_max_threshold(const std::uint32_t* lut, const int* p, int c, int t, int arc_min,
+                                   bool arc_max_is_16) {
+    if (!arc_max_is_16) return score_max_threshold_linear(lut, p, c, t, arc_min);
+    if (!is_corner(lut, p, c, t, arc_min)) return 0;
     int lo = t, hi = 255;  // corner(lo) holds, corner(hi) fails (no difference exceeds 255)
 KESTREL_NO_UNROLL
     while (hi - lo > 1) {
         const int mid = (lo + hi) >> 1;
-        if (is_corner(lut, p, c, mid)) lo = mid; else hi = mid;
+        if (is_corner(lut, p, c, mid, arc_min)) lo = mid; else hi = mid;
     }
     return lo;
 }

@@ -1,0 +1,148 @@
+// The grid-NMS kernel's shared-memory fast path (kernels/grid_nms.cu): nms_is_maximum_tile on a tile
+// staged like the kernel stages it (cell rectangle plus an n-pixel halo, 0 outside the level) must agree
+// with nms_is_maximum for every pixel, radius and cell. On the GPU: configurations whose tiles only
+// partly fit the kernel's shared buffer (mixed staged / global levels, global only), checked against the
+// CPU reference and the oracle.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "detector_test_util.hpp"
+#include "kestrel/detail/grid_rules.hpp"
+#include "kestrel/detail/grid_select.hpp"
+#include "test_data.hpp"
+
+namespace kestrel {
+namespace {
+
+std::vector<float> tied_scores(int w, int h, std::uint32_t seed, float density) {
+    std::vector<float> v(static_cast<std::size_t>(w) * h, 0.0f);
+    std::uint32_t s = seed * 2654435761u + 12345u;
+    for (float& x : v) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        if ((s & 0xFFFF) < density * 65536.0f) x = static_cast<float>(1 + (s >> 16) % 4);
+    }
+    return v;
+}
+
+template <int N>
+bool tile_maximum(const std::vector<float>& tile, int tw, int tx, int ty, float sp) {
+    return detail::nms_is_maximum_tile<N>(&tile[static_cast<std::size_t>(ty) * tw + tx], tw, sp);
+}
+
+bool tile_maximum(int n, const std::vector<float>& tile, int tw, int tx, int ty, float sp) {
+    switch (n) {
+        case 1: return tile_maximum<1>(tile, tw, tx, ty, sp);
+        case 2: return tile_maximum<2>(tile, tw, tx, ty, sp);
+        case 3: return tile_maximum<3>(tile, tw, tx, ty, sp);
+        default: return tile_maximum<4>(tile, tw, tx, ty, sp);
+    }
+}
+
+TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
+    const int W = 75, H = 53;
+    long long maxima = 0, tested = 0;
+    for (int n = 1; n <= 4; ++n)
+        for (const float density : {0.2f, 0.6f, 1.0f}) {
+            const auto map = tied_scores(W, H, static_cast<std::uint32_t>(n * 7 + density * 10), density);
+            const std::size_t pitch = sizeof(float) * W;
+            for (const int cw : {8, 13, 32})
+                for (const int ch : {5, 11}) {
+                    for (int x0 = 0; x0 < W; x0 += cw)
+                        for (int y0 = 0; y0 < H; y0 += ch) {
+                            const int w = x0 + cw <= W ? cw : W - x0, h = y0 + ch <= H ? ch : H - y0;
+                            // stage as the kernel does: (w + 2n) x (h + 2n), origin (x0 - n, y0 - n)
+                            const int tw = w + 2 * n, th = h + 2 * n;
+                            std::vector<float> tile(static_cast<std::size_t>(tw) * th, 0.0f);
+                            for (int ty = 0; ty < th; ++ty)
+                                for (int tx = 0; tx < tw; ++tx) {
+                                    const int x = x0 - n + tx, y = y0 - n + ty;
+                                    if (x >= 0 && y >= 0 && x < W && y < H)
+                                        tile[static_cast<std::size_t>(ty) * tw + tx] = map[y * W + x];
+                                }
+                            for (int y = y0; y < y0 + h; ++y)
+                                for (int x = x0; x < x0 + w; ++x) {
+                                    const float sp = map[y * W + x];
+                                    if (!(sp > 0.0f)) continue;
+                                    const bool want = detail::nms_is_maximum(map.data(), pitch, W, H, x, y, n, sp);
+                                    const bool got = tile_maximum(n, tile, tw, x - x0 + n, y - y0 + n, sp);
+                                    ASSERT_EQ(got, want) << "n " << n << " cell " << cw << "x" << ch << " at (" << x
+                                                         << ", " << y << ")";
+                                    maxima += want ? 1 : 0;
+                                    ++tested;
+                                }
+                        }
+                }
+        }
+    EXPECT_GT(tested, 10000);
+    EXPECT_GT(maxima, 1000);  // both outcomes exercised
+    EXPECT_LT(maxima, tested);
+}
+
+TEST(GridTile, ZeroAndNanNeighboursNeverSuppress) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> tile = {0.0f, nan, 0.0f, nan, 1.0f, 0.0f, 0.0f, nan, 0.0f};
+    EXPECT_TRUE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    tile[0] = 1.0f;  // equal score before p suppresses it
+    EXPECT_FALSE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    tile[0] = 0.0f;
+    tile[8] = 1.0f;  // equal score after p does not
+    EXPECT_TRUE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    tile[5] = 1.5f;  // a larger one does
+    EXPECT_FALSE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+}
+
+std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
+    auto maps = test::blank_maps(w, h, cfg);
+    std::uint32_t s = seed * 747796405u + 2891336453u;
+    for (auto& m : maps)
+        for (float& v : m.scores) {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            if ((s & 0xFFFF) < density * 65536.0f) v = static_cast<float>(1 + (s >> 16) % 6);
+        }
+    return maps;
+}
+
+// Cell geometries around the kernel's 6144-float tile buffer: level 0 too big but level 1 staged
+// (96x64, n 4), level 0 staged but not level 1 (128x32, n 4 on 1.2), nothing staged (1024x1024),
+// several staging passes (64x64, n 4, 3 levels), tiny cells.
+TEST(GridTile, GpuMatchesTheReferenceWhateverFitsTheTileBuffer) {
+    KESTREL_REQUIRE_GPU();
+    struct Case {
+        int cw, ch, n, levels;
+        float factor;
+        int K, cap;
+    };
+    const Case cases[] = {{96, 64, 4, 2, 2.0f, 2, 0},     {128, 32, 4, 3, 1.2f, 3, 0}, {1024, 1024, 2, 3, 2.0f, 8, 0},
+                          {64, 64, 4, 3, 1.5f, 1, 0},     {32, 8, 1, 4, 2.0f, 8, 500}, {1024, 8, 3, 2, 1.3f, 4, 50},
+                          {32, 1024, 1, 2, 2.0f, 1, 0},   {32, 32, 2, 8, 1.1f, 1, 0}};
+    int trial = 0;
+    for (const Case& c : cases) {
+        DetectorConfig cfg;
+        cfg.pyramid = {c.levels, c.factor};
+        cfg.cell_width = c.cw;
+        cfg.cell_height = c.ch;
+        cfg.nms_radius = c.n;
+        cfg.per_cell = c.K;
+        cfg.max_features = c.cap;
+        cfg.border = trial % 3;
+        for (const int w : {301, 1100}) {
+            const int h = w == 301 ? 219 : 1070;
+            const auto maps = random_maps(w, h, cfg, static_cast<std::uint32_t>(++trial), 0.3f);
+            const auto want = detail::grid_select_cpu(maps, cfg);
+            test::expect_same_keypoints(want, test::oracle_select(maps, cfg, {}), "cpu vs oracle, " + test::describe(cfg));
+            test::expect_same_keypoints(detail::grid_select_cuda(maps, cfg), want,
+                                        "gpu vs cpu, " + test::describe(cfg) + " size " + std::to_string(w));
+        }
+    }
+}
+
+}  // namespace
+}  // namespace kestrel
