@@ -33,7 +33,7 @@ struct ScoreDesc {
 };
 
 constexpr int kScoreTileW = 32;
-constexpr int kScoreTileH = 32;
+constexpr int kScoreTileH = 8;  // one pixel per thread: the stage is latency-bound, so more warps beat reuse
 
 /// Fills block geometry (blocks_x, block_begin, total_blocks) from the level sizes.
 void plan_score_blocks(ScoreDesc& desc);
