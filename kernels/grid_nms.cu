@@ -3,18 +3,19 @@
 // rules in include/kestrel/detail/grid_rules.hpp (geometry, eligibility, nms_is_maximum_tile) and
 // fast_rules.hpp (keypoint_key order, nms_suppressed_by).
 //
-// One block per level-0 cell (vilib). Per block:
-//   1. Warp 0 computes the cell's rectangle on every level, one cell_begin per lane (lane 4k + b:
-//      level k, boundary b = x0, x1, y0, y1), and places the level tiles (rectangle plus an n-pixel
-//      halo, (w + 2n) x (h + 2n) floats, 0 outside the level) greedily into a fixed shared buffer of
-//      kTileFloats; a level that does not fit is scanned from global memory as before.
-//   2. All threads stage every placed tile at once (kStageBatch independent loads in flight per
-//      thread, one barrier), so the NMS tests read shared memory only.
-//   3. Each thread walks the rectangle linearly (pixels t, t + 256, ...) keeping its best K keys in
-//      registers (unrolled, constant indices); a pixel is tested for NMS and eligibility only when its
-//      key would enter the list. Order of levels and pixels does not matter: keys are unique.
-//   4. Per warp K rounds of a warp argmax (the winning lane pops its head); warp 0 merges the warps'
-//      lists the same way and writes slots cell*K + rank (0 = empty).
+// One block per level-0 cell (vilib), 8 warps. Until the merge every warp works alone (no block barrier):
+//   1. Every warp computes the cell's rectangle on every level, one cell_begin per lane (lane 4k + b:
+//      level k, boundary b = x0, x1, y0, y1). Warp w owns rows [w c, (w + 1) c) of each rectangle,
+//      c = ceil(h / 8), and places its tile of those rows plus an n-pixel halo ((rows + 2n) x (w + 2n)
+//      floats, 0 outside the level; halo rows overlap the neighbouring warps') greedily into its own
+//      kWarpFloats region of shared memory; a share that does not fit is scanned from global memory.
+//   2. The warp stages its placed tiles (kStageBatch independent loads in flight per lane, __syncwarp),
+//      so the NMS tests read shared memory only.
+//   3. Each lane walks the warp's rows linearly (pixels lane, lane + 32, ...) keeping its best K keys
+//      in registers (unrolled, constant indices); a pixel is tested for NMS and eligibility only when
+//      its key would enter the list. Order of levels and pixels does not matter: keys are unique.
+//   4. Per warp K rounds of a warp argmax (the winning lane pops its head); after the block's only
+//      barrier warp 0 merges the warps' lists the same way and writes slots cell*K + rank (0 = empty).
 // The last block to finish (__threadfence + atomic ticket, reset by that block) then works on all
 // cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
 // rounds kept in registers):
@@ -42,19 +43,14 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
-constexpr int kTileFloats = 6144;  // 24 KiB: 32x32 cells with n <= 4 on any number of levels fit
-constexpr int kStageBatch = 10;    // loads in flight per thread while staging (2560 floats per pass)
+constexpr int kWarpFloats = 1024;  // per warp (32 KiB per block): 32x32 cells with n <= 4 on any number of
+                                   // levels and 64x64 cells with n = 1 on 2 levels fit
+constexpr int kStageBatch = 12;    // loads in flight per lane while staging (384 floats per warp pass)
 constexpr int kCache = 8;          // finish: slot rounds kept in registers per lane
 static_assert(kThreads == 256, "the radix select uses one thread per 8-bit digit");
-static_assert(4 * kMaxLevels <= 32, "warp 0 computes one cell boundary per lane");
+static_assert(4 * kMaxLevels <= 32, "warp_tiles computes one cell boundary per lane");
 
 using Key = unsigned long long;
-
-/// A cell's pixel rectangle [x0, x0 + w) x [y0, y0 + h) on one level and its tile's offset in the
-/// shared buffer (-1: not staged, scan global memory).
-struct CellRect {
-    int x0, y0, w, h, off;
-};
 
 __device__ __forceinline__ Key warp_max(Key v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -115,9 +111,18 @@ __device__ __forceinline__ bool eligible(const GridNmsParams& p, float s, int x,
     return p.pixel_mask == nullptr || p.pixel_mask[static_cast<std::size_t>(Y0) * p.mask_pitch + X0] != 0;
 }
 
-/// Warp 0: the cell's rectangles on all levels and the placement of their tiles; writes rect[0..levels).
-__device__ void cell_rects(const GridNmsParams& p, int cx, int cy, CellRect* rect) {
-    const int lane = threadIdx.x & 31;
+/// One warp's share of a cell on one level: the cell's rectangle [x0, x0 + w) x [y0, y0 + h), this
+/// warp's rows [r0, r1) of it (relative to y0), and the offset of its staged tile (rows r0 - n ..
+/// r1 + n - 1, columns x0 - n .. x0 + w + n - 1) in the warp's shared region (-1: scan global memory).
+struct WarpTile {
+    int x0, y0, w, r0, r1, off;
+};
+
+/// Every warp: its WarpTile of each level into wt[0..levels). Lane 4k + b computes boundary b
+/// (x0, x1, y0, y1) of level k; lane 4k then places the tile greedily in level order (warp-uniform).
+/// Ends with __syncwarp (wt is read by the whole warp).
+__device__ __forceinline__ void warp_tiles(const GridNmsParams& p, int cx, int cy, WarpTile* wt) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int k = lane >> 2, b = lane & 3, n = p.nms_radius;
     int v = 0;
     if (k < p.levels) {
@@ -129,67 +134,97 @@ __device__ void cell_rects(const GridNmsParams& p, int cx, int cy, CellRect* rec
     const int x0 = __shfl_sync(kFullMask, v, q), x1 = __shfl_sync(kFullMask, v, q + 1);
     const int y0 = __shfl_sync(kFullMask, v, q + 2), y1 = __shfl_sync(kFullMask, v, q + 3);
     const int w = x1 - x0, h = y1 - y0;
-    // Tile floats; 0 for an empty rectangle. (w + 2n) * (h + 2n) < 2^31 since w, h <= 16383.
-    const int size = k < p.levels && w > 0 && h > 0 ? (w + 2 * n) * (h + 2 * n) : 0;
+    // rows split in kWarps chunks of ceil(h / kWarps): warp gets [r0, r1) (possibly empty)
+    const int chunk = (h + kWarps - 1) / kWarps;
+    const int r0 = min(warp * chunk, h), r1 = min(r0 + chunk, h);
+    // Tile floats; 0 for an empty share. (r1 - r0 + 2n) * (w + 2n) < 2^31 since w, h <= 16383.
+    const int size = k < p.levels && w > 0 && r1 > r0 ? (r1 - r0 + 2 * n) * (w + 2 * n) : 0;
     int used = 0, mine = -1;
     for (int j = 0; j < p.levels; ++j) {  // greedy placement in level order, uniform across the warp
         const int sz = __shfl_sync(kFullMask, size, 4 * j);
-        const bool fits = sz > 0 && sz <= kTileFloats - used;
+        const bool fits = sz > 0 && sz <= kWarpFloats - used;
         if (j == k) mine = fits ? used : -1;
         if (fits) used += sz;
     }
-    if (b == 0 && k < p.levels) rect[k] = CellRect{x0, y0, w, h, mine};
+    if (b == 0 && k < p.levels) wt[k] = WarpTile{x0, y0, w, r0, r1, mine};
+    __syncwarp();
 }
 
-/// All threads: copies every placed tile into shared memory (out-of-level pixels read as 0).
-/// Element i of the buffer belongs to the placed level whose range holds it.
-__device__ void stage_tiles(const GridNmsParams& p, const CellRect* rect, float* tile) {
-    const int n = p.nms_radius;
+/// One warp: copies its placed tiles into its shared region (out-of-level pixels read as 0), then
+/// __syncwarp. The placed tiles lie back to back in level order: [0, total). Lane l copies elements
+/// l, l + 32, ...; it tracks its element's level k, offset t in that level's tile and tile column /
+/// row (tx, ty) incrementally (+32 = +sx columns, +sy rows), dividing only when it enters a level.
+__device__ void stage_tiles(const GridNmsParams& p, const WarpTile* wt, float* tile) {
+    const int n = p.nms_radius, lane = threadIdx.x & 31;
     int total = 0;
     for (int k = 0; k < p.levels; ++k)
-        if (rect[k].off >= 0) total = rect[k].off + (rect[k].w + 2 * n) * (rect[k].h + 2 * n);
-    int k = 0;  // level of the current element; elements are visited in increasing order
-    for (int start = 0; start < total; start += kThreads * kStageBatch) {
+        if (wt[k].off >= 0) total = wt[k].off + (wt[k].r1 - wt[k].r0 + 2 * n) * (wt[k].w + 2 * n);
+    int k = -1, size = 0, t = lane;  // t: offset of this lane's next element in level k's tile
+    int tw = 1, sx = 0, sy = 0, tx = 0, ty = 0, gx0 = 0, gy0 = 0, lw = 0, lh = 0;
+    const unsigned char* base = nullptr;
+    std::size_t pitch = 0;
+    for (int start = 0; start < total; start += 32 * kStageBatch) {
         float v[kStageBatch];
 #pragma unroll
         for (int j = 0; j < kStageBatch; ++j) {
-            const int i = start + j * kThreads + static_cast<int>(threadIdx.x);
             v[j] = 0.0f;
-            if (i < total) {
-                // advance to the placed level whose range [off, off + size) holds i
-                while (rect[k].off < 0 || i >= rect[k].off + (rect[k].w + 2 * n) * (rect[k].h + 2 * n)) ++k;
-                const CellRect r = rect[k];
-                const int tw = r.w + 2 * n;
-                const int t = i - r.off, ty = t / tw, tx = t - ty * tw;
-                const int x = r.x0 - n + tx, y = r.y0 - n + ty;
-                const GridLevel& L = p.level[k];
-                if (x >= 0 && y >= 0 && x < L.width && y < L.height)
-                    v[j] = __ldg(reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(L.scores) +
-                                                                static_cast<std::size_t>(y) * L.pitch) + x);
+            if (start + j * 32 + lane < total) {
+                if (t >= size) {  // enter the placed level whose tile holds the element (i < total: one exists)
+                    do {
+                        t -= size;
+                        do ++k;
+                        while (wt[k].off < 0);
+                        size = (wt[k].r1 - wt[k].r0 + 2 * n) * (wt[k].w + 2 * n);
+                    } while (t >= size);
+                    const GridLevel& L = p.level[k];
+                    tw = wt[k].w + 2 * n;
+                    ty = t / tw;
+                    tx = t - ty * tw;
+                    sx = 32 % tw;
+                    sy = 32 / tw;
+                    gx0 = wt[k].x0 - n;  // level coordinates of tile element (0, 0)
+                    gy0 = wt[k].y0 + wt[k].r0 - n;
+                    lw = L.width;
+                    lh = L.height;
+                    base = reinterpret_cast<const unsigned char*>(L.scores);
+                    pitch = L.pitch;
+                }
+                const int x = gx0 + tx, y = gy0 + ty;
+                if (x >= 0 && y >= 0 && x < lw && y < lh)
+                    v[j] = __ldg(reinterpret_cast<const float*>(base + static_cast<std::size_t>(y) * pitch) + x);
+                t += 32;  // next element of this lane
+                tx += sx;
+                ty += sy;
+                if (tx >= tw) {
+                    tx -= tw;
+                    ++ty;
+                }
             }
         }
 #pragma unroll
         for (int j = 0; j < kStageBatch; ++j) {
-            const int i = start + j * kThreads + static_cast<int>(threadIdx.x);
+            const int i = start + j * 32 + lane;
             if (i < total) tile[i] = v[j];
         }
     }
+    __syncwarp();  // the warp's stores are visible to all its lanes
 }
 
-/// Walks the rectangle r of level k from its staged tile (halo N), updating this thread's best-K list.
+/// Walks the warp's rows of level k from its staged tile (halo N), updating this lane's best-K list.
 template <int K, int N>
-__device__ void scan_tile(const GridNmsParams& p, int k, const CellRect& r, const float* tile, Key (&top)[K]) {
+__device__ void scan_tile(const GridNmsParams& p, int k, const WarpTile& r, const float* tile, Key (&top)[K]) {
     const float s = p.level[k].scale;
-    const int tw = r.w + 2 * N;
-    const float* origin = tile + r.off + N * tw + N;  // pixel (r.x0, r.y0)
-    // Linear walk of the w x h rectangle: index i = threadIdx.x + j * kThreads -> (i % w, i / w).
-    const int step_x = kThreads % r.w, step_y = kThreads / r.w;
-    int lx = static_cast<int>(threadIdx.x) % r.w, ly = static_cast<int>(threadIdx.x) / r.w;
-    while (ly < r.h) {
+    const int tw = r.w + 2 * N, rows = r.r1 - r.r0;
+    const float* origin = tile + r.off + N * tw + N;  // pixel (x0, y0 + r0)
+    // Linear walk of the w x rows share: index i = lane + 32 j -> (i % w, i / w).
+    const int lane = threadIdx.x & 31;
+    const int step_x = 32 % r.w, step_y = 32 / r.w;
+    int lx = lane % r.w, ly = lane / r.w;
+    while (ly < rows) {
         const float* c = origin + ly * tw + lx;
         const float sp = *c;
         if (sp > 0.0f) {
-            const int x = r.x0 + lx, y = r.y0 + ly;
+            const int x = r.x0 + lx, y = r.y0 + r.r0 + ly;
             const Key key = detail::keypoint_key(sp, k, x, y);
             if (key > top[K - 1] && detail::nms_is_maximum_tile<N>(c, tw, sp) && eligible(p, s, x, y))
                 detail::topk_insert(top, key);
@@ -203,14 +238,15 @@ __device__ void scan_tile(const GridNmsParams& p, int k, const CellRect& r, cons
     }
 }
 
-/// The same from global memory (levels whose tile did not fit).
+/// The same from global memory (shares whose tile did not fit).
 template <int K>
-__device__ void scan_global(const GridNmsParams& p, int k, const CellRect& r, Key (&top)[K]) {
+__device__ void scan_global(const GridNmsParams& p, int k, const WarpTile& r, Key (&top)[K]) {
     const GridLevel& L = p.level[k];
-    const int step_x = kThreads % r.w, step_y = kThreads / r.w;
-    int lx = static_cast<int>(threadIdx.x) % r.w, ly = static_cast<int>(threadIdx.x) / r.w;
-    while (ly < r.h) {
-        const int x = r.x0 + lx, y = r.y0 + ly;
+    const int rows = r.r1 - r.r0, lane = threadIdx.x & 31;
+    const int step_x = 32 % r.w, step_y = 32 / r.w;
+    int lx = lane % r.w, ly = lane / r.w;
+    while (ly < rows) {
+        const int x = r.x0 + lx, y = r.y0 + r.r0 + ly;
         const float sp = detail::score_at(L.scores, L.pitch, x, y);
         if (sp > 0.0f) {
             const Key key = detail::keypoint_key(sp, k, x, y);
@@ -228,9 +264,9 @@ __device__ void scan_global(const GridNmsParams& p, int k, const CellRect& r, Ke
 }
 
 template <int K>
-__device__ __forceinline__ void scan_level(const GridNmsParams& p, int k, const CellRect& r, const float* tile,
+__device__ __forceinline__ void scan_level(const GridNmsParams& p, int k, const WarpTile& r, const float* tile,
                                            Key (&top)[K]) {
-    if (r.w <= 0 || r.h <= 0) return;
+    if (r.w <= 0 || r.r1 <= r.r0) return;
     if (r.off >= 0) {
         switch (p.nms_radius) {  // the tile's halo is nms_radius (1..4, validated on the host)
             case 1: scan_tile<K, 1>(p, k, r, tile, top); return;
@@ -359,9 +395,9 @@ __device__ void finish(const GridNmsParams& p) {
 }
 
 template <int K>
-__global__ void __launch_bounds__(kThreads) grid_nms_kernel(const GridNmsParams p) {
-    __shared__ float tile[kTileFloats];
-    __shared__ CellRect rect[kMaxLevels];
+__global__ void __launch_bounds__(kThreads, 4) grid_nms_kernel(const GridNmsParams p) {
+    __shared__ float tile[kWarps * kWarpFloats];
+    __shared__ WarpTile wtiles[kWarps][kMaxLevels];
     __shared__ Key warp_lists[kWarps * K];
     __shared__ bool is_last;
     const int cell = static_cast<int>(blockIdx.x);
@@ -371,13 +407,14 @@ __global__ void __launch_bounds__(kThreads) grid_nms_kernel(const GridNmsParams 
     Key top[K];
 #pragma unroll
     for (int i = 0; i < K; ++i) top[i] = 0;
+    // The skip flag's load overlaps the geometry (computed even for skipped cells).
     const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // block-uniform
-    if (!skip) {
-        if (warp == 0) cell_rects(p, cx, cy, rect);
-        __syncthreads();
-        stage_tiles(p, rect, tile);
-        __syncthreads();
-        for (int k = 0; k < p.levels; ++k) scan_level<K>(p, k, rect[k], tile, top);
+    WarpTile* wt = wtiles[warp];
+    warp_tiles(p, cx, cy, wt);
+    if (!skip) {  // warp-local until the merge: no block barrier before it
+        float* region = tile + warp * kWarpFloats;
+        stage_tiles(p, wt, region);
+        for (int k = 0; k < p.levels; ++k) scan_level<K>(p, k, wt[k], region, top);
     }
 
     // Warp lists, then warp 0 merges them.

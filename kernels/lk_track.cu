@@ -18,7 +18,9 @@
 //     dq = -(J^T J)^-1 J^T e = -diag(1/alpha, 1/alpha, 1, 1) H1^-1 b1,
 // which is the exact Gauss-Newton step for the current alpha with H1 computed once per level.
 // H1 is built from 9 template sums (gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a; a = T - mu, n pixels),
-// factorized once per level (LDL^T); inactive parameters (by LkMode) get an identity row and column.
+// factorized once per level (LDL^T, with the reciprocal pivots 1/d_j: an iteration's solve is two
+// triangular substitutions and four multiplies, dt = dq_t * (1/alpha)); inactive parameters (by LkMode)
+// get an identity row and column.
 // Update, inverse composition of the translation warp W(x; t) = x + t with W(x; dt)^-1:
 //     t <- t - dt,   alpha <- alpha + dalpha,   beta_c <- beta_c + dbeta_c.
 // Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
@@ -32,9 +34,11 @@
 // rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
 //
 // GPU mapping: warp w tracks feature w. Lane l owns patch pixels l, l + 32, ... (at most 8 for 16x16),
-// keeps T, gx, gy of its pixels in registers, accumulates its partial sums in that order, and the xor
-// butterfly (offsets 16, 8, 4, 2, 1) gives every lane the identical full sums, so every lane runs the
-// same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in one launch.
+// keeps T (centred, T - mu, once mu is known), gx, gy of its pixels in registers (when n divides 32
+// they share one patch column, so one x half of the bilinear weights serves all of them: BilinearX),
+// accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
+// every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
+// control flow stays warp-uniform. All levels in one launch.
 // Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
 // the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
 // it; the bilinear samples are bit-identical to reading the image (detail::bilinear_at).
@@ -75,18 +79,23 @@ __device__ __forceinline__ void warp_allreduce(float* v) {
 struct Window {
     float* buf;
     int x0, y0, w, h;
+    float xa, xb, ya, yb;  // covers_patch's bounds, set by place()
 
     __device__ __forceinline__ float at(int x, int y) const { return buf[(y - y0) * kWinStride + (x - x0)]; }
 
-    /// True when the window holds the tap ranges [xlo, xhi] x [ylo, yhi] of `im`, clipped to the image
-    /// (the taps themselves are inside it: the callers' inside() preconditions).
-    __device__ __forceinline__ bool covers(const detail::LkImage& im, int xlo, int xhi, int ylo, int yhi) const {
-        return max(xlo, 0) >= x0 && min(xhi, im.width - 1) < x0 + w && max(ylo, 0) >= y0 &&
-               min(yhi, im.height - 1) < y0 + h;
+    /// True when the window holds the tap ranges detail::tap_range(cx, half) x tap_range(cy, half),
+    /// clipped to the image (the taps themselves are inside it: the callers' inside() preconditions).
+    /// With [lo, hi] = [floor(c - half) - 1, floor(c + half) + 2] and integer m, floor(v) >= m <=> v >= m
+    /// and floor(v) < m <=> v < m, so max(lo, 0) >= x0 <=> x0 == 0 or c - half >= x0 + 1, and
+    /// min(hi, W - 1) < x0 + w <=> x0 + w == W or c + half < x0 + w - 2: four float compares against
+    /// bounds fixed at placement (+-inf for the image's own edges).
+    __device__ __forceinline__ bool covers_patch(float cx, float cy, float half) const {
+        return detail::fsub(cx, half) >= xa && detail::fadd(cx, half) < xb && detail::fsub(cy, half) >= ya &&
+               detail::fadd(cy, half) < yb;
     }
 
     /// Chooses the window of `im` centred on (cx, cy), clamped into the image (w, h < kWin only
-    /// when the image is smaller than the window). Warp-uniform. Afterwards covers() holds for every
+    /// when the image is smaller than the window). Warp-uniform. Afterwards covers_patch() holds for every
     /// tap_range of extent <= kWin / 2 - 4 around (cx, cy) (ix = floor(cx): the range is within
     /// [ix - extent - 2, ix + extent + 3], the window [ix - kWin/2 + 1, ix + kWin/2], both clipped to the image).
     __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy) {
@@ -97,6 +106,11 @@ struct Window {
         y0 = max(0, min(iy - (kWin / 2 - 1), im.height - kWin));
         w = min(kWin, im.width - x0);
         h = min(kWin, im.height - y0);
+        const float inf = __int_as_float(0x7f800000);
+        xa = x0 == 0 ? -inf : static_cast<float>(x0 + 1);
+        xb = x0 + w == im.width ? inf : static_cast<float>(x0 + w - 2);
+        ya = y0 == 0 ? -inf : static_cast<float>(y0 + 1);
+        yb = y0 + h == im.height ? inf : static_cast<float>(y0 + h - 2);
     }
 };
 
@@ -137,21 +151,20 @@ struct WarpEngine {
     Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
     Window rw;                    // reference window (template extraction)
     int cw_level;
+    bool one_column;              // n divides 32: all of this lane's pixels lie in one patch column
+    float half_k;                 // patch_half(n) of the level being tracked
+    // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
     float ox[detail::kLkMaxPerLane], oy[detail::kLkMaxPerLane];  // patch offsets of this lane's pixels
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
-          cw_level(-1) {}
+          cw_level(-1), one_column(false), half_k(0.0f) {}
 
     /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
-    __device__ __forceinline__ bool cur_covers(int k, const detail::LkImage& cur, float cx, float cy) const {
-        const float half = detail::patch_half(s.patch[k]);
-        int xlo, xhi, ylo, yhi;
-        detail::tap_range(cx, half, xlo, xhi);
-        detail::tap_range(cy, half, ylo, yhi);
-        return cw_level == k && cw.covers(cur, xlo, xhi, ylo, yhi);
+    __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
+        return cw_level == k && cw.covers_patch(cx, cy, half_k);
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
@@ -159,10 +172,9 @@ struct WarpEngine {
         const int n = s.patch[k];
         const int npx = n * n;
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            const int i = lane + j * detail::kLkLanes;
-            if (i < npx) detail::patch_offset(i, n, ox[j], oy[j]);
-        }
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) detail::patch_offset(lane + j * detail::kLkLanes, n, ox[j], oy[j]);
+        one_column = detail::kLkLanes % n == 0;  // pixel l + 32 j is in column l % n for every j
+        half_k = detail::patch_half(n);
         cw.place(cur, cx, cy);
         cw_level = k;
         if (ref == nullptr) {
@@ -190,9 +202,17 @@ struct WarpEngine {
         }
         rw.place(ref[k], rx, ry);  // covers the template's taps (extent <= 8.5, see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
+        if (one_column) {  // the x halves of all five samples are the same for every pixel of the lane
+            const detail::TemplateX h = detail::template_x(rx, ox[0]);
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at_x(rw, h, ry, oy[j], t[j], gx[j], gy[j]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx)
+                    detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
+        }
         return true;
     }
 
@@ -206,28 +226,41 @@ struct WarpEngine {
         return acc[0];
     }
 
+    /// Also centres the template in place: t[j] <- T - mu, which the level's iterations then use
+    /// directly (the same fsub as add_error(T, .., mu) would repeat every iteration).
     __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
         const int npx = s.patch[k] * s.patch[k];
 #pragma unroll
         for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx) detail::add_hessian(out, t[j], gx[j], gy[j], mu);
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (lane + j * detail::kLkLanes < npx) {
+                t[j] = detail::fsub(t[j], mu);
+                detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
+            }
+        }
         warp_allreduce<detail::kLkHessianSums>(out);
     }
 
     /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
     __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
         const int npx = s.patch[k] * s.patch[k];
-        if (!cur_covers(k, cur, cx, cy)) {  // re-centre on the estimate: then it covers (Window::place)
+        if (!cur_covers(k, cx, cy)) {  // re-centre on the estimate: then it covers (Window::place)
             cw.place(cur, cx, cy);
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
+        if (one_column) {  // fadd(cx, ox[j]) is the same for every j: one x half for the lane
+            const detail::BilinearX h = detail::bilinear_x(detail::fadd(cx, ox[0]));
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx)
-                img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx) img[j] = detail::bilinear_at_x(cw, h, detail::fadd(cy, oy[j]));
+        } else {
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx)
+                    img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
+        }
     }
 
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
@@ -239,7 +272,7 @@ struct WarpEngine {
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx) detail::add_error(out, t[j], gx[j], gy[j], img[j], alpha, beta_c, mu);
+            if (lane + j * detail::kLkLanes < npx) detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
         warp_allreduce<detail::kLkErrorSums>(out);
     }
 
@@ -255,9 +288,9 @@ struct WarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
             if (lane + j * detail::kLkLanes < npx) {
-                detail::add_error(v, t[j], gx[j], gy[j], img[j], alpha, beta_c, mu);
+                detail::add_error_centred(v, t[j], gx[j], gy[j], img[j], alpha, beta_c);
                 v[detail::kLkErrorSums] = detail::fadd(
-                    v[detail::kLkErrorSums], fabsf(detail::pixel_error(t[j], img[j], alpha0, beta_c0, mu)));
+                    v[detail::kLkErrorSums], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
             }
         }
         warp_allreduce<detail::kLkErrorSums + 1>(v);  // each value reduced exactly as in error_sums

@@ -247,6 +247,28 @@ TEST_P(Select, LargeCapSelectionOverManySlots) {
     }
 }
 
+TEST_P(Select, LargeTallAndWideCellsMatchTheOracle) {
+    // Cells whose tiles only partly fit (or not at all) in the kernel's shared memory, cells shorter
+    // than the kernel has warps, and levels whose cell rectangles are thin or empty.
+    const int shapes[][2] = {{1024, 1024}, {32, 1024}, {1024, 8}, {96, 200}, {128, 128}, {64, 64}, {32, 8}, {480, 40}};
+    int trial = 0;
+    for (const auto& shape : shapes)
+        for (const int levels : {1, 3}) {
+            DetectorConfig cfg = base_config(levels, trial % 2 ? 1.2f : 2.0f);
+            cfg.cell_width = shape[0];
+            cfg.cell_height = shape[1];
+            cfg.per_cell = 1 + (trial * 5) % 8;
+            cfg.nms_radius = 1 + trial % 4;
+            cfg.max_features = trial % 3 == 2 ? 23 : 0;
+            cfg.border = trial % 3;
+            const int w = 150 + 37 * (trial % 5), h = 90 + 29 * (trial % 4);
+            const auto maps = random_maps(w, h, cfg, static_cast<std::uint32_t>(1000 + trial), 0.4f);
+            SCOPED_TRACE(test::describe(cfg) + " size " + std::to_string(w) + "x" + std::to_string(h));
+            run(maps, cfg);
+            ++trial;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Select, ::testing::Values(Backend::Cpu, Backend::Cuda),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 

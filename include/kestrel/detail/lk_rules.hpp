@@ -115,16 +115,32 @@ struct LkImageTaps {
 /// top = (1-ax) I00 + ax I10, bottom = (1-ax) I01 + ax I11, value = (1-ay) top + ay bottom.
 /// The tap source only decides where the pixel values come from (the GPU reads a shared-memory copy
 /// of the neighbourhood); the values and the arithmetic are the same for every source.
+/// The x half of a bilinear sample (x0 = floor(x), ax = x - x0, bx = 1 - ax): samples that share x
+/// share it (the GPU computes it once for a lane's pixels when they lie in one patch column).
+struct BilinearX {
+    int x0;
+    float ax, bx;
+};
+KESTREL_HD BilinearX bilinear_x(float x) {
+    const float fx = floorf(x);
+    const float ax = fsub(x, fx);
+    return BilinearX{static_cast<int>(fx), ax, fsub(1.0f, ax)};
+}
+KESTREL_HD_TEMPLATE_CHECK
+template <class Taps>
+KESTREL_HD float bilinear_at_x(const Taps& src, const BilinearX& h, float y) {
+    const float fy = floorf(y);
+    const int y0 = static_cast<int>(fy);
+    const float ay = fsub(y, fy);
+    const float by = fsub(1.0f, ay);
+    const float top = fadd(fmul(h.bx, src.at(h.x0, y0)), fmul(h.ax, src.at(h.x0 + 1, y0)));
+    const float bot = fadd(fmul(h.bx, src.at(h.x0, y0 + 1)), fmul(h.ax, src.at(h.x0 + 1, y0 + 1)));
+    return fadd(fmul(by, top), fmul(ay, bot));
+}
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
 KESTREL_HD float bilinear_at(const Taps& src, float x, float y) {
-    const float fx = floorf(x), fy = floorf(y);
-    const int x0 = static_cast<int>(fx), y0 = static_cast<int>(fy);
-    const float ax = fsub(x, fx), ay = fsub(y, fy);
-    const float bx = fsub(1.0f, ax), by = fsub(1.0f, ay);
-    const float top = fadd(fmul(bx, src.at(x0, y0)), fmul(ax, src.at(x0 + 1, y0)));
-    const float bot = fadd(fmul(bx, src.at(x0, y0 + 1)), fmul(ax, src.at(x0 + 1, y0 + 1)));
-    return fadd(fmul(by, top), fmul(ay, bot));
+    return bilinear_at_x(src, bilinear_x(x), y);
 }
 /// Bilinear sample of an image (precondition: inside).
 KESTREL_HD float bilinear(const LkImage& im, float x, float y) { return bilinear_at(LkImageTaps{im}, x, y); }
@@ -139,14 +155,29 @@ KESTREL_HD void patch_offset(int i, int n, float& ox, float& oy) {
 /// Template pixel at (rx + ox, ry + oy): T and its central differences
 /// gx = (T(x+1, y) - T(x-1, y)) / 2, gy = (T(x, y+1) - T(x, y-1)) / 2 (bilinear samples).
 /// Precondition: inside(im, rx, ry, patch_half(n) + 1).
+/// The x halves of a template pixel's five samples, at sx = rx + ox: sx, sx + 1, sx - 1.
+struct TemplateX {
+    BilinearX c, p, m;
+};
+KESTREL_HD TemplateX template_x(float rx, float ox) {
+    const float sx = fadd(rx, ox);
+    return TemplateX{bilinear_x(sx), bilinear_x(fadd(sx, 1.0f)), bilinear_x(fsub(sx, 1.0f))};
+}
+/// template_pixel_at with the x halves precomputed (template_x(rx, ox)).
+KESTREL_HD_TEMPLATE_CHECK
+template <class Taps>
+KESTREL_HD void template_pixel_at_x(const Taps& src, const TemplateX& h, float ry, float oy, float& t, float& gx,
+                                    float& gy) {
+    const float sy = fadd(ry, oy);
+    t = bilinear_at_x(src, h.c, sy);
+    gx = fmul(0.5f, fsub(bilinear_at_x(src, h.p, sy), bilinear_at_x(src, h.m, sy)));
+    gy = fmul(0.5f, fsub(bilinear_at_x(src, h.c, fadd(sy, 1.0f)), bilinear_at_x(src, h.c, fsub(sy, 1.0f))));
+}
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
 KESTREL_HD void template_pixel_at(const Taps& src, float rx, float ry, float ox, float oy, float& t, float& gx,
                                   float& gy) {
-    const float sx = fadd(rx, ox), sy = fadd(ry, oy);
-    t = bilinear_at(src, sx, sy);
-    gx = fmul(0.5f, fsub(bilinear_at(src, fadd(sx, 1.0f), sy), bilinear_at(src, fsub(sx, 1.0f), sy)));
-    gy = fmul(0.5f, fsub(bilinear_at(src, sx, fadd(sy, 1.0f)), bilinear_at(src, sx, fsub(sy, 1.0f))));
+    template_pixel_at_x(src, template_x(rx, ox), ry, oy, t, gx, gy);
 }
 KESTREL_HD void template_pixel(const LkImage& im, float rx, float ry, float ox, float oy, float& t, float& gx,
                                float& gy) {
@@ -160,8 +191,9 @@ KESTREL_HD float image_pixel(const LkImage& im, float cx, float cy, float ox, fl
 
 /// Integer tap range [lo, hi] (per axis) that covers every bilinear sample at c + o, o in
 /// [-extent, extent], with one pixel to spare on each side (so that sums of offsets rounded in another
-/// order stay covered): lo = floor(c - extent) - 1, hi = floor(c + extent) + 2. The GPU uses it to
-/// decide whether its shared-memory copy of a neighbourhood covers a patch.
+/// order stay covered): lo = floor(c - extent) - 1, hi = floor(c + extent) + 2. It defines when the GPU's
+/// shared-memory copy of a neighbourhood covers a patch (the kernel's Window::covers_patch evaluates
+/// the same condition as float compares).
 KESTREL_HD void tap_range(float c, float extent, int& lo, int& hi) {
     lo = static_cast<int>(floorf(fsub(c, extent))) - 1;
     hi = static_cast<int>(floorf(fadd(c, extent))) + 2;
@@ -178,9 +210,8 @@ KESTREL_HD int store_level_offset(const LkSetup& s, int k) {
 KESTREL_HD int store_floats_per_slot(const LkSetup& s) { return store_level_offset(s, s.levels); }
 
 // ---- per-pixel accumulation (in this order, per lane) -------------------------------------------
-/// Hessian sums with a = T - mu: gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a.
-KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
-    const float a = fsub(t, mu);
+/// Hessian sums from the centred template value a = T - mu: gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a.
+KESTREL_HD void add_hessian_centred(float* acc, float a, float gx, float gy) {
     acc[0] = fadd(acc[0], fmul(gx, gx));
     acc[1] = fadd(acc[1], fmul(gx, gy));
     acc[2] = fadd(acc[2], fmul(gy, gy));
@@ -191,21 +222,33 @@ KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
     acc[7] = fadd(acc[7], gy);
     acc[8] = fadd(acc[8], a);
 }
-
-/// The error of one pixel: e = alpha * (T - mu) + beta_c - I.
-KESTREL_HD float pixel_error(float t, float image, float alpha, float beta_c, float mu) {
-    return fsub(fadd(fmul(alpha, fsub(t, mu)), beta_c), image);
+KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
+    add_hessian_centred(acc, fsub(t, mu), gx, gy);
 }
 
-/// Error sums, e = alpha * (T - mu) + beta_c - I: gx e, gy e, a e, e, |e|.
-KESTREL_HD void add_error(float* acc, float t, float gx, float gy, float image, float alpha, float beta_c, float mu) {
-    const float a = fsub(t, mu);
-    const float e = pixel_error(t, image, alpha, beta_c, mu);
+/// The error of one pixel from the centred template value a = T - mu: e = alpha * a + beta_c - I.
+KESTREL_HD float pixel_error_centred(float a, float image, float alpha, float beta_c) {
+    return fsub(fadd(fmul(alpha, a), beta_c), image);
+}
+/// The error of one pixel: e = alpha * (T - mu) + beta_c - I.
+KESTREL_HD float pixel_error(float t, float image, float alpha, float beta_c, float mu) {
+    return pixel_error_centred(fsub(t, mu), image, alpha, beta_c);
+}
+
+/// Error sums from the centred template value a = T - mu (the GPU keeps a per pixel for the whole
+/// level), e = alpha * a + beta_c - I: gx e, gy e, a e, e, |e|.
+KESTREL_HD void add_error_centred(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    const float e = pixel_error_centred(a, image, alpha, beta_c);
     acc[0] = fadd(acc[0], fmul(gx, e));
     acc[1] = fadd(acc[1], fmul(gy, e));
     acc[2] = fadd(acc[2], fmul(a, e));
     acc[3] = fadd(acc[3], e);
     acc[4] = fadd(acc[4], fabsf(e));
+}
+/// Error sums, e = alpha * (T - mu) + beta_c - I: gx e, gy e, a e, e, |e| (the same operations as
+/// add_error_centred(acc, T - mu, ...)).
+KESTREL_HD void add_error(float* acc, float t, float gx, float gy, float image, float alpha, float beta_c, float mu) {
+    add_error_centred(acc, fsub(t, mu), gx, gy, image, alpha, beta_c);
 }
 
 /// The warp's xor butterfly, emulated on the host: after it every lane holds the same sum, whose
@@ -228,6 +271,7 @@ inline void emulate_butterfly(float (&lanes)[kLkLanes][K], float* out) {
 struct LkSystem {
     float l[4][4];
     float d[4];
+    float inv_d[4];  // 1 / d[j], once per factorization: the per-iteration solve multiplies
 };
 
 /// Builds H from the 9 sums (n = pixel count) and factorizes it. Returns false when singular:
@@ -262,6 +306,7 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
         for (int k = 0; k < j; ++k) dj = fsub(dj, fmul(fmul(sys.l[j][k], sys.l[j][k]), sys.d[k]));
         if (!(dj > fmul(kLkPivotEps, h[j][j])) || !finite(dj)) return false;
         sys.d[j] = dj;
+        sys.inv_d[j] = fdiv(1.0f, dj);
         sys.l[j][j] = 1.0f;
         KESTREL_UNROLL
         for (int i = j + 1; i < 4; ++i) {
@@ -274,7 +319,8 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
     return true;
 }
 
-/// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq): forward, diagonal, backward.
+/// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq): forward, diagonal (z_i * (1 / d_i), the
+/// reciprocals from lk_factorize: no division per iteration), backward.
 KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int est_offset, float* x) {
     float r[4] = {b[0], b[1], est_gain ? b[2] : 0.0f, est_offset ? b[3] : 0.0f};
     float z[4];
@@ -286,7 +332,7 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
         z[i] = v;
     }
     KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i) z[i] = fdiv(z[i], sys.d[i]);
+    for (int i = 0; i < 4; ++i) z[i] = fmul(z[i], sys.inv_d[i]);
     KESTREL_UNROLL
     for (int i = 3; i >= 0; --i) {
         float v = z[i];
@@ -363,6 +409,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         const float window = fdiv(s.reach, sk);                           // the search window, level pixels
         int it = 0;
         bool converged = false, gain_lost = false;
+        const float inv_alpha_level = fdiv(1.0f, alpha);  // alpha's reciprocal while it is held (est_gain == 0)
         float pdx = 0.0f, pdy = 0.0f;  // previous step
         float first_sad = 0.0f, last_sad = 0.0f;  // sum |e| at the level's start and at the last evaluation
         for (; it < s.max_iterations; ++it) {
@@ -372,8 +419,10 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
             last_sad = es[4];
             float dq[4];
             lk_solve(sys, es, est_gain, s.est_offset, dq);
-            // Exact SIC step: J(alpha) = J(1) diag(alpha, alpha, 1, 1) => dt = dq_t / alpha.
-            const float dtx = fdiv(dq[0], alpha), dty = fdiv(dq[1], alpha);
+            // Exact SIC step: J(alpha) = J(1) diag(alpha, alpha, 1, 1) => dt = dq_t * (1 / alpha)
+            // (one reciprocal per iteration; on coarse levels alpha is fixed and so is inv_alpha).
+            const float inv_alpha = est_gain ? fdiv(1.0f, alpha) : inv_alpha_level;
+            const float dtx = fmul(dq[0], inv_alpha), dty = fmul(dq[1], inv_alpha);
             const float nx = fsub(cx, dtx), ny = fsub(cy, dty);  // t <- t - dt (inverse composition)
             const float na = est_gain ? fadd(alpha, dq[2]) : alpha;
             const float nb = s.est_offset ? fadd(beta_c, dq[3]) : beta_c;
