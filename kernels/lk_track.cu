@@ -35,7 +35,8 @@
 //
 // GPU mapping: warp w tracks feature w. Lane l owns patch pixels l, l + 32, ... (at most 8 for 16x16),
 // keeps T (centred, T - mu, once mu is known), gx, gy of its pixels in registers (when n divides 32
-// they share one patch column, so one x half of the bilinear weights serves all of them: BilinearX),
+// they share one patch column, so one x half of the bilinear weights serves all of them: BilinearX;
+// for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel branches: `full`),
 // accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
 // every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
 // control flow stays warp-uniform. All levels in one launch.
@@ -152,6 +153,7 @@ struct WarpEngine {
     Window rw;                    // reference window (template extraction)
     int cw_level;
     bool one_column;              // n divides 32: all of this lane's pixels lie in one patch column
+    bool full;                    // n == 16: every lane has kLkMaxPerLane pixels (and one_column)
     float half_k;                 // patch_half(n) of the level being tracked
     // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
@@ -160,7 +162,7 @@ struct WarpEngine {
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
-          cw_level(-1), one_column(false), half_k(0.0f) {}
+          cw_level(-1), one_column(false), full(false), half_k(0.0f) {}
 
     /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
     __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
@@ -174,6 +176,7 @@ struct WarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) detail::patch_offset(lane + j * detail::kLkLanes, n, ox[j], oy[j]);
         one_column = detail::kLkLanes % n == 0;  // pixel l + 32 j is in column l % n for every j
+        full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);
         cw.place(cur, cx, cy);
         cw_level = k;
@@ -202,11 +205,10 @@ struct WarpEngine {
         }
         rw.place(ref[k], rx, ry);  // covers the template's taps (extent <= 8.5, see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
-        if (one_column) {  // the x halves of all five samples are the same for every pixel of the lane
-            const detail::TemplateX h = detail::template_x(rx, ox[0]);
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx) detail::template_pixel_at_x(rw, h, ry, oy[j], t[j], gx[j], gy[j]);
+        if (full) {
+            template_pixels<true>(rx, ry, npx);
+        } else if (one_column) {
+            template_pixels<false>(rx, ry, npx);
         } else {
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
@@ -214,6 +216,18 @@ struct WarpEngine {
                     detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
         }
         return true;
+    }
+
+    /// T, gx, gy of the lane's pixels when they share one column (one_column): the x halves of all
+    /// five samples are the same for every pixel. Full (16x16): no per-pixel branch, so the pixels'
+    /// independent chains interleave.
+    template <bool Full>
+    __device__ __forceinline__ void template_pixels(float rx, float ry, int npx) {
+        const detail::TemplateX h = detail::template_x(rx, ox[0]);
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (Full || lane + j * detail::kLkLanes < npx)
+                detail::template_pixel_at_x(rw, h, ry, oy[j], t[j], gx[j], gy[j]);
     }
 
     __device__ __forceinline__ float template_sum(int k) {
@@ -242,6 +256,15 @@ struct WarpEngine {
         warp_allreduce<detail::kLkHessianSums>(out);
     }
 
+    /// sample() for one_column: fadd(cx, ox[j]) is the same for every j, so one x half for the lane.
+    template <bool Full>
+    __device__ __forceinline__ void sample_column(float cx, float cy, int npx, float* img) const {
+        const detail::BilinearX h = detail::bilinear_x(detail::fadd(cx, ox[0]));
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (Full || lane + j * detail::kLkLanes < npx) img[j] = detail::bilinear_at_x(cw, h, detail::fadd(cy, oy[j]));
+    }
+
     /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
     __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
         const int npx = s.patch[k] * s.patch[k];
@@ -250,11 +273,10 @@ struct WarpEngine {
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
-        if (one_column) {  // fadd(cx, ox[j]) is the same for every j: one x half for the lane
-            const detail::BilinearX h = detail::bilinear_x(detail::fadd(cx, ox[0]));
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx) img[j] = detail::bilinear_at_x(cw, h, detail::fadd(cy, oy[j]));
+        if (full) {
+            sample_column<true>(cx, cy, npx, img);
+        } else if (one_column) {
+            sample_column<false>(cx, cy, npx, img);
         } else {
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
@@ -270,9 +292,16 @@ struct WarpEngine {
         sample(k, cur, cx, cy, img);
 #pragma unroll
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
+        if (full) {
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx) detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+        } else {
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (lane + j * detail::kLkLanes < npx)
+                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+        }
         warp_allreduce<detail::kLkErrorSums>(out);
     }
 

@@ -17,7 +17,8 @@ packages=(
     libeigen3-dev                    # Eigen: small linear algebra (examples)
     libstb-dev                       # stb_image: PNG reading without OpenCV (runs on the GPU machine)
     xz-utils                         # compressing the GPU-check bundle
-    clang                            # second host compiler
+    clang                            # second host compiler; libFuzzer (scripts/ci-fuzz.sh)
+    libclang-rt-dev                  # clang runtimes: libFuzzer, ASan for the fuzz targets
 )
 cuda11=0
 for arg in "$@"; do

@@ -115,6 +115,8 @@ TEST(PyramidGpu, RejectsWrongInputSize) {
     EXPECT_THROW(DevicePyramid(6, 48, {1, 2.0f}), InvalidArgument);
     DevicePyramid moved = std::move(pyr);
     EXPECT_THROW(pyr.build(nullptr), StateError);  // NOLINT(bugprone-use-after-move): tested on purpose
+    const HostImage frame = test::random_image(64, 48, 3);
+    copy_async(frame.view(), moved.level0(), nullptr);  // level 0 defined before building (initcheck)
     EXPECT_NO_THROW(moved.build(nullptr));
     synchronize(nullptr);
 }

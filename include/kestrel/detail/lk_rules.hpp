@@ -430,6 +430,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
                 if (k == 0) res.status = TrackStatus::LostSingular;
                 break;
             }
+            // (fdiv(1, kLkMinGain) == 10 exactly; the division stays: as a constant, ptxas spills the kernel)
             if (!(na >= kLkMinGain && na <= fdiv(1.0f, kLkMinGain))) { gain_lost = true; break; }
             if (!inside(cur[k], nx, ny, half)) {
                 if (k == 0) { res.status = TrackStatus::LostOutOfBounds; cx = nx; cy = ny; }
