@@ -232,20 +232,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "custom_pipeline: %s\n%s", e.what(), kUsage);
-        return 2;
-    } catch (const kestrel::InvalidArgument& e) {
-        std::fprintf(stderr, "custom_pipeline: invalid option: %s\n", e.what());
-        return 2;
-    } catch (const kestrel::NoDeviceError& e) {
-        std::fprintf(stderr, "custom_pipeline: %s (use --backend cpu or auto)\n", e.what());
-        return no_device_exit_code();
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "custom_pipeline: %s\n", e.what());
-        return 1;
-    }
-}
+int main(int argc, char** argv) { return run_example("custom_pipeline", kUsage, run, argc, argv); }

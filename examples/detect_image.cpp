@@ -160,20 +160,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "detect_image: %s\n%s", e.what(), kUsage);
-        return 2;
-    } catch (const kestrel::InvalidArgument& e) {
-        std::fprintf(stderr, "detect_image: invalid option: %s\n", e.what());
-        return 2;
-    } catch (const kestrel::NoDeviceError& e) {
-        std::fprintf(stderr, "detect_image: %s (use --backend cpu or auto)\n", e.what());
-        return no_device_exit_code();
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "detect_image: %s\n", e.what());
-        return 1;
-    }
-}
+int main(int argc, char** argv) { return run_example("detect_image", kUsage, run, argc, argv); }

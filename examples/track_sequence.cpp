@@ -302,20 +302,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "track_sequence: %s\n%s", e.what(), kUsage);
-        return 2;
-    } catch (const kestrel::InvalidArgument& e) {
-        std::fprintf(stderr, "track_sequence: invalid option: %s\n", e.what());
-        return 2;
-    } catch (const kestrel::NoDeviceError& e) {
-        std::fprintf(stderr, "track_sequence: %s (use --backend cpu or auto)\n", e.what());
-        return no_device_exit_code();
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "track_sequence: %s\n", e.what());
-        return 1;
-    }
-}
+int main(int argc, char** argv) { return run_example("track_sequence", kUsage, run, argc, argv); }

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -32,6 +33,24 @@ kestrel::Backend parse_backend(Args& args) {
     if (b == "cpu") return kestrel::Backend::Cpu;
     if (b == "auto") return kestrel::default_backend();
     throw UsageError("--backend must be auto, cuda or cpu (got '" + b + "')");
+}
+
+int run_example(const char* name, const char* usage, int (*body)(int, char**), int argc, char** argv) {
+    try {
+        return body(argc, argv);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: %s\n%s", name, e.what(), usage);
+        return 2;
+    } catch (const kestrel::InvalidArgument& e) {
+        std::fprintf(stderr, "%s: invalid option: %s\n", name, e.what());
+        return 2;
+    } catch (const kestrel::NoDeviceError& e) {
+        std::fprintf(stderr, "%s: %s (use --backend cpu or auto)\n", name, e.what());
+        return no_device_exit_code();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", name, e.what());
+        return 1;
+    }
 }
 
 int no_device_exit_code() {

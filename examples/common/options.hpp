@@ -19,6 +19,11 @@ std::set<std::string> option_flags(std::set<std::string> extra = {});
 constexpr int kNoDeviceExitCode = 4;
 int no_device_exit_code();
 
+/// An example's main(): runs body(argc, argv) and maps errors to exit codes, each with one line on
+/// stderr prefixed by `name`: 2 for a usage error (then `usage`) or an invalid option,
+/// no_device_exit_code() when --backend cuda finds no device, 1 for any other error.
+int run_example(const char* name, const char* usage, int (*body)(int, char**), int argc, char** argv);
+
 /// --backend auto|cuda|cpu (default auto: CUDA when a device is usable, else the CPU reference);
 /// cuda without a usable device throws kestrel::NoDeviceError.
 kestrel::Backend parse_backend(Args& args);
