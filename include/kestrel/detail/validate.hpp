@@ -33,4 +33,9 @@ inline void check(bool ok, const char* where, const char* param, const std::stri
     if (!ok) fail(where, param, why);
 }
 
+/// Literal-message form: nothing is built unless the check fails (per-frame paths must not allocate).
+inline void check(bool ok, const char* where, const char* param, const char* why) {
+    if (!ok) fail(where, param, why);
+}
+
 }  // namespace kestrel::detail
