@@ -27,6 +27,21 @@
 
 namespace kestrel::bench {
 
+void record_tracker_frame(Results& r, int rec, const TrackerFrame& f) {
+#if KESTREL_BENCH_TRACKER
+    r.set("frame_e2e", rec, f.frame_us);
+    r.set(f.redetected ? "frame_redetect" : "frame_track", rec, f.frame_us);
+    r.set("n_points", rec, static_cast<double>(f.points));
+    r.set("n_tracked", rec, f.live - f.born);
+    r.set("n_born", rec, f.born);
+    r.set("n_live", rec, f.live);
+    r.set("n_lost", rec, f.lost);
+    r.set("redetected", rec, f.redetected ? 1 : 0);
+#else
+    (void)r, (void)rec, (void)f;
+#endif
+}
+
 void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height) {
     const DetectorConfig& d = o.tracker.detector;
     const std::string levels = std::to_string(d.pyramid.levels) + " levels";

@@ -215,18 +215,7 @@ public:
         if (track) r.set("tracking", rec, ev_.us(6, 7));
         if (redetected) r.set("redetect", rec, ev_.us(7, 8));
         r.set("n_detected", rec, detected);
-#if KESTREL_BENCH_TRACKER
-        r.set("frame_e2e", rec, frame_us);
-        r.set(redetected ? "frame_redetect" : "frame_track", rec, frame_us);
-        r.set("n_points", rec, static_cast<double>(points_.size()));
-        r.set("n_tracked", rec, live - born);
-        r.set("n_born", rec, born);
-        r.set("n_live", rec, live);
-        r.set("n_lost", rec, lost);
-        r.set("redetected", rec, redetected ? 1 : 0);
-#else
-        (void)live, (void)born, (void)lost;
-#endif
+        record_tracker_frame(r, rec, {frame_us, points_.size(), live, born, lost, redetected});
     }
 
     void end_warmup(Results& r) override {

@@ -2,6 +2,7 @@
 // (run_cuda.cpp, run_cpu.cpp). Each frame: the detector alone, the tracker's whole frame, and the
 // per-stage split; the CUDA runner also measures the machine's floor on the same frame.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -29,6 +30,16 @@ public:
 
 /// Adds the series every runner records (flags: which parts exist in this build / backend).
 void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height);
+
+/// What the tracker did in one frame; every runner records it through record_tracker_frame().
+struct TrackerFrame {
+    double frame_us = 0;     ///< the tracker's whole frame, wall clock
+    std::size_t points = 0;  ///< points it followed (its live tracks before the frame)
+    int live = 0, born = 0, lost = 0;
+    bool redetected = false;
+};
+/// Records f into r at frame index rec (the tracker series; nothing when built without them).
+void record_tracker_frame(Results& r, int rec, const TrackerFrame& f);
 
 std::unique_ptr<KestrelRunner> make_cuda_runner(const Options& o, const GpuInfo& gpu, int width, int height,
                                                 Results& r);
