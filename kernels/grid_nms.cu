@@ -27,6 +27,8 @@
 //   - compacts the slots with key >= T into the dense output in slot (= cell, rank) order: warp w
 //     starts at the kept count of warps < w, each round adds the ballot's popc,
 //   - writes the count.
+// With host_count/host_keypoints set, the list and count are also written straight into mapped pinned
+// host memory: the frame then needs no download after this kernel (one graph node, one launch less).
 // Keys are unique (level, x, y differ), so every step is exact and the output is deterministic.
 #include <cstddef>
 
@@ -385,11 +387,13 @@ __device__ void finish(const GridNmsParams& p) {
                                       __float_as_int(detail::level0_coord(detail::key_y(key), s)),
                                       __float_as_int(detail::key_score(key)), level);
             reinterpret_cast<int4*>(p.keypoints)[pos + __popc(ballot & lower)] = kp;
+            if (p.host_keypoints) reinterpret_cast<int4*>(p.host_keypoints)[pos + __popc(ballot & lower)] = kp;
         }
         pos += __popc(ballot);
     });
     if (threadIdx.x == 0) {
         *p.count = static_cast<int>(kept);
+        if (p.host_count) *p.host_count = static_cast<int>(kept);
         *p.ticket = 0u;  // ready for the next launch (stream order)
     }
 }

@@ -31,6 +31,8 @@ struct GridNmsParams {
     unsigned int* ticket;            // 0 before every launch; the last block resets it
     int* count;                      // out: keypoints written
     Keypoint* keypoints;             // out: dense list in cell order, at most min(cells * K, max_features)
+    int* host_count;                 // optional (or null): the same count and list written a second time,
+    Keypoint* host_keypoints;        // through mapped pinned host memory (zero copy: no download after the kernel)
 };
 
 /// The kernel, grid and block of the single launch (also used to fill CUDA-graph kernel nodes).

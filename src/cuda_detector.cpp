@@ -1,6 +1,8 @@
 // CUDA backend of FeatureDetector (see cuda_detector.hpp). Per frame, after the first call at a size:
-//   [upload into pyramid level 0] -> pyramid.build -> scores.compute -> grid NMS (one launch) ->
-//   one cudaMemcpyAsync of the result block (count + all slots) into pinned memory.
+//   [upload into pyramid level 0] -> pyramid.build -> scores.compute -> grid NMS (one launch), which
+//   writes the count and the list both to device memory and, through the mapped pinned result block,
+//   straight to the host (zero copy). Where the device cannot map host memory, one cudaMemcpyAsync of
+//   the result block (count + all slots) into pinned memory follows instead.
 // No allocation, no synchronization; with DetectorConfig::cuda_graph the part after the upload is one
 // cudaGraphLaunch (captured on the first call at the size, on a stream that can be captured).
 #include "cuda_detector.hpp"
@@ -24,7 +26,8 @@ struct CudaDetector::Frame {
     DevicePyramid pyramid;
     DeviceScoreMaps scores;
     DeviceGridSelect select;  // scratch + device result block [count | slots]
-    PinnedBytes host_result;  // its pinned twin, filled by one copy per frame
+    PinnedBytes host_result;  // its pinned twin, written by the NMS kernel (mapped) or one copy per frame
+    void* host_result_device = nullptr;  // host_result as the device sees it; null: copy instead
     FrameGraph graph;
     bool graph_tried = false;
 };
@@ -62,6 +65,12 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->select = DeviceGridSelect(width, height, cfg_);
     f->host_result = pinned_bytes(f->select.result_bytes(), "detector allocation");
     std::memset(f->host_result.get(), 0, kResultHeaderBytes);  // host_count() = 0 until a frame lands
+    // Pinned memory is mapped into the device's address space wherever the device can map host memory
+    // (unified addressing: every 64-bit desktop/datacenter GPU and Jetson); otherwise copy.
+    if (cudaHostGetDevicePointer(&f->host_result_device, f->host_result.get(), 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        f->host_result_device = nullptr;
+    }
     frame_ = std::move(f);
     return *frame_;
 }
@@ -71,17 +80,24 @@ void CudaDetector::check_masks(const char* where, const Frame& f, const DeviceDe
     check_pixel_mask(where, f.g, masks.pixel_mask);
 }
 
-void CudaDetector::run(Frame& f, StreamHandle stream, const DeviceDetectionMasks& masks) {
-    const kernels::GridNmsParams p = GridSelectAccess::params(f.select, f.scores, masks);
-    const auto enqueue = [&f, &p](cudaStream_t s) {
-        f.pyramid.build(s);
-        f.scores.compute(f.pyramid, s);
+void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    kernels::GridNmsParams p = GridSelectAccess::params(f.select, f.scores, masks);
+    if (f.host_result_device) {
+        p.host_count = result_count(f.host_result_device);
+        p.host_keypoints = result_keypoints(f.host_result_device);
+    }
+    // Pyramid + scores: one launch when the configuration fuses (2 levels of factor 2, not Harris),
+    // reading `input` in place; otherwise copy (when needed), build, score.
+    const auto enqueue = [&f, &p, input](cudaStream_t s) {
+        f.scores.compute_fused(input, f.pyramid, s);
         kernels::launch_grid_nms(p, s);
-        KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
-                                     cudaMemcpyDeviceToHost, s),
-                     "detector download");
+        if (!f.host_result_device)
+            KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
+                                         cudaMemcpyDeviceToHost, s),
+                         "detector download");
     };
-    if (cfg_.cuda_graph && FrameGraph::capturable(stream)) {
+    const bool own_level0 = input.data == f.pyramid.level(0).data;
+    if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
         if (!f.graph_tried) {
             f.graph_tried = true;  // one attempt per size; on failure ordinary launches from then on
             (void)f.graph.capture(stream, p, enqueue);
@@ -101,8 +117,12 @@ void CudaDetector::enqueue(DeviceView image, StreamHandle stream, const DeviceDe
     validate_view(where, "image", image);
     Frame& f = frame_for(where, image.width, image.height);
     check_masks(where, f, masks);
+    if (f.scores.fuses(f.pyramid)) {  // read in place: no copy
+        run(f, image, stream, masks);
+        return;
+    }
     copy_async(image, f.pyramid.level0(), stream);
-    run(f, stream, masks);
+    run(f, f.pyramid.level(0), stream, masks);
 }
 
 void CudaDetector::enqueue(HostView pinned_image, StreamHandle stream, const DeviceDetectionMasks& masks) {
@@ -118,7 +138,7 @@ void CudaDetector::enqueue(HostView pinned_image, StreamHandle stream, const Dev
     Frame& f = frame_for(where, pinned_image.width, pinned_image.height);
     check_masks(where, f, masks);
     copy_async(pinned_image, f.pyramid.level0(), stream);
-    run(f, stream, masks);
+    run(f, f.pyramid.level(0), stream, masks);
 }
 
 std::vector<Keypoint> CudaDetector::detect(HostView image, const DetectionMasks& masks) {
@@ -152,7 +172,7 @@ std::vector<Keypoint> CudaDetector::detect(HostView image, const DetectionMasks&
         dm.pixel_mask = s.pixel_mask.view();
     }
     copy_async(image, f.pyramid.level0(), s.stream);
-    run(f, s.stream, dm);
+    run(f, f.pyramid.level(0), s.stream, dm);
     synchronize(s.stream, where);
     const Keypoint* kp = host_keypoints();
     return std::vector<Keypoint>(kp, kp + host_count());

@@ -36,7 +36,9 @@ private:
 
     Frame& frame_for(const char* where, int width, int height);
     void check_masks(const char* where, const Frame& f, const DeviceDetectionMasks& masks) const;
-    void run(Frame& f, StreamHandle stream, const DeviceDetectionMasks& masks);
+    /// The frame's work on `input` (level 0: the caller's device image, or the pyramid's own level 0
+    /// after an upload). Graph replay only for the latter (a graph's arguments are fixed).
+    void run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks);
 
     DetectorConfig cfg_;
     std::unique_ptr<Frame> frame_;

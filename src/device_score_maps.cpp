@@ -1,9 +1,11 @@
 // Host side of the GPU score stage: owns the per-level float maps and the device lookup table.
+#include <cstdint>
 #include <utility>
 
 #include "../kernels/fast_score.cuh"
 #include "cuda_check.hpp"
 #include "kestrel/detail/fast_rules.hpp"
+#include "kestrel/device_image.hpp"
 #include "kestrel/fast.hpp"
 
 namespace kestrel {
@@ -60,7 +62,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
         m->desc.level[k].scores = static_cast<float*>(p);
         m->desc.level[k].score_pitch = pitch;
     }
-    kernels::plan_score_blocks(m->desc);
+    kernels::plan_score_blocks(m->desc, cfg.score);
     impl_ = std::move(m);
 }
 
@@ -89,20 +91,70 @@ Size2 DeviceScoreMaps::level_size(int k) const {
 }
 const std::uint32_t* DeviceScoreMaps::lut() const { return impl("lut").lut; }
 
-void DeviceScoreMaps::compute(const DevicePyramid& pyramid, StreamHandle stream) {
-    Impl& m = impl("compute");
-    if (pyramid.levels() != static_cast<int>(m.sizes.size()))
-        detail::fail("DeviceScoreMaps::compute", "pyramid",
-                     "has " + detail::to_text(pyramid.levels()) + " levels, expected " + detail::to_text(m.sizes.size()));
+namespace {
+void check_pyramid(const char* where, const std::vector<Size2>& sizes, const DevicePyramid& pyramid) {
+    if (pyramid.levels() != static_cast<int>(sizes.size()))
+        detail::fail(where, "pyramid",
+                     "has " + detail::to_text(pyramid.levels()) + " levels, expected " + detail::to_text(sizes.size()));
     for (int k = 0; k < pyramid.levels(); ++k) {
         const DeviceView v = pyramid.level(k);
-        if (v.width != m.sizes[k].width || v.height != m.sizes[k].height)
-            detail::fail("DeviceScoreMaps::compute", "pyramid",
-                         "level " + detail::to_text(k) + " size differs from the size the maps were made for");
-        m.desc.level[k].image = v.data;
-        m.desc.level[k].pitch = v.pitch;
-        m.desc.level[k].aligned4 = (reinterpret_cast<std::uintptr_t>(v.data) % 4 == 0) && (v.pitch % 4 == 0);
+        if (v.width != sizes[k].width || v.height != sizes[k].height)
+            detail::fail(where, "pyramid", "level " + detail::to_text(k) + " size differs from the size the maps were made for");
     }
+}
+
+bool aligned(const void* p, std::size_t pitch, std::size_t a) {
+    return reinterpret_cast<std::uintptr_t>(p) % a == 0 && pitch % a == 0;
+}
+
+void set_image(kernels::ScoreLevel& L, DeviceView v) {
+    L.image = v.data;
+    L.pitch = v.pitch;
+    L.aligned4 = aligned(v.data, v.pitch, 4);
+    L.parent = nullptr;
+    L.parent_pitch = 0;
+    L.parent_aligned8 = false;
+    L.build_out = nullptr;
+}
+}  // namespace
+
+void DeviceScoreMaps::compute(const DevicePyramid& pyramid, StreamHandle stream) {
+    Impl& m = impl("compute");
+    check_pyramid("DeviceScoreMaps::compute", m.sizes, pyramid);
+    for (int k = 0; k < pyramid.levels(); ++k) set_image(m.desc.level[k], pyramid.level(k));
+    kernels::launch_fast_score(m.desc, m.cfg.score, stream);
+}
+
+bool DeviceScoreMaps::fuses(const DevicePyramid& pyramid) const {
+    const Impl& m = impl("fuses");
+    return m.cfg.score != ScoreType::Harris && m.sizes.size() == 2 && pyramid.levels() == 2 &&
+           pyramid.config().scale == 2.0f;
+}
+
+void DeviceScoreMaps::compute_fused(DeviceView level0, DevicePyramid& pyramid, StreamHandle stream) {
+    const char* where = "DeviceScoreMaps::compute_fused";
+    Impl& m = impl("compute_fused");
+    check_pyramid(where, m.sizes, pyramid);
+    detail::check(level0.data != nullptr, where, "level0.data", "must not be null");
+    if (level0.width != m.sizes[0].width || level0.height != m.sizes[0].height)
+        detail::fail(where, "level0", "is " + detail::to_text(level0.width) + "x" + detail::to_text(level0.height) +
+                                          ", the maps were made for " + detail::to_text(m.sizes[0].width) + "x" +
+                                          detail::to_text(m.sizes[0].height));
+    if (!fuses(pyramid)) {
+        if (level0.data != pyramid.level(0).data) copy_async(level0, pyramid.level0(), stream);
+        pyramid.build(stream);
+        compute(pyramid, stream);
+        return;
+    }
+    set_image(m.desc.level[0], level0);
+    // Level 1 is written by the score kernel: the pyramid owns it (the const view is its own buffer).
+    const DeviceView l1 = pyramid.level(1);
+    kernels::ScoreLevel& L1 = m.desc.level[1];
+    set_image(L1, l1);
+    L1.parent = level0.data;
+    L1.parent_pitch = level0.pitch;
+    L1.parent_aligned8 = aligned(level0.data, level0.pitch, 8);
+    L1.build_out = const_cast<std::uint8_t*>(l1.data);
     kernels::launch_fast_score(m.desc, m.cfg.score, stream);
 }
 

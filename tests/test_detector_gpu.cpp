@@ -106,11 +106,15 @@ TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
     }
 }
 
-TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
-    KESTREL_REQUIRE_GPU();
+namespace {
+// Factor 1.2: device images are copied into the pyramid and the frame is one graph launch. Factor 2 (2
+// levels, SAD-B): pyramid and scores are fused and device images are read in place by direct launches
+// (the graph's arguments are fixed), pinned uploads still replay the graph.
+void async_from_pinned_and_device_images(float scale) {
+    const bool fused = scale == 2.0f;
     const HostImage img = test::crop(test::real_image("graf1.png"), 3, 5, 701, 451);
     DetectorConfig cfg;
-    cfg.pyramid = {2, 1.2f};
+    cfg.pyramid = {2, scale};
     cfg.per_cell = 2;
     cfg.cell_width = 64;
     cfg.cell_height = 48;
@@ -174,7 +178,7 @@ TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
                 det.detect_async(d_img.view(), s, dm);
                 synchronize(s);
                 test::expect_same_keypoints(host_result(det), ref_m, what + " device, mask b + pixel mask");
-                EXPECT_EQ(det.uses_cuda_graph(), graph && !null_stream) << what;
+                EXPECT_EQ(det.uses_cuda_graph(), graph && !null_stream && !fused) << what << " (device image)";
                 test::expect_same_keypoints(det.detect(img.view(), hm), ref_m, what + " sync with host masks");
                 test::expect_same_keypoints(det.detect(img.view()), ref_none, what + " sync without masks");
                 EXPECT_EQ(det.uses_cuda_graph(), graph) << what << " (sync call, internal stream)";
@@ -182,6 +186,17 @@ TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
         }
     (void)cudaFree(d_skip_a);
     (void)cudaFree(d_skip_b);
+}
+}  // namespace
+
+TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
+    KESTREL_REQUIRE_GPU();
+    async_from_pinned_and_device_images(1.2f);
+}
+
+TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasksFusedPyramid) {
+    KESTREL_REQUIRE_GPU();
+    async_from_pinned_and_device_images(2.0f);
 }
 
 TEST(DetectorGpu, WorksInsideAUsersStreamCapture) {
@@ -191,14 +206,14 @@ TEST(DetectorGpu, WorksInsideAUsersStreamCapture) {
     cfg.pyramid = {2, 2.0f};
     FeatureDetector det(cfg, Backend::Cuda);
     Stream stream;
-    const DeviceImage d_img = upload(img.view());
-    det.detect_async(d_img.view(), stream.s);  // first call (allocates) outside the capture
+    const PinnedImage pinned = pinned_copy(img);
+    det.detect_async(pinned.view(), stream.s);  // first call (allocates) outside the capture
     synchronize(stream.s);
     EXPECT_TRUE(det.uses_cuda_graph());
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
     CUDA_OK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
-    det.detect_async(d_img.view(), stream.s);
+    det.detect_async(pinned.view(), stream.s);
     CUDA_OK(cudaStreamEndCapture(stream.s, &graph));
     EXPECT_FALSE(det.uses_cuda_graph());  // enqueued directly into the user's capture
     CUDA_OK(cudaGraphInstantiateWithFlags(&exec, graph, 0));

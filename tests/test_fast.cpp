@@ -181,6 +181,24 @@ TEST(FastCpu, HarrisMatchesDoublePrecisionFormula) {
 
 // ---- GPU == CPU --------------------------------------------------------------------------------
 
+void expect_maps_equal(const DeviceScoreMaps& maps, const std::vector<ScoreMap>& ref, const std::string& what) {
+    for (int k = 0; k < maps.levels(); ++k) {
+        const ScoreMap got = maps.download(k);
+        ASSERT_EQ(got.width, ref[k].width);
+        long diffs = 0, corners = 0;
+        for (std::size_t i = 0; i < got.scores.size(); ++i) {
+            corners += ref[k].scores[i] > 0;
+            if (got.scores[i] != ref[k].scores[i] && ++diffs <= 3)
+                ADD_FAILURE() << what << " level " << k << " pixel " << i % got.width << "," << i / got.width << ": gpu "
+                              << got.scores[i] << " cpu " << ref[k].scores[i];
+        }
+        ASSERT_EQ(diffs, 0) << what << " level " << k << " (" << corners << " corners)";
+    }
+}
+
+// compute() on a built pyramid, and compute_fused() from a separate device image (one launch for 2
+// levels of factor 2 without Harris, build + compute otherwise): the same maps, and the fused pyramid
+// levels equal the CPU pyramid.
 void gpu_matches_cpu(const HostImage& img, const PyramidConfig& pcfg, const FastConfig& fcfg, const std::string& what) {
     const auto pyr_cpu = build_pyramid_cpu(img.view(), pcfg);
     const auto ref = fast_score_maps_cpu(pyr_cpu, fcfg);
@@ -192,17 +210,20 @@ void gpu_matches_cpu(const HostImage& img, const PyramidConfig& pcfg, const Fast
     DeviceScoreMaps maps(sizes, fcfg);
     maps.compute(pyr, nullptr);
     synchronize(nullptr);
-    for (int k = 0; k < pyr.levels(); ++k) {
-        const ScoreMap got = maps.download(k);
-        ASSERT_EQ(got.width, ref[k].width);
-        long diffs = 0, corners = 0;
-        for (std::size_t i = 0; i < got.scores.size(); ++i) {
-            corners += ref[k].scores[i] > 0;
-            if (got.scores[i] != ref[k].scores[i] && ++diffs <= 3)
-                ADD_FAILURE() << what << " level " << k << " pixel " << i % got.width << "," << i / got.width << ": gpu "
-                              << got.scores[i] << " cpu " << ref[k].scores[i];
-        }
-        ASSERT_EQ(diffs, 0) << what << " level " << k << " (" << corners << " corners)";
+    expect_maps_equal(maps, ref, what);
+
+    DevicePyramid fused_pyr(img.width(), img.height(), pcfg);
+    DeviceScoreMaps fused(sizes, fcfg);
+    EXPECT_EQ(fused.fuses(fused_pyr), pcfg.levels == 2 && pcfg.scale == 2.0f && fcfg.score != ScoreType::Harris) << what;
+    fused.compute_fused(src.view(), fused_pyr, nullptr);
+    synchronize(nullptr);
+    expect_maps_equal(fused, ref, what + " (compute_fused)");
+    for (int k = 1; k < fused_pyr.levels(); ++k) {
+        const HostImage lvl = download(fused_pyr.level(k));
+        long diffs = 0;
+        for (int y = 0; y < lvl.height(); ++y)
+            for (int x = 0; x < lvl.width(); ++x) diffs += lvl.at(x, y) != pyr_cpu[k].at(x, y);
+        EXPECT_EQ(diffs, 0) << what << " (compute_fused) pyramid level " << k;
     }
 }
 
@@ -245,7 +266,8 @@ TEST(FastGpu, MatchesCpuOnOddSizesAndFactors) {
     const HostImage real = test::real_image("vtest_000.png");
     struct Case { int w, h, levels; float s; };
     for (const Case c : {Case{7, 7, 1, 2.0f}, Case{9, 8, 1, 2.0f}, Case{33, 17, 1, 1.2f}, Case{753, 481, 4, 2.0f},
-                         Case{753, 481, 4, 1.2f}, Case{101, 77, 2, 1.5f}, Case{1921, 1081, 3, 2.0f}}) {
+                         Case{753, 481, 4, 1.2f}, Case{101, 77, 2, 1.5f}, Case{1921, 1081, 3, 2.0f},
+                         Case{753, 481, 2, 2.0f}, Case{37, 29, 2, 2.0f}, Case{261, 20, 2, 2.0f}, Case{1921, 1081, 2, 2.0f}}) {
         const HostImage img = c.w <= real.width() && c.h <= real.height() ? test::crop(real, 5, 3, c.w, c.h)
                                                                          : test::random_image(c.w, c.h, 11);
         for (ScoreType s : {ScoreType::SadCircle, ScoreType::MaxThreshold, ScoreType::Harris, ScoreType::SadArc})
@@ -267,6 +289,10 @@ TEST(FastGpu, RejectsMismatchedPyramidAndMovedFrom) {
     EXPECT_THROW(maps.compute(pyr, nullptr), InvalidArgument);
     DeviceScoreMaps other = std::move(maps);
     EXPECT_THROW(maps.compute(pyr, nullptr), StateError);  // NOLINT(bugprone-use-after-move)
+    const DeviceImage wrong(32, 32);
+    EXPECT_THROW(other.compute_fused(wrong.view(), pyr, nullptr), InvalidArgument);  // pyramid of 2 levels, maps of 1
+    DevicePyramid p64(64, 64, {1, 2.0f});
+    EXPECT_THROW(other.compute_fused(wrong.view(), p64, nullptr), InvalidArgument);  // level0 32x32 vs 64x64
     EXPECT_THROW(DeviceScoreMaps({}, FastConfig{}), InvalidArgument);
     EXPECT_THROW(DeviceScoreMaps({{64, 64}}, FastConfig{10, 9, 8}), InvalidArgument);
 }

@@ -69,6 +69,15 @@ public:
     const std::uint32_t* lut() const;
 
     void compute(const DevicePyramid& pyramid, StreamHandle stream);
+    /// Pyramid and scores fused: scores the pyramid of the device image `level0` (read in place, not
+    /// copied) and writes that pyramid's levels 1.. into `pyramid` (same geometry as the maps; its level 0
+    /// is left alone). With 2 levels of factor 2 and a score other than Harris this is ONE launch (each
+    /// level-1 block derives its pixels from level 0 while staging); otherwise it copies `level0` into
+    /// `pyramid` (unless it is that level already), builds it and scores it. Same maps and pyramid levels
+    /// as build + compute, bit for bit.
+    void compute_fused(DeviceView level0, DevicePyramid& pyramid, StreamHandle stream);
+    /// True when compute_fused() is one launch for this configuration and `pyramid`'s geometry.
+    bool fuses(const DevicePyramid& pyramid) const;
     /// Synchronous download of one level's map (tests and tools).
     ScoreMap download(int k) const;
 
