@@ -31,6 +31,27 @@ constexpr int kGradW = kScoreTileW + 6;          // gradients for the tile plus 
 constexpr int kGradH = kScoreTileH + 6;
 constexpr int kThreadsX = 32, kThreadsY = 8;
 
+/// The level block blockIdx.x scores, and its index among that level's blocks.
+__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local) {
+    int k = 0;
+    for (int i = 1; i < d.levels; ++i)
+        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
+    local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
+    return d.level[k];
+}
+
+/// Pixels gx .. gx + 3 of row gy (already clamped) of level L as one little-endian word: one 32-bit load
+/// inside an aligned level, else byte loads with clamped columns (clamped values only feed centres
+/// within the border, which score 0).
+__device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy, int gx) {
+    const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
+    if (L.aligned4 && gx >= 0 && gx + 3 < L.width) return __ldg(reinterpret_cast<const std::uint32_t*>(row + gx));
+    std::uint32_t w = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) w |= static_cast<std::uint32_t>(__ldg(row + min(max(gx + b, 0), L.width - 1))) << (8 * b);
+    return w;
+}
+
 template <ScoreType kType>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreDesc d) {
     __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
@@ -38,11 +59,8 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
     __shared__ short grad_y[kType == ScoreType::Harris ? kGradH : 1][kType == ScoreType::Harris ? kGradW : 1];
 
     // Which level and tile this block scores.
-    int k = 0;
-    for (int i = 1; i < d.levels; ++i)
-        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
-    const ScoreLevel L = d.level[k];
-    const int local = static_cast<int>(blockIdx.x) - L.block_begin;
+    int local;
+    const ScoreLevel L = block_level(d, local);
     const int x0 = (local % L.blocks_x) * kScoreTileW, y0 = (local / L.blocks_x) * kScoreTileH;
     const int tid = threadIdx.y * kThreadsX + threadIdx.x;
 
@@ -60,18 +78,7 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
         if (i < kWords) {
             const int ly = i / kWordsPerRow, wx = i % kWordsPerRow;
             const int gy = min(max(y0 + ly - kHalo, 0), L.height - 1);
-            const int gx = x0 + 4 * wx - kHalo;
-            const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
-            std::uint32_t w;
-            if (L.aligned4 && gx >= 0 && gx + 3 < L.width) {
-                w = __ldg(reinterpret_cast<const std::uint32_t*>(row + gx));
-            } else {
-                w = 0;
-#pragma unroll
-                for (int b = 0; b < 4; ++b)
-                    w |= static_cast<std::uint32_t>(__ldg(row + min(max(gx + b, 0), L.width - 1))) << (8 * b);
-            }
-            tile_words[i] = w;
+            tile_words[i] = load_word4(L, gy, x0 + 4 * wx - kHalo);
         }
     }
     __syncthreads();
@@ -142,13 +149,6 @@ constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 
 constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global loads per tile
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
-__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local) {
-    int k = 0;
-    for (int i = 1; i < d.levels; ++i)
-        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
-    local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
-    return d.level[k];
-}
 
 template <ScoreType kType>
 __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(ScoreDesc d) {
@@ -170,17 +170,7 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
             if (i < kSwarLoadWords) {
                 const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
                 const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
-                const int gx = x0 + 4 * wx - 4;
-                const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
-                std::uint32_t w;
-                if (L.aligned4 && gx >= 0 && gx + 3 < L.width) {
-                    w = __ldg(reinterpret_cast<const std::uint32_t*>(row + gx));
-                } else {
-                    w = 0;
-#pragma unroll
-                    for (int b = 0; b < 4; ++b)
-                        w |= static_cast<std::uint32_t>(__ldg(row + min(max(gx + b, 0), L.width - 1))) << (8 * b);
-                }
+                const std::uint32_t w = load_word4(L, gy, x0 + 4 * wx - 4);
                 *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
                     make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
             }
