@@ -3,21 +3,22 @@
 // rules in include/kestrel/detail/grid_rules.hpp (geometry, eligibility, nms_is_maximum_tile) and
 // fast_rules.hpp (keypoint_key order, nms_suppressed_by).
 //
-// One block per level-0 cell (vilib), 8 warps. Until the merge every warp works alone (no block barrier):
-//   1. Every warp computes the cell's rectangle on every level, one cell_begin per lane (lane 4k + b:
-//      level k, boundary b = x0, x1, y0, y1). Warp w owns rows [w c, (w + 1) c) of each rectangle,
-//      c = ceil(h / 8), and places its tile of those rows plus an n-pixel halo ((rows + 2n) x (w + 2n)
-//      floats, 0 outside the level; halo rows overlap the neighbouring warps') greedily into its own
-//      kWarpFloats region of shared memory; a share that does not fit is scanned from global memory.
-//   2. The warp stages its placed tiles (kStageBatch independent loads in flight per lane, __syncwarp),
-//      so the NMS tests read shared memory only.
-//   3. Each lane walks the warp's rows linearly (pixels lane, lane + 32, ...) keeping its best K keys
-//      in registers (unrolled, constant indices); a pixel is tested for NMS and eligibility only when
-//      its key would enter the list. Order of levels and pixels does not matter: keys are unique.
-//   4. Per warp K rounds of a warp argmax (the winning lane pops its head); after the block's only
+// One block per level-0 cell (vilib), 256 threads:
+//   1. Thread 4k + b computes boundary b (x0, x1, y0, y1) of the cell's rectangle on level k
+//      (detail::cell_begin_from, estimated by a multiply with 1 / s_k); one barrier.
+//   2. On every level the block's threads share the rectangle's pixels (thread t: pixels t, t + 256, ...
+//      in row-major order), loading kBatch scores before using any. A pixel enters the thread's best-K
+//      list (registers, unrolled, constant indices) when its key beats the list's last and it survives
+//      NMS (n = 1: its 8 neighbours read from global memory, all loads issued together, mostly L1 hits;
+//      n > 1: the reference's loop) and is eligible (border, pixel mask). One copy of that candidate
+//      code per kernel: the kernel is specialised on K and on n == 1 only, so it stays small.
+//   3. Per warp K rounds of a warp argmax (the winning lane pops its head); after the block's second
 //      barrier warp 0 merges the warps' lists the same way and writes slots cell*K + rank (0 = empty).
-// The last block to finish (__threadfence + atomic ticket, reset by that block) then works on all
-// cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
+// (An earlier version staged each warp's rows plus halo in shared memory first: 4 000 SASS instructions
+// for K = 1 and 1 400 executed per warp; this one has 1 900 and about 720, in the same time, about
+// 11 us at 752x480 under Nsight Compute: the kernel is latency-bound, docs/benchmarks.md.)
+// The last block to finish (release fence + atomic ticket, reset by that block; acquire fence) then
+// works on all cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
 // rounds kept in registers):
 //   - counts the non-empty slots (ballot + popc per round, one barrier for the warp totals),
 //   - when max_features > 0 and more keys exist, finds the max_features-th largest key T by an exact
@@ -45,14 +46,22 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
-constexpr int kWarpFloats = 1024;  // per warp (32 KiB per block): 32x32 cells with n <= 4 on any number of
-                                   // levels and 64x64 cells with n = 1 on 2 levels fit
-constexpr int kStageBatch = 12;    // loads in flight per lane while staging (384 floats per warp pass)
 constexpr int kCache = 8;          // finish: slot rounds kept in registers per lane
 static_assert(kThreads == 256, "the radix select uses one thread per 8-bit digit");
-static_assert(4 * kMaxLevels <= 32, "warp_tiles computes one cell boundary per lane");
+static_assert(4 * kMaxLevels <= kThreads, "one thread per cell boundary");
 
 using Key = unsigned long long;
+
+/// Release/acquire fence at device scope around the ticket (the last-block pattern): lighter than
+/// __threadfence()'s sequentially consistent fence.sc.gpu, and all the pattern needs (PTX memory model:
+/// fence.acq_rel + relaxed atomic = release / acquire pattern). sm_70+; older GPUs use __threadfence().
+__device__ __forceinline__ void fence_acq_rel_gpu() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __threadfence();
+#endif
+}
 
 __device__ __forceinline__ Key warp_max(Key v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -113,172 +122,82 @@ __device__ __forceinline__ bool eligible(const GridNmsParams& p, float s, int x,
     return p.pixel_mask == nullptr || p.pixel_mask[static_cast<std::size_t>(Y0) * p.mask_pitch + X0] != 0;
 }
 
-/// One warp's share of a cell on one level: the cell's rectangle [x0, x0 + w) x [y0, y0 + h), this
-/// warp's rows [r0, r1) of it (relative to y0), and the offset of its staged tile (rows r0 - n ..
-/// r1 + n - 1, columns x0 - n .. x0 + w + n - 1) in the warp's shared region (-1: scan global memory).
-struct WarpTile {
-    int x0, y0, w, r0, r1, off;
-};
-
-/// Every warp: its WarpTile of each level into wt[0..levels). Lane 4k + b computes boundary b
-/// (x0, x1, y0, y1) of level k; lane 4k then places the tile greedily in level order (warp-uniform).
-/// Ends with __syncwarp (wt is read by the whole warp).
-__device__ __forceinline__ void warp_tiles(const GridNmsParams& p, int cx, int cy, WarpTile* wt) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int k = lane >> 2, b = lane & 3, n = p.nms_radius;
-    int v = 0;
-    if (k < p.levels) {
-        const GridLevel& L = p.level[k];
-        v = b < 2 ? detail::cell_begin(cx + b, p.cell_width, L.scale, L.width, p.image_width)
-                  : detail::cell_begin(cy + b - 2, p.cell_height, L.scale, L.height, p.image_height);
+/// Is the level-k pixel (x, y), score sp > 0, the maximum of its neighbourhood? kN1: n = 1, the same
+/// test as detail::nms_is_maximum_tile<1> (before/after maxima, outside the level = 0) read from global
+/// memory with its 8 independent loads issued together (the block has just read these rows, so most hit
+/// L1); otherwise the reference's own detail::nms_is_maximum (any n, a loop: small code).
+template <bool kN1>
+__device__ __forceinline__ bool nms_is_maximum_at(const GridLevel& L, int n, int x, int y, float sp) {
+    if (!kN1) return detail::nms_is_maximum(L.scores, L.pitch, L.width, L.height, x, y, n, sp);
+    float before = 0.0f, after = 0.0f;
+#pragma unroll
+    for (int dy = -1; dy <= 1; ++dy) {
+        const int qy = y + dy;
+        const bool row_in = qy >= 0 && qy < L.height;
+        const float* row = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(L.scores) +
+                                                          static_cast<std::size_t>(row_in ? qy : y) * L.pitch);
+#pragma unroll
+        for (int dx = -1; dx <= 1; ++dx) {
+            if (dx == 0 && dy == 0) continue;
+            const int qx = x + dx;
+            const float q = row_in && qx >= 0 && qx < L.width ? __ldg(row + qx) : 0.0f;
+            if (dy < 0 || (dy == 0 && dx < 0))
+                before = q > before ? q : before;
+            else
+                after = q > after ? q : after;
+        }
     }
-    const int q = lane & ~3;
-    const int x0 = __shfl_sync(kFullMask, v, q), x1 = __shfl_sync(kFullMask, v, q + 1);
-    const int y0 = __shfl_sync(kFullMask, v, q + 2), y1 = __shfl_sync(kFullMask, v, q + 3);
-    const int w = x1 - x0, h = y1 - y0;
-    // rows split in kWarps chunks of ceil(h / kWarps): warp gets [r0, r1) (possibly empty)
-    const int chunk = (h + kWarps - 1) / kWarps;
-    const int r0 = min(warp * chunk, h), r1 = min(r0 + chunk, h);
-    // Tile floats; 0 for an empty share. (r1 - r0 + 2n) * (w + 2n) < 2^31 since w, h <= 16383.
-    const int size = k < p.levels && w > 0 && r1 > r0 ? (r1 - r0 + 2 * n) * (w + 2 * n) : 0;
-    int used = 0, mine = -1;
-    for (int j = 0; j < p.levels; ++j) {  // greedy placement in level order, uniform across the warp
-        const int sz = __shfl_sync(kFullMask, size, 4 * j);
-        const bool fits = sz > 0 && sz <= kWarpFloats - used;
-        if (j == k) mine = fits ? used : -1;
-        if (fits) used += sz;
-    }
-    if (b == 0 && k < p.levels) wt[k] = WarpTile{x0, y0, w, r0, r1, mine};
-    __syncwarp();
+    return before < sp && after <= sp;
 }
 
-/// One warp: copies its placed tiles into its shared region (out-of-level pixels read as 0), then
-/// __syncwarp. The placed tiles lie back to back in level order: [0, total). Lane l copies elements
-/// l, l + 32, ...; it tracks its element's level k, offset t in that level's tile and tile column /
-/// row (tx, ty) incrementally (+32 = +sx columns, +sy rows), dividing only when it enters a level.
-__device__ void stage_tiles(const GridNmsParams& p, const WarpTile* wt, float* tile) {
-    const int n = p.nms_radius, lane = threadIdx.x & 31;
-    int total = 0;
-    for (int k = 0; k < p.levels; ++k)
-        if (wt[k].off >= 0) total = wt[k].off + (wt[k].r1 - wt[k].r0 + 2 * n) * (wt[k].w + 2 * n);
-    int k = -1, size = 0, t = lane;  // t: offset of this lane's next element in level k's tile
-    int tw = 1, sx = 0, sy = 0, tx = 0, ty = 0, gx0 = 0, gy0 = 0, lw = 0, lh = 0;
-    const unsigned char* base = nullptr;
-    std::size_t pitch = 0;
-    for (int start = 0; start < total; start += 32 * kStageBatch) {
-        float v[kStageBatch];
+/// The block's pixels of the cell's rectangle [x0, x0 + w) x [y0, y0 + h) on level k: thread t takes
+/// pixels t, t + kThreads, ... in row-major order, kBatch scores loaded before any is used (one memory
+/// round trip per batch). Each positive score (about 5 % of the pixels) then goes through one copy of
+/// the candidate code (a loop over the batch's candidate bits: small code, few instruction-cache
+/// misses): it enters the thread's best-K list when its key beats the list's last, it survives NMS and
+/// it is eligible. Order of levels and pixels does not matter: keys are unique.
+template <int K, bool kN1>
+__device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, int h, Key (&top)[K]) {
+    constexpr int kBatch = 4;
+    const GridLevel& L = p.level[k];
+    const int total = w * h;  // < 2^28: w, h <= 16383
+    const int step_x = kThreads % w, step_y = kThreads / w;
+    int lx = static_cast<int>(threadIdx.x) % w, ly = static_cast<int>(threadIdx.x) / w;
+    for (int start = 0; start < total; start += kThreads * kBatch) {
+        float s[kBatch];
+        int xs[kBatch], ys[kBatch];
+        unsigned cand = 0;
 #pragma unroll
-        for (int j = 0; j < kStageBatch; ++j) {
-            v[j] = 0.0f;
-            if (start + j * 32 + lane < total) {
-                if (t >= size) {  // enter the placed level whose tile holds the element (i < total: one exists)
-                    do {
-                        t -= size;
-                        do ++k;
-                        while (wt[k].off < 0);
-                        size = (wt[k].r1 - wt[k].r0 + 2 * n) * (wt[k].w + 2 * n);
-                    } while (t >= size);
-                    const GridLevel& L = p.level[k];
-                    tw = wt[k].w + 2 * n;
-                    ty = t / tw;
-                    tx = t - ty * tw;
-                    sx = 32 % tw;
-                    sy = 32 / tw;
-                    gx0 = wt[k].x0 - n;  // level coordinates of tile element (0, 0)
-                    gy0 = wt[k].y0 + wt[k].r0 - n;
-                    lw = L.width;
-                    lh = L.height;
-                    base = reinterpret_cast<const unsigned char*>(L.scores);
-                    pitch = L.pitch;
-                }
-                const int x = gx0 + tx, y = gy0 + ty;
-                if (x >= 0 && y >= 0 && x < lw && y < lh)
-                    v[j] = __ldg(reinterpret_cast<const float*>(base + static_cast<std::size_t>(y) * pitch) + x);
-                t += 32;  // next element of this lane
-                tx += sx;
-                ty += sy;
-                if (tx >= tw) {
-                    tx -= tw;
-                    ++ty;
-                }
+        for (int j = 0; j < kBatch; ++j) {
+            xs[j] = x0 + lx;
+            ys[j] = y0 + ly;
+            s[j] = ly < h ? detail::score_at(L.scores, L.pitch, xs[j], ys[j]) : 0.0f;
+            lx += step_x;
+            ly += step_y;
+            if (lx >= w) {
+                lx -= w;
+                ++ly;
             }
         }
 #pragma unroll
-        for (int j = 0; j < kStageBatch; ++j) {
-            const int i = start + j * 32 + lane;
-            if (i < total) tile[i] = v[j];
-        }
-    }
-    __syncwarp();  // the warp's stores are visible to all its lanes
-}
-
-/// Walks the warp's rows of level k from its staged tile (halo N), updating this lane's best-K list.
-template <int K, int N>
-__device__ void scan_tile(const GridNmsParams& p, int k, const WarpTile& r, const float* tile, Key (&top)[K]) {
-    const float s = p.level[k].scale;
-    const int tw = r.w + 2 * N, rows = r.r1 - r.r0;
-    const float* origin = tile + r.off + N * tw + N;  // pixel (x0, y0 + r0)
-    // Linear walk of the w x rows share: index i = lane + 32 j -> (i % w, i / w).
-    const int lane = threadIdx.x & 31;
-    const int step_x = 32 % r.w, step_y = 32 / r.w;
-    int lx = lane % r.w, ly = lane / r.w;
-    while (ly < rows) {
-        const float* c = origin + ly * tw + lx;
-        const float sp = *c;
-        if (sp > 0.0f) {
-            const int x = r.x0 + lx, y = r.y0 + r.r0 + ly;
+        for (int j = 0; j < kBatch; ++j) cand |= static_cast<unsigned>(s[j] > 0.0f) << j;
+        while (cand != 0) {
+            const int j = __ffs(cand) - 1;
+            cand &= cand - 1u;
+            float sp = s[0];
+            int x = xs[0], y = ys[0];
+#pragma unroll
+            for (int i = 1; i < kBatch; ++i)
+                if (i == j) {
+                    sp = s[i];
+                    x = xs[i];
+                    y = ys[i];
+                }
             const Key key = detail::keypoint_key(sp, k, x, y);
-            if (key > top[K - 1] && detail::nms_is_maximum_tile<N>(c, tw, sp) && eligible(p, s, x, y))
+            if (key > top[K - 1] && nms_is_maximum_at<kN1>(L, p.nms_radius, x, y, sp) && eligible(p, L.scale, x, y))
                 detail::topk_insert(top, key);
         }
-        lx += step_x;
-        ly += step_y;
-        if (lx >= r.w) {
-            lx -= r.w;
-            ++ly;
-        }
     }
-}
-
-/// The same from global memory (shares whose tile did not fit).
-template <int K>
-__device__ void scan_global(const GridNmsParams& p, int k, const WarpTile& r, Key (&top)[K]) {
-    const GridLevel& L = p.level[k];
-    const int rows = r.r1 - r.r0, lane = threadIdx.x & 31;
-    const int step_x = 32 % r.w, step_y = 32 / r.w;
-    int lx = lane % r.w, ly = lane / r.w;
-    while (ly < rows) {
-        const int x = r.x0 + lx, y = r.y0 + r.r0 + ly;
-        const float sp = detail::score_at(L.scores, L.pitch, x, y);
-        if (sp > 0.0f) {
-            const Key key = detail::keypoint_key(sp, k, x, y);
-            if (key > top[K - 1] && eligible(p, L.scale, x, y) &&
-                detail::nms_is_maximum(L.scores, L.pitch, L.width, L.height, x, y, p.nms_radius, sp))
-                detail::topk_insert(top, key);
-        }
-        lx += step_x;
-        ly += step_y;
-        if (lx >= r.w) {
-            lx -= r.w;
-            ++ly;
-        }
-    }
-}
-
-template <int K>
-__device__ __forceinline__ void scan_level(const GridNmsParams& p, int k, const WarpTile& r, const float* tile,
-                                           Key (&top)[K]) {
-    if (r.w <= 0 || r.r1 <= r.r0) return;
-    if (r.off >= 0) {
-        switch (p.nms_radius) {  // the tile's halo is nms_radius (1..4, validated on the host)
-            case 1: scan_tile<K, 1>(p, k, r, tile, top); return;
-            case 2: scan_tile<K, 2>(p, k, r, tile, top); return;
-            case 3: scan_tile<K, 3>(p, k, r, tile, top); return;
-            case 4: scan_tile<K, 4>(p, k, r, tile, top); return;
-            default: break;
-        }
-    }
-    scan_global<K>(p, k, r, top);
 }
 
 /// The last block's view of the slots: warp w owns slots [w * rounds * 32, (w + 1) * rounds * 32),
@@ -398,10 +317,9 @@ __device__ void finish(const GridNmsParams& p) {
     }
 }
 
-template <int K>
-__global__ void __launch_bounds__(kThreads, 4) grid_nms_kernel(const GridNmsParams p) {
-    __shared__ float tile[kWarps * kWarpFloats];
-    __shared__ WarpTile wtiles[kWarps][kMaxLevels];
+template <int K, bool kN1>
+__global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsParams p) {
+    __shared__ int rect[kMaxLevels][4];  // the cell's rectangle on level k: x0, x1, y0, y1
     __shared__ Key warp_lists[kWarps * K];
     __shared__ bool is_last;
     const int cell = static_cast<int>(blockIdx.x);
@@ -411,15 +329,22 @@ __global__ void __launch_bounds__(kThreads, 4) grid_nms_kernel(const GridNmsPara
     Key top[K];
 #pragma unroll
     for (int i = 0; i < K; ++i) top[i] = 0;
-    // The skip flag's load overlaps the geometry (computed even for skipped cells).
+    // Thread 4k + b computes boundary b of level k (the skip flag's load overlaps it).
     const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // block-uniform
-    WarpTile* wt = wtiles[warp];
-    warp_tiles(p, cx, cy, wt);
-    if (!skip) {  // warp-local until the merge: no block barrier before it
-        float* region = tile + warp * kWarpFloats;
-        stage_tiles(p, wt, region);
-        for (int k = 0; k < p.levels; ++k) scan_level<K>(p, k, wt[k], region, top);
+    if (threadIdx.x < 4 * p.levels) {
+        const int k = threadIdx.x >> 2, b = threadIdx.x & 3;
+        const GridLevel& L = p.level[k];
+        const int c = b < 2 ? cx + b : cy + b - 2, size = b < 2 ? p.cell_width : p.cell_height;
+        const int est = static_cast<int>(static_cast<float>(c * size) * L.inv_scale);  // no division
+        rect[k][b] = b < 2 ? detail::cell_begin_from(est, c, size, L.scale, L.width, p.image_width)
+                           : detail::cell_begin_from(est, c, size, L.scale, L.height, p.image_height);
     }
+    __syncthreads();
+    if (!skip)
+        for (int k = 0; k < p.levels; ++k) {
+            const int w = rect[k][1] - rect[k][0], h = rect[k][3] - rect[k][2];
+            if (w > 0 && h > 0) scan_rect<K, kN1>(p, k, rect[k][0], rect[k][2], w, h, top);
+        }
 
     // Warp lists, then warp 0 merges them.
     Key best[K];
@@ -437,20 +362,21 @@ __global__ void __launch_bounds__(kThreads, 4) grid_nms_kernel(const GridNmsPara
         if (lane == 0) {
 #pragma unroll
             for (int r = 0; r < K; ++r) p.cell_keys[static_cast<std::size_t>(cell) * K + r] = best[r];
-            __threadfence();  // slots visible device-wide before the ticket is taken (same thread)
+            fence_acq_rel_gpu();  // release: slots visible device-wide before the ticket is taken (same thread)
             const unsigned ticket = atomicAdd(p.ticket, 1u);
             is_last = ticket == gridDim.x - 1;
         }
     }
     __syncthreads();
     if (!is_last) return;
-    __threadfence();  // see every other block's slots
+    fence_acq_rel_gpu();  // acquire: see every other block's slots
     finish<K>(p);
 }
 
 template <int K>
-const void* kernel_for() {
-    return reinterpret_cast<const void*>(&grid_nms_kernel<K>);
+const void* kernel_for(int nms_radius) {
+    return nms_radius == 1 ? reinterpret_cast<const void*>(&grid_nms_kernel<K, true>)
+                           : reinterpret_cast<const void*>(&grid_nms_kernel<K, false>);
 }
 
 }  // namespace
@@ -458,14 +384,14 @@ const void* kernel_for() {
 GridNmsLaunch grid_nms_launch(const GridNmsParams& p) {
     GridNmsLaunch l;
     switch (p.per_cell) {
-        case 1: l.func = kernel_for<1>(); break;
-        case 2: l.func = kernel_for<2>(); break;
-        case 3: l.func = kernel_for<3>(); break;
-        case 4: l.func = kernel_for<4>(); break;
-        case 5: l.func = kernel_for<5>(); break;
-        case 6: l.func = kernel_for<6>(); break;
-        case 7: l.func = kernel_for<7>(); break;
-        default: l.func = kernel_for<8>(); break;
+        case 1: l.func = kernel_for<1>(p.nms_radius); break;
+        case 2: l.func = kernel_for<2>(p.nms_radius); break;
+        case 3: l.func = kernel_for<3>(p.nms_radius); break;
+        case 4: l.func = kernel_for<4>(p.nms_radius); break;
+        case 5: l.func = kernel_for<5>(p.nms_radius); break;
+        case 6: l.func = kernel_for<6>(p.nms_radius); break;
+        case 7: l.func = kernel_for<7>(p.nms_radius); break;
+        default: l.func = kernel_for<8>(p.nms_radius); break;
     }
     l.grid = dim3(static_cast<unsigned>(p.cols * p.rows));
     l.block = dim3(kThreads);

@@ -170,7 +170,7 @@ if [[ -n "$sanitizer" ]]; then
     cs=("$sanitizer" --error-exitcode 1 --print-limit 50 ${KESTREL_SANITIZER_ARGS:-})
     run_step memcheck 200 "$keep" "$logdir/memcheck.log" gtest_counts \
         "${cs[@]}" --tool memcheck --leak-check full "${tests[@]}" --gtest_filter="$filter"
-    run_step racecheck 200 "$keep" "$logdir/racecheck.log" gtest_counts \
+    run_step racecheck 400 "$keep" "$logdir/racecheck.log" gtest_counts \
         "${cs[@]}" --tool racecheck "${tests[@]}" --gtest_filter="$gpu_filter"
     run_step initcheck 150 "$keep" "$logdir/initcheck.log" gtest_counts \
         "${cs[@]}" --tool initcheck "${tests[@]}" --gtest_filter="$gpu_filter"

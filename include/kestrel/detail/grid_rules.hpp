@@ -46,15 +46,21 @@ KESTREL_HD int level0_pixel(int v, float s, int limit) {
 KESTREL_HD bool inside_border(int p, int limit, int border) { return p >= border && p <= limit - 1 - border; }
 
 /// First level-k coordinate v in [0, level_len] whose cell index is >= c (level_len when none):
-/// cells c cover [cell_begin(c), cell_begin(c + 1)). A float estimate, corrected by the exact rule
-/// (cell index non-decreasing in v), so host and device agree whatever the estimate's rounding.
-KESTREL_HD int cell_begin(int c, int cell, float s, int level_len, int level0_len) {
-    const float est = static_cast<float>(c) * static_cast<float>(cell) / s;
-    int v = static_cast<int>(est);
+/// cells c cover [cell_begin(c), cell_begin(c + 1)). Starts from the estimate v (any value; clamped),
+/// corrected by the exact rule (cell index non-decreasing in v), so the result does not depend on the
+/// estimate: host and device agree whatever its rounding (the GPU estimates with c * cell * (1 / s), a
+/// multiply where cell_begin divides).
+KESTREL_HD int cell_begin_from(int v, int c, int cell, float s, int level_len, int level0_len) {
     v = v < 0 ? 0 : (v > level_len ? level_len : v);
     while (v > 0 && level0_pixel(v - 1, s, level0_len) / cell >= c) --v;
     while (v < level_len && level0_pixel(v, s, level0_len) / cell < c) ++v;
     return v;
+}
+
+/// cell_begin_from with the estimate c * cell / s.
+KESTREL_HD int cell_begin(int c, int cell, float s, int level_len, int level0_len) {
+    const float est = static_cast<float>(c) * static_cast<float>(cell) / s;
+    return cell_begin_from(static_cast<int>(est), c, cell, s, level_len, level0_len);
 }
 
 /// Score at (x, y) of a pitched float map (pitch in bytes).
