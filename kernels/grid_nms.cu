@@ -1,24 +1,24 @@
 // Grid NMS with a budget of K per cell across all pyramid levels, global cap and compaction: ONE launch.
 // Reference it must match exactly (same list, same order): grid_select_reference (src/grid_nms_cpu.cpp);
-// rules in include/kestrel/detail/grid_rules.hpp (geometry, eligibility, nms_is_maximum_tile) and
+// rules in include/kestrel/detail/grid_rules.hpp (geometry, eligibility, nms_is_maximum_fixed) and
 // fast_rules.hpp (keypoint_key order, nms_suppressed_by).
 //
 // One block per level-0 cell (vilib), 256 threads:
 //   1. Thread 4k + b computes boundary b (x0, x1, y0, y1) of the cell's rectangle on level k
-//      (detail::cell_begin_from, estimated by a multiply with 1 / s_k); one barrier.
+//      (detail::cell_begin); one barrier.
 //   2. On every level the block's threads share the rectangle's pixels (thread t: pixels t, t + 256, ...
 //      in row-major order), loading kBatch scores before using any. A pixel enters the thread's best-K
 //      list (registers, unrolled, constant indices) when its key beats the list's last and it survives
-//      NMS (n = 1: its 8 neighbours read from global memory, all loads issued together, mostly L1 hits;
+//      NMS (n = 1: detail::nms_is_maximum_fixed<1>, its 8 loads issued together, mostly L1 hits;
 //      n > 1: the reference's loop) and is eligible (border, pixel mask). One copy of that candidate
 //      code per kernel: the kernel is specialised on K and on n == 1 only, so it stays small.
 //   3. Per warp K rounds of a warp argmax (the winning lane pops its head); after the block's second
 //      barrier warp 0 merges the warps' lists the same way and writes slots cell*K + rank (0 = empty).
 // (An earlier version staged each warp's rows plus halo in shared memory first: 4 000 SASS instructions
-// for K = 1 and 1 400 executed per warp; this one has 1 900 and about 720, in the same time, about
+// for K = 1 and 1 400 executed per warp; this one has 2 000 and about 720, in the same time, about
 // 11 us at 752x480 under Nsight Compute: the kernel is latency-bound, docs/benchmarks.md.)
-// The last block to finish (release fence + atomic ticket, reset by that block; acquire fence) then
-// works on all cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
+// The last block to finish (__threadfence + atomic ticket, reset by that block) then works on all
+// cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
 // rounds kept in registers):
 //   - counts the non-empty slots (ballot + popc per round, one barrier for the warp totals),
 //   - when max_features > 0 and more keys exist, finds the max_features-th largest key T by an exact
@@ -51,17 +51,6 @@ static_assert(kThreads == 256, "the radix select uses one thread per 8-bit digit
 static_assert(4 * kMaxLevels <= kThreads, "one thread per cell boundary");
 
 using Key = unsigned long long;
-
-/// Release/acquire fence at device scope around the ticket (the last-block pattern): lighter than
-/// __threadfence()'s sequentially consistent fence.sc.gpu, and all the pattern needs (PTX memory model:
-/// fence.acq_rel + relaxed atomic = release / acquire pattern). sm_70+; older GPUs use __threadfence().
-__device__ __forceinline__ void fence_acq_rel_gpu() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-#else
-    __threadfence();
-#endif
-}
 
 __device__ __forceinline__ Key warp_max(Key v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -122,32 +111,14 @@ __device__ __forceinline__ bool eligible(const GridNmsParams& p, float s, int x,
     return p.pixel_mask == nullptr || p.pixel_mask[static_cast<std::size_t>(Y0) * p.mask_pitch + X0] != 0;
 }
 
-/// Is the level-k pixel (x, y), score sp > 0, the maximum of its neighbourhood? kN1: n = 1, the same
-/// test as detail::nms_is_maximum_tile<1> (before/after maxima, outside the level = 0) read from global
-/// memory with its 8 independent loads issued together (the block has just read these rows, so most hit
-/// L1); otherwise the reference's own detail::nms_is_maximum (any n, a loop: small code).
+/// Is the level-k pixel (x, y), score sp > 0, the maximum of its neighbourhood? kN1: n = 1,
+/// detail::nms_is_maximum_fixed<1> (unrolled: its 8 loads are issued together; the block has just read
+/// these rows, so most hit L1); otherwise the reference's own detail::nms_is_maximum (any n, a loop:
+/// small code).
 template <bool kN1>
 __device__ __forceinline__ bool nms_is_maximum_at(const GridLevel& L, int n, int x, int y, float sp) {
     if (!kN1) return detail::nms_is_maximum(L.scores, L.pitch, L.width, L.height, x, y, n, sp);
-    float before = 0.0f, after = 0.0f;
-#pragma unroll
-    for (int dy = -1; dy <= 1; ++dy) {
-        const int qy = y + dy;
-        const bool row_in = qy >= 0 && qy < L.height;
-        const float* row = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(L.scores) +
-                                                          static_cast<std::size_t>(row_in ? qy : y) * L.pitch);
-#pragma unroll
-        for (int dx = -1; dx <= 1; ++dx) {
-            if (dx == 0 && dy == 0) continue;
-            const int qx = x + dx;
-            const float q = row_in && qx >= 0 && qx < L.width ? __ldg(row + qx) : 0.0f;
-            if (dy < 0 || (dy == 0 && dx < 0))
-                before = q > before ? q : before;
-            else
-                after = q > after ? q : after;
-        }
-    }
-    return before < sp && after <= sp;
+    return detail::nms_is_maximum_fixed<1>(detail::MapNeighbours{L.scores, L.pitch, L.width, L.height, x, y}, sp);
 }
 
 /// The block's pixels of the cell's rectangle [x0, x0 + w) x [y0, y0 + h) on level k: thread t takes
@@ -334,10 +305,8 @@ __global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsPara
     if (threadIdx.x < 4 * p.levels) {
         const int k = threadIdx.x >> 2, b = threadIdx.x & 3;
         const GridLevel& L = p.level[k];
-        const int c = b < 2 ? cx + b : cy + b - 2, size = b < 2 ? p.cell_width : p.cell_height;
-        const int est = static_cast<int>(static_cast<float>(c * size) * L.inv_scale);  // no division
-        rect[k][b] = b < 2 ? detail::cell_begin_from(est, c, size, L.scale, L.width, p.image_width)
-                           : detail::cell_begin_from(est, c, size, L.scale, L.height, p.image_height);
+        rect[k][b] = b < 2 ? detail::cell_begin(cx + b, p.cell_width, L.scale, L.width, p.image_width)
+                           : detail::cell_begin(cy + b - 2, p.cell_height, L.scale, L.height, p.image_height);
     }
     __syncthreads();
     if (!skip)
@@ -362,14 +331,14 @@ __global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsPara
         if (lane == 0) {
 #pragma unroll
             for (int r = 0; r < K; ++r) p.cell_keys[static_cast<std::size_t>(cell) * K + r] = best[r];
-            fence_acq_rel_gpu();  // release: slots visible device-wide before the ticket is taken (same thread)
+            __threadfence();  // slots visible device-wide before the ticket is taken (same thread)
             const unsigned ticket = atomicAdd(p.ticket, 1u);
             is_last = ticket == gridDim.x - 1;
         }
     }
     __syncthreads();
     if (!is_last) return;
-    fence_acq_rel_gpu();  // acquire: see every other block's slots
+    __threadfence();  // see every other block's slots
     finish<K>(p);
 }
 

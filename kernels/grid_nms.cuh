@@ -15,7 +15,6 @@ struct GridLevel {
     std::size_t pitch;    // bytes
     int width, height;
     float scale;          // s_k = level_scale(pyramid, k)
-    float inv_scale;      // 1 / s_k: only for the estimate given to detail::cell_begin_from
 };
 
 /// Everything one frame's selection needs, by value (no __constant__ or other global state).

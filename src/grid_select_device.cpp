@@ -71,7 +71,6 @@ kernels::GridNmsParams GridSelectAccess::params(const DeviceGridSelect& s, const
     for (int k = 0; k < m.g.levels; ++k) {
         p.level[k] = levels[k];
         p.level[k].scale = m.g.scale[k];
-        p.level[k].inv_scale = 1.0f / m.g.scale[k];
     }
     p.cell_skip = masks.cell_skip;
     p.pixel_mask = masks.pixel_mask.data;

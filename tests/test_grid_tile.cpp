@@ -1,8 +1,9 @@
-// The grid-NMS kernel's shared-memory fast path (kernels/grid_nms.cu): nms_is_maximum_tile on a tile
-// staged like the kernel stages it (cell rectangle plus an n-pixel halo, 0 outside the level) must agree
-// with nms_is_maximum for every pixel, radius and cell. On the GPU: configurations whose tiles only
-// partly fit the kernel's shared buffer (mixed staged / global levels, global only), checked against the
-// CPU reference and the oracle.
+// The fixed-radius NMS test (detail::nms_is_maximum_fixed, the grid-NMS kernel's n = 1 path in
+// kernels/grid_nms.cu) must agree with nms_is_maximum for every pixel, radius and cell, whether its
+// neighbours come from the map itself (MapNeighbours, as in the kernel) or from a tile staged as the
+// kernel once staged it (cell rectangle plus an n-pixel halo, 0 outside the level). On the GPU: cell
+// geometries from tiny to 1024x1024, up to 8 levels and K = 8, with and without a cap, checked against
+// the CPU reference and the oracle.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,7 +33,8 @@ std::vector<float> tied_scores(int w, int h, std::uint32_t seed, float density) 
 
 template <int N>
 bool tile_maximum(const std::vector<float>& tile, int tw, int tx, int ty, float sp) {
-    return detail::nms_is_maximum_tile<N>(&tile[static_cast<std::size_t>(ty) * tw + tx], tw, sp);
+    const auto q = [&](int dx, int dy) { return tile[static_cast<std::size_t>(ty + dy) * tw + tx + dx]; };
+    return detail::nms_is_maximum_fixed<N>(q, sp);
 }
 
 bool tile_maximum(int n, const std::vector<float>& tile, int tw, int tx, int ty, float sp) {
@@ -41,6 +43,16 @@ bool tile_maximum(int n, const std::vector<float>& tile, int tw, int tx, int ty,
         case 2: return tile_maximum<2>(tile, tw, tx, ty, sp);
         case 3: return tile_maximum<3>(tile, tw, tx, ty, sp);
         default: return tile_maximum<4>(tile, tw, tx, ty, sp);
+    }
+}
+
+bool map_maximum(int n, const std::vector<float>& map, int w, int h, int x, int y, float sp) {
+    const detail::MapNeighbours q{map.data(), sizeof(float) * static_cast<std::size_t>(w), w, h, x, y};
+    switch (n) {
+        case 1: return detail::nms_is_maximum_fixed<1>(q, sp);
+        case 2: return detail::nms_is_maximum_fixed<2>(q, sp);
+        case 3: return detail::nms_is_maximum_fixed<3>(q, sp);
+        default: return detail::nms_is_maximum_fixed<4>(q, sp);
     }
 }
 
@@ -73,6 +85,8 @@ TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
                                     const bool got = tile_maximum(n, tile, tw, x - x0 + n, y - y0 + n, sp);
                                     ASSERT_EQ(got, want) << "n " << n << " cell " << cw << "x" << ch << " at (" << x
                                                          << ", " << y << ")";
+                                    ASSERT_EQ(map_maximum(n, map, W, H, x, y, sp), want)
+                                        << "map neighbours, n " << n << " at (" << x << ", " << y << ")";
                                     maxima += want ? 1 : 0;
                                     ++tested;
                                 }
@@ -87,14 +101,14 @@ TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
 TEST(GridTile, ZeroAndNanNeighboursNeverSuppress) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> tile = {0.0f, nan, 0.0f, nan, 1.0f, 0.0f, 0.0f, nan, 0.0f};
-    EXPECT_TRUE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    EXPECT_TRUE(tile_maximum<1>(tile, 3, 1, 1, 1.0f));
     tile[0] = 1.0f;  // equal score before p suppresses it
-    EXPECT_FALSE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    EXPECT_FALSE(tile_maximum<1>(tile, 3, 1, 1, 1.0f));
     tile[0] = 0.0f;
     tile[8] = 1.0f;  // equal score after p does not
-    EXPECT_TRUE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    EXPECT_TRUE(tile_maximum<1>(tile, 3, 1, 1, 1.0f));
     tile[5] = 1.5f;  // a larger one does
-    EXPECT_FALSE(detail::nms_is_maximum_tile<1>(&tile[4], 3, 1.0f));
+    EXPECT_FALSE(tile_maximum<1>(tile, 3, 1, 1, 1.0f));
 }
 
 std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
@@ -110,11 +124,10 @@ std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::
     return maps;
 }
 
-// Cell geometries around the kernel's tile buffers (each of the 8 warps stages its ceil(h / 8) rows of
-// the cell plus an n halo, (rows + 2n) x (w + 2n) floats, into its own 1024 floats): level 0 too big but
-// level 1 staged (96x64, n 4), level 0 staged, level 1 not, level 2 again (64x64, n 2, 3 levels),
-// nothing staged (1024x1024, 128x32 n 4), several staging passes (64x64, n 4, 3 levels), cells shorter
-// than 8 rows on their level (32x8: some warps own no rows), tiny cells.
+// Cell geometries chosen around the tile buffers of an earlier, staging version of the kernel; they still
+// cover what the kernel does now: rectangles of several scan batches (96x64, 1024x1024, 1024x8), cells
+// shorter than one thread row on their level (32x8), tall cells (32x1024), 8 levels, K up to 8, caps,
+// n = 1 (the unrolled path) and n = 2..4 (the reference loop).
 TEST(GridTile, GpuMatchesTheReferenceWhateverFitsTheTileBuffer) {
     KESTREL_REQUIRE_GPU();
     struct Case {

@@ -46,21 +46,15 @@ KESTREL_HD int level0_pixel(int v, float s, int limit) {
 KESTREL_HD bool inside_border(int p, int limit, int border) { return p >= border && p <= limit - 1 - border; }
 
 /// First level-k coordinate v in [0, level_len] whose cell index is >= c (level_len when none):
-/// cells c cover [cell_begin(c), cell_begin(c + 1)). Starts from the estimate v (any value; clamped),
-/// corrected by the exact rule (cell index non-decreasing in v), so the result does not depend on the
-/// estimate: host and device agree whatever its rounding (the GPU estimates with c * cell * (1 / s), a
-/// multiply where cell_begin divides).
-KESTREL_HD int cell_begin_from(int v, int c, int cell, float s, int level_len, int level0_len) {
+/// cells c cover [cell_begin(c), cell_begin(c + 1)). A float estimate, corrected by the exact rule
+/// (cell index non-decreasing in v), so host and device agree whatever the estimate's rounding.
+KESTREL_HD int cell_begin(int c, int cell, float s, int level_len, int level0_len) {
+    const float est = static_cast<float>(c) * static_cast<float>(cell) / s;
+    int v = static_cast<int>(est);
     v = v < 0 ? 0 : (v > level_len ? level_len : v);
     while (v > 0 && level0_pixel(v - 1, s, level0_len) / cell >= c) --v;
     while (v < level_len && level0_pixel(v, s, level0_len) / cell < c) ++v;
     return v;
-}
-
-/// cell_begin_from with the estimate c * cell / s.
-KESTREL_HD int cell_begin(int c, int cell, float s, int level_len, int level0_len) {
-    const float est = static_cast<float>(c) * static_cast<float>(cell) / s;
-    return cell_begin_from(static_cast<int>(est), c, cell, s, level_len, level0_len);
 }
 
 /// Score at (x, y) of a pitched float map (pitch in bytes).
@@ -83,13 +77,13 @@ KESTREL_HD bool nms_is_maximum(const float* map, std::size_t pitch, int w, int h
     return true;
 }
 
-/// nms_is_maximum restated on a staged tile (the GPU's fast path; tests check the equivalence):
-/// c points at p inside a row-major tile (row stride `stride` floats) that holds the level's score for
-/// every q with |dx|, |dy| <= N and 0 where q is outside the level. With b = max(0, scores of q before
-/// p in raster order) and a = max(0, scores of q after p): p survives iff b < sp and a <= sp (sp > 0;
-/// a zero or NaN neighbour never suppresses, exactly as in nms_suppressed_by).
-template <int N>
-KESTREL_HD bool nms_is_maximum_tile(const float* c, int stride, float sp) {
+/// nms_is_maximum restated for a fixed radius N, unrolled on the GPU (the grid-NMS kernel's n = 1 path;
+/// tests check the equivalence): q(dx, dy) is the score of the neighbour at offset (dx, dy) from p, 0
+/// where it is outside the level (MapNeighbours below; the tests also use a staged tile). With
+/// b = max(0, scores of q before p in raster order) and a = max(0, scores of q after p): p survives iff
+/// b < sp and a <= sp (sp > 0; a zero or NaN neighbour never suppresses, exactly as in nms_suppressed_by).
+template <int N, typename Neighbours>
+KESTREL_HD bool nms_is_maximum_fixed(const Neighbours& q, float sp) {
     float before = 0.0f, after = 0.0f;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -100,15 +94,26 @@ KESTREL_HD bool nms_is_maximum_tile(const float* c, int stride, float sp) {
 #endif
         for (int dx = -N; dx <= N; ++dx) {
             if (dx == 0 && dy == 0) continue;
-            const float q = c[dy * stride + dx];
+            const float v = q(dx, dy);
             if (dy < 0 || (dy == 0 && dx < 0))
-                before = q > before ? q : before;
+                before = v > before ? v : before;
             else
-                after = q > after ? q : after;
+                after = v > after ? v : after;
         }
     }
     return before < sp && after <= sp;
 }
+
+/// The neighbours of (x, y) in a pitched w x h score map, for nms_is_maximum_fixed (0 outside the map).
+struct MapNeighbours {
+    const float* map;
+    std::size_t pitch;  // bytes
+    int w, h, x, y;
+    KESTREL_HD float operator()(int dx, int dy) const {
+        const int qx = x + dx, qy = y + dy;
+        return qx >= 0 && qy >= 0 && qx < w && qy < h ? score_at(map, pitch, qx, qy) : 0.0f;
+    }
+};
 
 // Inverse of keypoint_key (fast_rules.hpp): key = score bits << 32 | (15 - level) << 28 |
 // (0x3FFF - y) << 14 | (0x3FFF - x). Key 0 marks an empty slot (real keys have score > 0).
