@@ -8,7 +8,8 @@
 //      (so events bracket GPU work, not launch gaps): upload, pyramid, score (DevicePyramid,
 //      DeviceScoreMaps), the detector from a device image, the keypoint download, the tracking
 //      pyramid, DeviceLkTracker on the tracker's live points, re-detection with occupied cells masked
-//      (on frames where the tracker re-detected). NMS is not exposed by the API: it is derived.
+//      (on frames where the tracker re-detected). The pyramid and score rows time the stage APIs alone:
+//      the detector fuses scores, NMS and selection into one kernel (kernels/cell_detect.cu) where it can.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -208,7 +209,6 @@ public:
         r.set("upload", rec, upload);
         r.set("pyramid", rec, pyramid);
         r.set("score", rec, score);
-        r.set("nms", rec, detect - pyramid - score - download);
         r.set("download", rec, download);
         r.set("detect_device", rec, detect);
         r.set("lk_pyramid", rec, ev_.us(5, 6));

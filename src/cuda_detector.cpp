@@ -9,8 +9,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstring>
 
+#include "../kernels/cell_detect.cuh"
 #include "../kernels/grid_nms.cuh"
 #include "cuda_check.hpp"
 #include "detector_buffers.hpp"
@@ -30,6 +32,13 @@ struct CudaDetector::Frame {
     void* host_result_device = nullptr;  // host_result as the device sees it; null: copy instead
     FrameGraph graph;
     bool graph_tried = false;
+    // Fused detection (kernels/cell_detect.cu: scores, NMS and selection in one launch), planned once per
+    // size, where its plan fits in shared memory and its blocks (one per cell) in one wave on this device
+    // (larger frames are faster on the two-kernel path): `plan` holds its shared-memory layout. in_place: it reads the caller's level 0 directly (one
+    // level, or two of factor 2 with level 1 derived while staging); otherwise the pyramid is built first.
+    bool fused = false;
+    bool in_place = false;
+    kernels::GridNmsParams plan{};
 };
 
 struct CudaDetector::Sync {
@@ -71,6 +80,9 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
         (void)cudaGetLastError();
         f->host_result_device = nullptr;
     }
+    f->plan = GridSelectAccess::params(f->select, f->scores, DeviceDetectionMasks{});
+    f->fused = kernels::plan_cell_detect(f->plan, cfg_.fast.score) && kernels::cell_detect_fits_one_wave(f->plan);
+    f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     frame_ = std::move(f);
     return *frame_;
 }
@@ -80,16 +92,40 @@ void CudaDetector::check_masks(const char* where, const Frame& f, const DeviceDe
     check_pixel_mask(where, f.g, masks.pixel_mask);
 }
 
+void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceView input) const {
+    p.fused = true;
+    p.list_off = f.plan.list_off;
+    p.smem_bytes = f.plan.smem_bytes;
+    p.threshold = cfg_.fast.threshold;
+    p.arc_min = cfg_.fast.arc_min;
+    p.arc_max_is_16 = cfg_.fast.arc_max == 16;
+    p.score_type = static_cast<int>(cfg_.fast.score);
+    p.lut = f.scores.lut();
+    for (int k = 0; k < f.g.levels; ++k) {
+        kernels::DetectSource& src = p.src[k];
+        src = f.plan.src[k];  // shared-memory offsets
+        const bool derived = f.in_place && k == 1;
+        const DeviceView v = k == 0 || derived ? input : f.pyramid.level(k);
+        src.image = v.data;
+        src.pitch = v.pitch;
+        src.derived = derived;
+        const std::size_t a = derived ? 2 : 4;
+        src.aligned = reinterpret_cast<std::uintptr_t>(v.data) % a == 0 && v.pitch % a == 0;
+    }
+}
+
 void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks) {
     kernels::GridNmsParams p = GridSelectAccess::params(f.select, f.scores, masks);
+    if (f.fused) set_fused(p, f, input);
     if (f.host_result_device) {
         p.host_count = result_count(f.host_result_device);
         p.host_keypoints = result_keypoints(f.host_result_device);
     }
-    // Pyramid + scores: one launch when the configuration fuses (2 levels of factor 2, not Harris),
-    // reading `input` in place; otherwise copy (when needed), build, score.
+    // Fused: one launch (after the pyramid build unless in place). Otherwise pyramid + scores (one
+    // launch when the configuration fuses: 2 levels of factor 2, not Harris), then the grid NMS.
     const auto enqueue = [&f, &p, input](cudaStream_t s) {
-        f.scores.compute_fused(input, f.pyramid, s);
+        if (!f.fused) f.scores.compute_fused(input, f.pyramid, s);
+        else if (!f.in_place) f.pyramid.build(s);
         kernels::launch_grid_nms(p, s);
         if (!f.host_result_device)
             KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
@@ -117,7 +153,7 @@ void CudaDetector::enqueue(DeviceView image, StreamHandle stream, const DeviceDe
     validate_view(where, "image", image);
     Frame& f = frame_for(where, image.width, image.height);
     check_masks(where, f, masks);
-    if (f.scores.fuses(f.pyramid)) {  // read in place: no copy
+    if (f.fused ? f.in_place : f.scores.fuses(f.pyramid)) {  // read in place: no copy
         run(f, image, stream, masks);
         return;
     }

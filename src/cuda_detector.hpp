@@ -9,6 +9,10 @@
 
 #include "kestrel/feature_detector.hpp"
 
+namespace kestrel::kernels {
+struct GridNmsParams;
+}
+
 namespace kestrel::detail {
 
 class CudaDetector {
@@ -39,6 +43,8 @@ private:
     /// The frame's work on `input` (level 0: the caller's device image, or the pyramid's own level 0
     /// after an upload). Graph replay only for the latter (a graph's arguments are fixed).
     void run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks);
+    /// Turns p into the fused kernel's arguments for a frame whose level 0 is `input`.
+    void set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceView input) const;
 
     DetectorConfig cfg_;
     std::unique_ptr<Frame> frame_;

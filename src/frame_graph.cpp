@@ -92,7 +92,7 @@ void FrameGraph::launch(cudaStream_t stream, const kernels::GridNmsParams& p) {
         kp.func = const_cast<void*>(l.func);
         kp.gridDim = l.grid;
         kp.blockDim = l.block;
-        kp.sharedMemBytes = 0;
+        kp.sharedMemBytes = static_cast<unsigned int>(l.smem);
         kp.kernelParams = args;
         kp.extra = nullptr;
         KESTREL_CUDA(cudaGraphExecKernelNodeSetParams(exec_, nms_node_, &kp), "detector graph update");

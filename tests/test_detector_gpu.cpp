@@ -2,7 +2,8 @@
 // parameter grid (levels 1..4, factor 2 and 1.2, cells 32x32 and 64x48, n = 1..4, K = 1..4, all four
 // scores, caps, borders) at odd sizes; repeated runs; the asynchronous API from pinned host and device
 // images with device masks, with and without CUDA graphs, inside a user's stream capture; several
-// detectors on several streams; size changes; error paths.
+// detectors on several streams; size changes; error paths; both kernel paths (fused, and score maps +
+// grid NMS for large cells).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -77,6 +78,41 @@ TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
         FeatureDetector det(cfg, Backend::Cuda);
         test::expect_same_keypoints(det.detect(img.view()), ref, what);
         test::expect_same_keypoints(det.detect(img.view()), ref, what + " (second run)");
+    }
+}
+
+// The CUDA detector runs one fused kernel (kernels/cell_detect.cu) where its shared-memory plan fits, and
+// score maps + grid NMS otherwise (Harris, or large cells and radii): both must equal the reference, on
+// both sides of that limit.
+TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage full = test::real_image(test::real_image_names().front());
+    struct Case {
+        int cw, ch, n, levels;
+        float scale;
+        ScoreType score;
+    };
+    const Case cases[] = {
+        {64, 64, 1, 2, 2.0f, ScoreType::SadCircle},      // fused, in place (level 1 derived)
+        {96, 72, 2, 3, 2.0f, ScoreType::MaxThreshold},   // fused on a built pyramid
+        {128, 128, 2, 2, 2.0f, ScoreType::SadArc},       // plan too large: score maps + grid NMS
+        {512, 256, 4, 3, 1.2f, ScoreType::SadCircle},    // far too large
+        {1024, 64, 3, 1, 2.0f, ScoreType::MaxThreshold}, // one level, wide cells
+    };
+    for (const Case& c : cases) {
+        DetectorConfig cfg;
+        cfg.cell_width = c.cw;
+        cfg.cell_height = c.ch;
+        cfg.nms_radius = c.n;
+        cfg.pyramid = {c.levels, c.scale};
+        cfg.fast.score = c.score;
+        cfg.per_cell = 3;
+        const HostImage img = test::crop(full, 3, 5, std::min(full.width() - 3, 701), std::min(full.height() - 5, 459));
+        const std::string what = test::describe(cfg);
+        const auto ref = detect_cpu(img.view(), cfg);
+        ASSERT_FALSE(ref.empty()) << what;
+        FeatureDetector det(cfg, Backend::Cuda);
+        test::expect_same_keypoints(det.detect(img.view()), ref, what);
     }
 }
 

@@ -1,7 +1,9 @@
-// The fixed-radius NMS test (detail::nms_is_maximum_fixed, the grid-NMS kernel's n = 1 path in
-// kernels/grid_nms.cu) must agree with nms_is_maximum for every pixel, radius and cell, whether its
-// neighbours come from the map itself (MapNeighbours, as in the kernel) or from a tile staged as the
-// kernel once staged it (cell rectangle plus an n-pixel halo, 0 outside the level). On the GPU: cell
+// The NMS test on a neighbourhood reader (detail::nms_is_maximum_radius with a run-time radius, as the
+// fused detection kernel kernels/cell_detect.cu uses it on its shared score block; and
+// nms_is_maximum_fixed, the grid-NMS kernel's n = 1 path in kernels/grid_nms.cu) must agree with
+// nms_is_maximum for every pixel, radius and cell, whether its neighbours come from the map itself
+// (MapNeighbours, as in grid_nms.cu) or from a tile staged as cell_detect.cu stages its scores (cell
+// rectangle plus an n-pixel halo, 0 outside the level). On the GPU: cell
 // geometries from tiny to 1024x1024, up to 8 levels and K = 8, with and without a cap, checked against
 // the CPU reference and the oracle.
 #include <gtest/gtest.h>
@@ -87,6 +89,12 @@ TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
                                                          << ", " << y << ")";
                                     ASSERT_EQ(map_maximum(n, map, W, H, x, y, sp), want)
                                         << "map neighbours, n " << n << " at (" << x << ", " << y << ")";
+                                    const std::size_t c = static_cast<std::size_t>(y - y0 + n) * tw + (x - x0 + n);
+                                    const auto runtime_q = [&](int dx, int dy) {
+                                        return tile[c + static_cast<std::size_t>(static_cast<long>(dy) * tw + dx)];
+                                    };
+                                    ASSERT_EQ(detail::nms_is_maximum_radius(runtime_q, n, sp), want)
+                                        << "run-time radius, n " << n << " at (" << x << ", " << y << ")";
                                     maxima += want ? 1 : 0;
                                     ++tested;
                                 }

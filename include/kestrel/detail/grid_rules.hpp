@@ -77,22 +77,23 @@ KESTREL_HD bool nms_is_maximum(const float* map, std::size_t pitch, int w, int h
     return true;
 }
 
-/// nms_is_maximum restated for a fixed radius N, unrolled on the GPU (the grid-NMS kernel's n = 1 path;
-/// tests check the equivalence): q(dx, dy) is the score of the neighbour at offset (dx, dy) from p, 0
-/// where it is outside the level (MapNeighbours below; the tests also use a staged tile). With
-/// b = max(0, scores of q before p in raster order) and a = max(0, scores of q after p): p survives iff
-/// b < sp and a <= sp (sp > 0; a zero or NaN neighbour never suppresses, exactly as in nms_suppressed_by).
-template <int N, typename Neighbours>
-KESTREL_HD bool nms_is_maximum_fixed(const Neighbours& q, float sp) {
+/// nms_is_maximum restated on a reader of the neighbourhood (tests check the equivalence): q(dx, dy) is
+/// the score of the neighbour at offset (dx, dy) from p, 0 where it is outside the level (MapNeighbours
+/// below reads a map; the fused detection kernel reads its shared-memory score block, the tests a staged
+/// tile). With b = max(0, scores of q before p in raster order) and a = max(0, scores of q after p):
+/// p survives iff b < sp and a <= sp (sp > 0; a zero or NaN neighbour never suppresses, exactly as in
+/// nms_suppressed_by). Any radius n >= 1.
+template <typename Neighbours>
+KESTREL_HD bool nms_is_maximum_radius(const Neighbours& q, int n, float sp) {
     float before = 0.0f, after = 0.0f;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int dy = -N; dy <= N; ++dy) {
+    for (int dy = -n; dy <= n; ++dy) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-        for (int dx = -N; dx <= N; ++dx) {
+        for (int dx = -n; dx <= n; ++dx) {
             if (dx == 0 && dy == 0) continue;
             const float v = q(dx, dy);
             if (dy < 0 || (dy == 0 && dx < 0))
@@ -102,6 +103,12 @@ KESTREL_HD bool nms_is_maximum_fixed(const Neighbours& q, float sp) {
         }
     }
     return before < sp && after <= sp;
+}
+
+/// The same for a fixed radius N: fully unrolled on the GPU (the grid-NMS kernel's n = 1 path).
+template <int N, typename Neighbours>
+KESTREL_HD bool nms_is_maximum_fixed(const Neighbours& q, float sp) {
+    return nms_is_maximum_radius(q, N, sp);
 }
 
 /// The neighbours of (x, y) in a pitched w x h score map, for nms_is_maximum_fixed (0 outside the map).
