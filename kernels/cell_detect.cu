@@ -274,11 +274,10 @@ __global__ void __launch_bounds__(kThreads, 3) cell_detect_kernel(const GridNmsP
     merge_and_finish<K>(p, top, cell);
 }
 
-template <int K>
-const void* kernel_for(int nms_radius) {
-    return nms_radius == 1 ? reinterpret_cast<const void*>(&cell_detect_kernel<K, true>)
-                           : reinterpret_cast<const void*>(&cell_detect_kernel<K, false>);
-}
+template <int K, bool kN1>
+struct CellDetectKernel {
+    static const void* func() { return reinterpret_cast<const void*>(&cell_detect_kernel<K, kN1>); }
+};
 
 int align16(int v) { return (v + 15) & ~15; }
 
@@ -334,21 +333,7 @@ bool cell_detect_fits_one_wave(const GridNmsParams& p) {
 }
 
 GridNmsLaunch cell_detect_launch(const GridNmsParams& p) {
-    GridNmsLaunch l;
-    switch (p.per_cell) {
-        case 1: l.func = kernel_for<1>(p.nms_radius); break;
-        case 2: l.func = kernel_for<2>(p.nms_radius); break;
-        case 3: l.func = kernel_for<3>(p.nms_radius); break;
-        case 4: l.func = kernel_for<4>(p.nms_radius); break;
-        case 5: l.func = kernel_for<5>(p.nms_radius); break;
-        case 6: l.func = kernel_for<6>(p.nms_radius); break;
-        case 7: l.func = kernel_for<7>(p.nms_radius); break;
-        default: l.func = kernel_for<8>(p.nms_radius); break;
-    }
-    l.grid = dim3(static_cast<unsigned>(p.cols * p.rows));
-    l.block = dim3(kThreads);
-    l.smem = static_cast<std::size_t>(p.smem_bytes);
-    return l;
+    return selection_launch<CellDetectKernel>(p, static_cast<std::size_t>(p.smem_bytes));
 }
 
 }  // namespace kestrel::kernels

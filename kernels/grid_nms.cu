@@ -106,31 +106,16 @@ __global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsPara
     merge_and_finish<K>(p, top, cell);
 }
 
-template <int K>
-const void* kernel_for(int nms_radius) {
-    return nms_radius == 1 ? reinterpret_cast<const void*>(&grid_nms_kernel<K, true>)
-                           : reinterpret_cast<const void*>(&grid_nms_kernel<K, false>);
-}
+template <int K, bool kN1>
+struct GridNmsKernel {
+    static const void* func() { return reinterpret_cast<const void*>(&grid_nms_kernel<K, kN1>); }
+};
 
 }  // namespace
 
 GridNmsLaunch grid_nms_launch(const GridNmsParams& p) {
     if (p.fused) return cell_detect_launch(p);
-    GridNmsLaunch l;
-    switch (p.per_cell) {
-        case 1: l.func = kernel_for<1>(p.nms_radius); break;
-        case 2: l.func = kernel_for<2>(p.nms_radius); break;
-        case 3: l.func = kernel_for<3>(p.nms_radius); break;
-        case 4: l.func = kernel_for<4>(p.nms_radius); break;
-        case 5: l.func = kernel_for<5>(p.nms_radius); break;
-        case 6: l.func = kernel_for<6>(p.nms_radius); break;
-        case 7: l.func = kernel_for<7>(p.nms_radius); break;
-        default: l.func = kernel_for<8>(p.nms_radius); break;
-    }
-    l.grid = dim3(static_cast<unsigned>(p.cols * p.rows));
-    l.block = dim3(kThreads);
-    l.smem = 0;
-    return l;
+    return selection_launch<GridNmsKernel>(p, 0);
 }
 
 void launch_grid_nms(const GridNmsParams& p, cudaStream_t stream) {

@@ -65,6 +65,18 @@ __device__ __forceinline__ void warp_best_k(Key (&top)[K], Key (&best)[K]) {
     }
 }
 
+/// Sum of the per-warp totals of warps < warp (returned) and of all warps (*all).
+__device__ __forceinline__ unsigned sum_warp_totals(const unsigned* totals, int warp, unsigned* all) {
+    unsigned before = 0, sum = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+        before += w < warp ? totals[w] : 0u;
+        sum += totals[w];
+    }
+    *all = sum;
+    return before;
+}
+
 /// Inclusive block scan of v; *total receives the block sum. All threads must call it.
 __device__ __forceinline__ unsigned block_scan(unsigned v, unsigned* total) {
     __shared__ unsigned warp_total[kWarps];
@@ -76,14 +88,8 @@ __device__ __forceinline__ unsigned block_scan(unsigned v, unsigned* total) {
     }
     if (lane == 31) warp_total[warp] = v;
     __syncthreads();
-    unsigned before = 0, all = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-        before += w < warp ? warp_total[w] : 0u;
-        all += warp_total[w];
-    }
+    const unsigned before = sum_warp_totals(warp_total, warp, total);
     __syncthreads();  // warp_total may be reused by the next call
-    *total = all;
     return v + before;
 }
 
@@ -124,13 +130,8 @@ __device__ __forceinline__ unsigned count_kept(const Owned& o, const Key (&cache
     const int warp = threadIdx.x >> 5;
     if ((threadIdx.x & 31) == 0) count[warp] = c;
     __syncthreads();
-    unsigned b = 0, all = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-        b += w < warp ? count[w] : 0u;
-        all += count[w];
-    }
-    *before = b;
+    unsigned all;
+    *before = sum_warp_totals(count, warp, &all);
     return all;
 }
 
@@ -258,6 +259,28 @@ __device__ __forceinline__ void cell_rects(const GridNmsParams& p, int cx, int c
         rect[k][b] = b < 2 ? detail::cell_begin(cx + b, p.cell_width, L.scale, L.width, p.image_width)
                            : detail::cell_begin(cy + b - 2, p.cell_height, L.scale, L.height, p.image_height);
     }
+}
+
+/// The launch of a selection kernel (one block of kThreads per cell, `smem` dynamic shared memory bytes),
+/// specialised on K = p.per_cell (1..8, validated) and on n == 1: KernelOf<K, kN1>::func() names it.
+template <template <int, bool> class KernelOf>
+GridNmsLaunch selection_launch(const GridNmsParams& p, std::size_t smem) {
+    const bool n1 = p.nms_radius == 1;
+    GridNmsLaunch l;
+    switch (p.per_cell) {
+        case 1: l.func = n1 ? KernelOf<1, true>::func() : KernelOf<1, false>::func(); break;
+        case 2: l.func = n1 ? KernelOf<2, true>::func() : KernelOf<2, false>::func(); break;
+        case 3: l.func = n1 ? KernelOf<3, true>::func() : KernelOf<3, false>::func(); break;
+        case 4: l.func = n1 ? KernelOf<4, true>::func() : KernelOf<4, false>::func(); break;
+        case 5: l.func = n1 ? KernelOf<5, true>::func() : KernelOf<5, false>::func(); break;
+        case 6: l.func = n1 ? KernelOf<6, true>::func() : KernelOf<6, false>::func(); break;
+        case 7: l.func = n1 ? KernelOf<7, true>::func() : KernelOf<7, false>::func(); break;
+        default: l.func = n1 ? KernelOf<8, true>::func() : KernelOf<8, false>::func(); break;
+    }
+    l.grid = dim3(static_cast<unsigned>(p.cols * p.rows));
+    l.block = dim3(kThreads);
+    l.smem = smem;
+    return l;
 }
 
 }  // namespace kestrel::kernels::select
