@@ -67,54 +67,87 @@ __device__ __forceinline__ CellLevel cell_level_at(const int (*rect)[4], int k, 
     return cell_level(rect[k][0], rect[k][1], rect[k][2], rect[k][3], n);
 }
 
+/// One pixel of a derived level (detail::average4 of the parent's 2x2 block at (2x, 2 row)), byte loads.
+__device__ __forceinline__ std::uint32_t derived_pixel(const std::uint8_t* r0, std::size_t pitch, int x) {
+    const std::uint8_t* r1 = r0 + pitch;
+    return detail::average4(__ldg(r0 + 2 * x), __ldg(r0 + 2 * x + 1), __ldg(r1 + 2 * x), __ldg(r1 + 2 * x + 1));
+}
+
 /// Stages level k's tile: pixel (tx, ty) of the tile = level pixel (tx0 + tx, ty0 + ty) with coordinates
 /// clamped into the level, one pixel per 16-bit lane (word i = pixels 2 wx, 2 wx + 1 of row ty, i = ty *
 /// words + wx). Thread work item g = four pixels (two words): one 32-bit load (two aligned loads and a
 /// funnel shift) where the four lie inside an aligned level, else clamped byte loads; a derived level
-/// (level 1 of factor 2, detail::average4 of level 0's 2x2 blocks) reads one 16-bit pair per parent row
-/// and pixel.
-__device__ __forceinline__ std::uint32_t derived_pixel(const std::uint8_t* r0, std::size_t pitch, int x, bool even) {
-    const std::uint8_t* r1 = r0 + pitch;
-    if (even) {  // parent column 2x is 2-byte aligned
-        const std::uint32_t a = __ldg(reinterpret_cast<const unsigned short*>(r0 + 2 * x));
-        const std::uint32_t b = __ldg(reinterpret_cast<const unsigned short*>(r1 + 2 * x));
-        return detail::average4(a & 0xFFu, a >> 8, b & 0xFFu, b >> 8);
-    }
-    return detail::average4(__ldg(r0 + 2 * x), __ldg(r0 + 2 * x + 1), __ldg(r1 + 2 * x), __ldg(r1 + 2 * x + 1));
-}
-
+/// (level 1 of factor 2, detail::average4 of level 0's 2x2 blocks) reads two or three aligned words per
+/// parent row and averages them in SIMD lanes, byte by byte at the level's edges.
 __device__ __forceinline__ void stage_tile(const GridNmsParams& p, int k, int tx0, int ty0, int rows, int words,
                                            std::uint32_t* tile) {
     const DetectSource& S = p.src[k];
     const int W = p.level[k].width, H = p.level[k].height;
     const int groups = words >> 1;  // words = 2q + 4 is even
     const int total = rows * groups;
+    // Work item g = (ty, gx) = (g / groups, g % groups), stepped without a division per item.
+    const int tid = static_cast<int>(threadIdx.x);
+    int ty = tid / groups, gx = tid - ty * groups;
+    const int step_y = kThreads / groups, step_x = kThreads - step_y * groups;
 #pragma unroll 2
-    for (int g = static_cast<int>(threadIdx.x); g < total; g += kThreads) {
-        const int ty = g / groups, gx = g - ty * groups;
+    for (int g = tid; g < total; g += kThreads) {
         const int gy = min(max(ty0 + ty, 0), H - 1);
         const int px = tx0 + 4 * gx;  // first of the four pixels
-        std::uint32_t v;              // the four pixels, little endian
+        std::uint32_t lo, hi;         // pixels px, px + 1 and px + 2, px + 3, one per 16-bit lane
+        bool done = false;
         if (S.derived) {
+            // Parent bytes 2 px .. 2 px + 7 of rows 2 gy, 2 gy + 1: aligned words (funnel-shifted when 2 px
+            // is not 4-byte aligned), averaged in SIMD lanes (swar::average4_pair = detail::average4).
             const std::uint8_t* r0 = S.image + static_cast<std::size_t>(2 * gy) * S.pitch;
-            v = 0;
-#pragma unroll
-            for (int b = 0; b < 4; ++b)
-                v |= derived_pixel(r0, S.pitch, min(max(px + b, 0), W - 1), S.aligned) << (8 * b);
-        } else {
-            const std::uint8_t* row = S.image + static_cast<std::size_t>(gy) * S.pitch;
-            const int base = px & ~3, sh = px & 3;
-            if (S.aligned && px >= 0 && base + (sh ? 7 : 3) < W) {
-                const std::uint32_t w0 = __ldg(reinterpret_cast<const std::uint32_t*>(row + base));
-                const std::uint32_t w1 = sh ? __ldg(reinterpret_cast<const std::uint32_t*>(row + base + 4)) : 0u;
-                v = __funnelshift_r(w0, w1, 8 * sh);
-            } else {
-                v = 0;
-#pragma unroll
-                for (int b = 0; b < 4; ++b) v |= static_cast<std::uint32_t>(__ldg(row + min(max(px + b, 0), W - 1))) << (8 * b);
+            const std::uint8_t* r1 = r0 + S.pitch;
+            const int pb = 2 * px, base = pb & ~3, sh = pb & 3;  // sh is 0 or 2
+            if (S.aligned && px >= 0 && px + 3 < W && base + (sh ? 11 : 7) < p.level[0].width) {
+                std::uint32_t a0 = __ldg(reinterpret_cast<const std::uint32_t*>(r0 + base));
+                std::uint32_t a1 = __ldg(reinterpret_cast<const std::uint32_t*>(r0 + base + 4));
+                std::uint32_t b0 = __ldg(reinterpret_cast<const std::uint32_t*>(r1 + base));
+                std::uint32_t b1 = __ldg(reinterpret_cast<const std::uint32_t*>(r1 + base + 4));
+                if (sh) {
+                    const std::uint32_t a2 = __ldg(reinterpret_cast<const std::uint32_t*>(r0 + base + 8));
+                    const std::uint32_t b2 = __ldg(reinterpret_cast<const std::uint32_t*>(r1 + base + 8));
+                    a0 = __funnelshift_r(a0, a1, 16);
+                    a1 = __funnelshift_r(a1, a2, 16);
+                    b0 = __funnelshift_r(b0, b1, 16);
+                    b1 = __funnelshift_r(b1, b2, 16);
+                }
+                lo = swar::average4_pair(a0, b0);
+                hi = swar::average4_pair(a1, b1);
+                done = true;
             }
         }
-        *reinterpret_cast<uint2*>(tile + ty * words + 2 * gx) = make_uint2(__byte_perm(v, 0, 0x4140), __byte_perm(v, 0, 0x4342));
+        if (!done) {
+            std::uint32_t v = 0;  // the four pixels, little endian
+            if (S.derived) {
+                const std::uint8_t* r0 = S.image + static_cast<std::size_t>(2 * gy) * S.pitch;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) v |= derived_pixel(r0, S.pitch, min(max(px + b, 0), W - 1)) << (8 * b);
+            } else {
+                const std::uint8_t* row = S.image + static_cast<std::size_t>(gy) * S.pitch;
+                const int base = px & ~3, sh = px & 3;
+                if (S.aligned && px >= 0 && base + (sh ? 7 : 3) < W) {
+                    const std::uint32_t w0 = __ldg(reinterpret_cast<const std::uint32_t*>(row + base));
+                    const std::uint32_t w1 = sh ? __ldg(reinterpret_cast<const std::uint32_t*>(row + base + 4)) : 0u;
+                    v = __funnelshift_r(w0, w1, 8 * sh);
+                } else {
+#pragma unroll
+                    for (int b = 0; b < 4; ++b)
+                        v |= static_cast<std::uint32_t>(__ldg(row + min(max(px + b, 0), W - 1))) << (8 * b);
+                }
+            }
+            lo = __byte_perm(v, 0, 0x4140);
+            hi = __byte_perm(v, 0, 0x4342);
+        }
+        *reinterpret_cast<uint2*>(tile + ty * words + 2 * gx) = make_uint2(lo, hi);
+        gx += step_x;
+        ty += step_y;
+        if (gx >= groups) {
+            gx -= groups;
+            ++ty;
+        }
     }
 }
 
@@ -140,11 +173,12 @@ struct LevelTasks {
 /// Steps 1-4 for the block's cell (not skipped); block-uniform, contains barriers.
 template <int K, bool kN1>
 __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*rect)[4], unsigned char* smem,
-                                            unsigned* corner_count, Key (&top)[K]) {
+                                            unsigned* corner_count, unsigned* task_count, Key (&top)[K]) {
     __shared__ LevelTasks lt[kMaxLevels];
     const int n = kN1 ? 1 : p.nms_radius;
     const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
-    std::uint32_t* list = reinterpret_cast<std::uint32_t*>(smem + p.list_off);
+    std::uint32_t* list = reinterpret_cast<std::uint32_t*>(smem + p.list_off);   // corners
+    std::uint32_t* tasks = reinterpret_cast<std::uint32_t*>(smem + p.task_off);  // tasks passing 2a
 
     // 1. Stage every level's tile; thread k fills lt[k].
     int total_tasks = 0;
@@ -158,18 +192,65 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
     }
     __syncthreads();
 
-    // 2. Segment test of every E centre, four per thread; corners to the list, zeros to S.
+    // 2a. Compass pre-test of every task (four adjacent E centres; swar::compass_may_have_corner4, 5 of the
+    //     21 words), zeros to S; tasks that may hold a corner join the shared task list.
     const int t = p.threshold;
     for (int base = 0; base < total_tasks; base += kThreads) {  // block-uniform trip count
         const int i = base + tid;
-        unsigned corners = 0;  // bit j: centre 4 eq + j is a corner
-        int k = 0, er = 0, eq = 0;
+        bool may = false;
+        std::uint32_t entry = 0;
         if (i < total_tasks) {
+            int k = 0;
             while (i >= lt[k].end) ++k;  // the level of task i (empty levels have no tasks)
             const LevelTasks L = lt[k];
             const int begin = k == 0 ? 0 : lt[k - 1].end;
-            er = (i - begin) / L.q;
-            eq = (i - begin) - er * L.q;
+            const int er = (i - begin) / L.q, eq = (i - begin) - er * L.q;
+            float* S = reinterpret_cast<float*>(smem + p.src[k].score_off);
+            *reinterpret_cast<float4*>(S + er * 4 * L.q + 4 * eq) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            const int W = p.level[k].width, H = p.level[k].height;
+            const int y = L.ey0 + er, x = L.ex0 + 4 * eq;
+            // Some centre of the four inside the level's border and E.
+            const bool in = y >= kBorder && y <= H - 1 - kBorder && x + 3 >= kBorder && x <= W - 1 - kBorder;
+            if (in) {
+                const std::uint32_t* tile = reinterpret_cast<const std::uint32_t*>(smem + p.src[k].tile_off);
+                swar::RowWords r3[3];  // E rows er - 3, er, er + 3
+#pragma unroll
+                for (int r = 0; r < 3; ++r) {
+                    const uint2* src = reinterpret_cast<const uint2*>(tile + (er + 3 * r) * L.words + 2 * eq);
+#pragma unroll
+                    for (int h = 0; h < 3; ++h) {
+                        const uint2 v = src[h];
+                        r3[r].w[2 * h] = v.x;
+                        r3[r].w[2 * h + 1] = v.y;
+                    }
+                }
+                may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, p.arc_min);
+                entry = corner_entry(k, er, eq);
+            }
+        }
+        const unsigned ballot = __ballot_sync(kFullMask, may);
+        unsigned first = 0;
+        if (lane == 0 && ballot) first = atomicAdd(task_count, static_cast<unsigned>(__popc(ballot)));
+        first = __shfl_sync(kFullMask, first, 0);
+        if (may) tasks[first + __popc(ballot & ((1u << lane) - 1u))] = entry;
+    }
+    __syncthreads();
+
+    // 2b. Segment test of the listed tasks (about a third on real images), four centres per thread in SIMD
+    //     lanes (swar::segment_masks4 + the lookup table: exactly the score kernel's classification);
+    //     corners are appended to the corner list (warp-aggregated: one shared atomic per warp and round).
+    const int listed = static_cast<int>(*task_count);
+    for (int base = 0; base < listed; base += kThreads) {  // block-uniform trip count
+        if (base + tid - lane >= listed) break;           // warp-uniform: the warp has no task left
+        const int i = base + tid;
+        unsigned corners = 0;  // bit j: centre 4 eq + j is a corner
+        int k = 0, er = 0, eq = 0;
+        if (i < listed) {
+            const std::uint32_t e = tasks[i];
+            k = static_cast<int>(e >> 28);
+            er = static_cast<int>((e >> 14) & 0x3FFFu);
+            eq = static_cast<int>(e & 0x3FFFu);
+            const LevelTasks L = lt[k];
             const std::uint32_t* tile = reinterpret_cast<const std::uint32_t*>(smem + p.src[k].tile_off);
             swar::RowWords rows[7];
 #pragma unroll
@@ -184,18 +265,15 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
             }
             std::uint32_t bright[4], dark[4];
             swar::segment_masks4(rows, t, bright, dark);
-            const int W = p.level[k].width, H = p.level[k].height;
-            const int y = L.ey0 + er, x = L.ex0 + 4 * eq;
-            const bool row_in = y >= kBorder && y <= H - 1 - kBorder;
+            const int W = p.level[k].width;
+            const int x = L.ex0 + 4 * eq;  // the task's row is inside the border (2a)
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const bool in = row_in && x + j >= kBorder && x + j <= W - 1 - kBorder && 4 * eq + j < L.ew;
+                const bool in = x + j >= kBorder && x + j <= W - 1 - kBorder && 4 * eq + j < L.ew;
                 const bool corner = in && (detail::mask_is_arc(p.lut, bright[j], p.arc_min) |
                                            detail::mask_is_arc(p.lut, dark[j], p.arc_min));
                 corners |= static_cast<unsigned>(corner) << j;
             }
-            float* S = reinterpret_cast<float*>(smem + p.src[k].score_off);
-            *reinterpret_cast<float4*>(S + er * 4 * L.q + 4 * eq) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
         // Warp-aggregated append: one shared atomic per warp.
         const int mine = __popc(corners);
@@ -261,16 +339,16 @@ template <int K, bool kN1>
 __global__ void __launch_bounds__(kThreads, 3) cell_detect_kernel(const GridNmsParams p) {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int rect[kMaxLevels][4];  // the cell's rectangle on level k: x0, x1, y0, y1
-    __shared__ unsigned corner_count;
+    __shared__ unsigned corner_count, task_count;
     const int cell = static_cast<int>(blockIdx.x);
     Key top[K];
 #pragma unroll
     for (int i = 0; i < K; ++i) top[i] = 0;
     const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // block-uniform (load overlaps)
     cell_rects(p, cell % p.cols, cell / p.cols, rect);
-    if (threadIdx.x == 0) corner_count = 0;
+    if (threadIdx.x == 0) corner_count = task_count = 0;
     __syncthreads();
-    if (!skip) detect_cell<K, kN1>(p, rect, smem, &corner_count, top);
+    if (!skip) detect_cell<K, kN1>(p, rect, smem, &corner_count, &task_count, top);
     merge_and_finish<K>(p, top, cell);
 }
 
@@ -312,12 +390,15 @@ bool plan_cell_detect(GridNmsParams& p, ScoreType type) {
     }
     const int list_off = off;
     off = align16(off + 4 * tasks * 4);  // every centre may be a corner
+    const int task_off = off;
+    off = align16(off + tasks * 4);      // every task may pass the compass test
     if (off > kCellDetectMaxSmem) return false;
     for (int k = 0; k < p.levels; ++k) {
         p.src[k].tile_off = tile_off[k];
         p.src[k].score_off = score_off[k];
     }
     p.list_off = list_off;
+    p.task_off = task_off;
     p.smem_bytes = off;
     return true;
 }

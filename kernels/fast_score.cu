@@ -153,6 +153,8 @@ static_assert(kSwarThreadsX == 32, "one warp per tile row");
 template <ScoreType kType>
 __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
+    __shared__ unsigned survivor_count;
+    if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
     int local;
     const ScoreLevel L = block_level(d, local);
     const int x0 = (local % L.blocks_x) * kSwarTileW, y0 = (local / L.blocks_x) * kSwarTileH;
@@ -188,29 +190,24 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
                 const int gx = x0 + 4 * wx - 4;
                 const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
                 const std::uint8_t* r1 = r0 + L.parent_pitch;
-                std::uint32_t w = 0;
+                std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
                 if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
                     const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
                     const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) {
-                        const std::uint32_t wa = q < 2 ? a.x : a.y, wb = q < 2 ? b.x : b.y;
-                        const int sh = 16 * (q & 1);
-                        const std::uint32_t v = detail::average4((wa >> sh) & 0xFFu, (wa >> (sh + 8)) & 0xFFu,
-                                                                 (wb >> sh) & 0xFFu, (wb >> (sh + 8)) & 0xFFu);
-                        w |= v << (8 * q);
-                    }
+                    lo = swar::average4_pair(a.x, b.x);
+                    hi = swar::average4_pair(a.y, b.y);
                 } else {
+                    std::uint32_t v[4];
 #pragma unroll
                     for (int q = 0; q < 4; ++q) {
                         const int px = 2 * min(max(gx + q, 0), L.width - 1);
-                        const std::uint32_t v = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px),
-                                                                 __ldg(r1 + px + 1));
-                        w |= v << (8 * q);
+                        v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
                     }
+                    lo = v[0] | (v[1] << 16);
+                    hi = v[2] | (v[3] << 16);
                 }
-                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
-                    make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
+                const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
+                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
                 const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
                 if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
                     std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
@@ -227,79 +224,116 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     }
     __syncthreads();
 
-    const int x = x0 + 4 * static_cast<int>(threadIdx.x), y = y0 + static_cast<int>(threadIdx.y);
-    const bool active = x < L.width && y < L.height;  // every lane stays: the warp shuffles below
-    // Rows y - 3 .. y + 3; words 2 tx .. 2 tx + 5 = pixels x - 4 .. x + 7 (three 64-bit loads per row).
-    swar::RowWords rows[7];
-#pragma unroll
-    for (int r = 0; r < 7; ++r) {
-        const uint2* src = reinterpret_cast<const uint2*>(&tile[threadIdx.y + r][2 * threadIdx.x]);
-#pragma unroll
-        for (int h = 0; h < 3; ++h) {
-            const uint2 v = src[h];
-            rows[r].w[2 * h] = v.x;
-            rows[r].w[2 * h + 1] = v.y;
-        }
-    }
-    const int t = d.threshold;
-    std::uint32_t bright[4], dark[4];
-    swar::segment_masks4(rows, t, bright, dark);
-
-    constexpr int border = 3;  // detail::score_border_px(false)
-    const bool row_in = active && y >= border && y < L.height - border;
-    unsigned corners = 0;  // bit j: centre x + j is a corner
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const bool in = row_in && x + j >= border && x + j < L.width - border;
-        const bool corner = in && (detail::mask_is_arc(d.lut, bright[j], d.arc_min) |
-                                   detail::mask_is_arc(d.lut, dark[j], d.arc_min));
-        corners |= static_cast<unsigned>(corner) << j;
-    }
-    // Scores of the warp's corners (about 5 % of the centres), spread over the lanes: each lane scores
-    // todo[i] for i = lane, lane + 32, ... so the warp runs the score code once per 32 corners rather than
-    // once per corner of its busiest lane. One copy of the reference's score function.
-    __shared__ std::uint16_t todo[kSwarThreadsY][kSwarTileW];
-    __shared__ __align__(16) float warp_scores[kSwarThreadsY][kSwarTileW];
     const int lane = static_cast<int>(threadIdx.x), wy = static_cast<int>(threadIdx.y);
-    *reinterpret_cast<float4*>(&warp_scores[wy][4 * lane]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    const int mine = __popc(corners);
-    int incl = mine;
+    const int x = x0 + 4 * lane, y = y0 + wy;
+    const bool active = x < L.width && y < L.height;
+    constexpr int border = 3;  // detail::score_border_px(false)
+    const int t = d.threshold;
+
+    // Pass 1: compass pre-test of the thread's four centres (rows y - 3, y, y + 3: 5 of the 21 words);
+    // groups that may hold a corner join the block's list (one shared atomic per warp).
+    __shared__ __align__(16) float block_scores[kSwarThreadsY][kSwarTileW];
+    __shared__ std::uint8_t survivors[kThreads];  // (tile row << 5) | lane of the group
+    __shared__ std::uint16_t todo[kSwarThreadsY][kSwarTileW];
+    *reinterpret_cast<float4*>(&block_scores[wy][4 * lane]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    bool may = false;
+    if (active && y >= border && y < L.height - border && x + 3 >= border && x < L.width - border) {
+        swar::RowWords r3[3];  // rows y - 3, y, y + 3
 #pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const int v = __shfl_up_sync(0xFFFFFFFFu, incl, off);
-        if (lane >= off) incl += v;
-    }
-    const int total = __shfl_sync(0xFFFFFFFFu, incl, 31);
-    int pos = incl - mine;
-    for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(4 * lane + __ffs(m) - 1);
-    __syncwarp();
-    const std::uint16_t* centre_row = reinterpret_cast<const std::uint16_t*>(&tile[wy + 3][0]) + 4;
-    for (int i = lane; i < total; i += 32) {
-        const int idx = todo[wy][i];
-        const std::uint16_t* base = centre_row + idx;
-        const int c = base[0];
-        int p[detail::kCircleSize];
+        for (int r = 0; r < 3; ++r) {
+            const uint2* src = reinterpret_cast<const uint2*>(&tile[wy + 3 * r][2 * lane]);
 #pragma unroll
-        for (int q = 0; q < detail::kCircleSize; ++q)
-            p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
-        float v;
-        if (kType == ScoreType::SadCircle) {
-            v = static_cast<float>(detail::score_sad_circle(p, c));
-        } else if (kType == ScoreType::SadArc) {
-            v = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t, d.arc_min));
-        } else {
-            v = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+            for (int h = 0; h < 3; ++h) {
+                const uint2 v = src[h];
+                r3[r].w[2 * h] = v.x;
+                r3[r].w[2 * h + 1] = v.y;
+            }
         }
-        warp_scores[wy][idx] = v;
+        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, d.arc_min);
     }
-    __syncwarp();
-    const float4 s4 = *reinterpret_cast<const float4*>(&warp_scores[wy][4 * lane]);
-    const float s[4] = {s4.x, s4.y, s4.z, s4.w};
+    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, may);
+    unsigned first = 0;
+    if (lane == 0 && ballot) first = atomicAdd(&survivor_count, static_cast<unsigned>(__popc(ballot)));
+    first = __shfl_sync(0xFFFFFFFFu, first, 0);
+    if (may) survivors[first + __popc(ballot & ((1u << lane) - 1u))] = static_cast<std::uint8_t>((wy << 5) | lane);
+    __syncthreads();
+
+    // Pass 2: the block's threads share the surviving groups (about a third on real images): full
+    // segment test of four centres in SIMD lanes (kernels/fast_swar.cuh), classification with the lookup
+    // table, then the warp's corners are spread over its lanes (each lane scores todo[i], i = lane, lane +
+    // 32, ...) with the reference's own score function into the block's score tile.
+    const int n_groups = static_cast<int>(survivor_count);
+    if (wy * 32 < n_groups) {  // warp-uniform: every lane takes part in the shuffles below
+        const int i = wy * 32 + lane;
+        unsigned corners = 0;  // bit j: centre gx + j is a corner
+        int g = 0;
+        if (i < n_groups) {
+            g = survivors[i];
+            const int gr = g >> 5, gl = g & 31;
+            const int gx = x0 + 4 * gl;
+            swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
+#pragma unroll
+            for (int r = 0; r < 7; ++r) {
+                const uint2* src = reinterpret_cast<const uint2*>(&tile[gr + r][2 * gl]);
+#pragma unroll
+                for (int h = 0; h < 3; ++h) {
+                    const uint2 v = src[h];
+                    rows[r].w[2 * h] = v.x;
+                    rows[r].w[2 * h + 1] = v.y;
+                }
+            }
+            std::uint32_t bright[4], dark[4];
+            swar::segment_masks4(rows, t, bright, dark);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {  // the group's row is inside the border (pass 1)
+                const bool in = gx + j >= border && gx + j < L.width - border;
+                const bool corner = in && (detail::mask_is_arc(d.lut, bright[j], d.arc_min) |
+                                           detail::mask_is_arc(d.lut, dark[j], d.arc_min));
+                corners |= static_cast<unsigned>(corner) << j;
+            }
+        }
+        const int mine = __popc(corners);
+        int incl = mine;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const int v = __shfl_up_sync(0xFFFFFFFFu, incl, off);
+            if (lane >= off) incl += v;
+        }
+        const int total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+        int pos = incl - mine;
+        const int centre0 = ((g >> 5) << 7) | (4 * (g & 31));  // tile row << 7 | tile column of centre gx
+        for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(centre0 + __ffs(m) - 1);
+        __syncwarp();
+        for (int k = lane; k < total; k += 32) {
+            const int idx = todo[wy][k];
+            const int cr = idx >> 7, cc = idx & 127;
+            const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
+            const int c = base[0];
+            int p[detail::kCircleSize];
+#pragma unroll
+            for (int q = 0; q < detail::kCircleSize; ++q)
+                p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
+            float v;
+            if (kType == ScoreType::SadCircle) {
+                v = static_cast<float>(detail::score_sad_circle(p, c));
+            } else if (kType == ScoreType::SadArc) {
+                v = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t, d.arc_min));
+            } else {
+                v = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+            }
+            block_scores[cr][cc] = v;
+        }
+    }
+    __syncthreads();
+
+    // Pass 3: one 16-byte store of the thread's four scores.
+    const float4 s4 = *reinterpret_cast<const float4*>(&block_scores[wy][4 * lane]);
     if (!active) return;
     float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + x;
     if (x + 3 < L.width) {
-        *reinterpret_cast<float4*>(out) = make_float4(s[0], s[1], s[2], s[3]);  // maps are cudaMallocPitch'ed
+        *reinterpret_cast<float4*>(out) = s4;  // maps are cudaMallocPitch'ed
     } else {
+        const float s[4] = {s4.x, s4.y, s4.z, s4.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j)
             if (x + j < L.width) out[j] = s[j];

@@ -75,4 +75,38 @@ __device__ __forceinline__ void segment_masks4(const RowWords (&rows)[7], int t,
     dark[3] = db >> 16;
 }
 
+/// Compass pre-test (detail::compass_run_holds, fast_rules.hpp) of the four centres px .. px + 3 in
+/// SIMD lanes: false when none of them can be a corner, so the full segment test may be skipped; it
+/// never rejects a corner. Reads circle points 0 and 8 (rows top / bottom, words 2 and 3) and 4 and 12
+/// (centre row, words 0 .. 5): 5 of the 21 words the full test reads.
+__device__ __forceinline__ bool compass_may_have_corner4(const RowWords& top, const RowWords& mid,
+                                                         const RowWords& bottom, int t, int arc_min) {
+    constexpr std::uint32_t kAll = 0x01000100u;  // the decision bits of the two lanes
+    const PairThresholds ta = pair_thresholds(mid.w[2], t), tb = pair_thresholds(mid.w[3], t);
+    std::uint32_t pass = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // pair A (centres px, px + 1), pair B (px + 2, px + 3)
+        const PairThresholds th = h == 0 ? ta : tb;
+        const int q = 4 + 2 * h;  // the pair's centre offset from px - 4
+        const std::uint32_t n = top.w[2 + h], s = bottom.w[2 + h];
+        const std::uint32_t e = pair_at(mid, q + 3), w = pair_at(mid, q - 3);
+        const std::uint32_t b = detail::compass_run_holds<std::uint32_t>(n + th.bright_add, e + th.bright_add,
+                                                                         s + th.bright_add, w + th.bright_add, kAll, arc_min);
+        const std::uint32_t d = detail::compass_run_holds<std::uint32_t>(th.dark_from - n, th.dark_from - e,
+                                                                         th.dark_from - s, th.dark_from - w, kAll, arc_min);
+        pass |= b | d;
+    }
+    return (pass & kAll) != 0;
+}
+
+/// Two pixels of a factor-2 pyramid level in 16-bit lanes (the staged layout above) from the parent's
+/// two rows: r0, r1 = parent bytes 2x .. 2x + 3 of rows 2y and 2y + 1 (little endian). Lane j =
+/// detail::average4(r0[2j], r0[2j + 1], r1[2j], r1[2j + 1]) = (sum + 2) >> 2 (sums < 2^10: no carry
+/// between lanes).
+__device__ __forceinline__ std::uint32_t average4_pair(std::uint32_t r0, std::uint32_t r1) {
+    constexpr std::uint32_t kLow = 0x00FF00FFu;
+    const std::uint32_t s = (r0 & kLow) + ((r0 >> 8) & kLow) + (r1 & kLow) + ((r1 >> 8) & kLow) + 0x00020002u;
+    return (s >> 2) & kLow;
+}
+
 }  // namespace kestrel::kernels::swar

@@ -23,7 +23,7 @@ struct DetectSource {
     const std::uint8_t* image;  // the level's image; when derived, level 0's image
     std::size_t pitch;          // bytes
     bool derived;               // level 1 of factor 2 computed from level 0 while staging (detail::average4)
-    bool aligned;               // image and pitch 4-byte aligned (derived: 2-byte aligned)
+    bool aligned;               // image and pitch 4-byte aligned
     int tile_off, score_off;    // byte offsets in the block's dynamic shared memory (16-byte aligned)
 };
 
@@ -51,6 +51,7 @@ struct GridNmsParams {
     bool arc_max_is_16;
     const std::uint32_t* lut;            // 2048 words, device memory
     int list_off;                        // corner list (uint32 entries) in dynamic shared memory
+    int task_off;                        // list of tasks passing the compass test (uint32 entries)
     int smem_bytes;                      // dynamic shared memory per block
 };
 

@@ -95,6 +95,7 @@ void CudaDetector::check_masks(const char* where, const Frame& f, const DeviceDe
 void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceView input) const {
     p.fused = true;
     p.list_off = f.plan.list_off;
+    p.task_off = f.plan.task_off;
     p.smem_bytes = f.plan.smem_bytes;
     p.threshold = cfg_.fast.threshold;
     p.arc_min = cfg_.fast.arc_min;
@@ -109,8 +110,7 @@ void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceVi
         src.image = v.data;
         src.pitch = v.pitch;
         src.derived = derived;
-        const std::size_t a = derived ? 2 : 4;
-        src.aligned = reinterpret_cast<std::uintptr_t>(v.data) % a == 0 && v.pitch % a == 0;
+        src.aligned = reinterpret_cast<std::uintptr_t>(v.data) % 4 == 0 && v.pitch % 4 == 0;
     }
 }
 

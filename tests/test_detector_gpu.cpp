@@ -116,6 +116,42 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
     }
 }
 
+// The kernels skip the full segment test where the compass pre-test fails (detail::compass_run_holds),
+// which needs floor(arc_min / 4) neighbouring compass points: every arc_min (0 to 4 points), both arc_max
+// kinds, on the fused kernel in place (level 1 derived in SIMD lanes; NMS radius 1 and 2 give parent
+// reads that are and are not 4-byte aligned) and from device images that start 1 and 2 bytes past an
+// aligned address (byte loads), all equal to the reference.
+TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage full = test::real_image("vtest_000.png");
+    const HostImage img = test::crop(full, 7, 9, 301, 203);
+    // The same pixels behind device pointers 1 and 2 bytes past an aligned address.
+    std::vector<DeviceImage> shifted;
+    for (const int off : {1, 2}) shifted.push_back(upload(test::crop(full, 7 - off, 9, 301 + off, 203).view()));
+    Stream stream;
+    for (int lo = 1; lo <= 16; ++lo)
+        for (const int hi : {16, std::min(16, lo + 2)}) {
+            DetectorConfig cfg;
+            cfg.pyramid = {2, 2.0f};
+            cfg.fast = {lo <= 4 ? 40 : (lo <= 8 ? 20 : 8), lo, hi, lo % 2 ? ScoreType::SadCircle : ScoreType::MaxThreshold};
+            cfg.nms_radius = 1 + lo % 2;
+            cfg.per_cell = 2;
+            const std::string what = test::describe(cfg);
+            const auto ref = detect_cpu(img.view(), cfg);
+            ASSERT_FALSE(ref.empty()) << what;
+            FeatureDetector det(cfg, Backend::Cuda);
+            test::expect_same_keypoints(det.detect(img.view()), ref, what);
+            if (hi != 16) continue;
+            for (int i = 0; i < 2; ++i) {
+                const DeviceView base = shifted[static_cast<std::size_t>(i)].view();
+                const DeviceView v{base.data + 1 + i, img.width(), img.height(), base.pitch};
+                det.detect_async(v, stream.s);
+                synchronize(stream.s);
+                test::expect_same_keypoints(host_result(det), ref, what + " device image at byte offset " + std::to_string(1 + i));
+            }
+        }
+}
+
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
     KESTREL_REQUIRE_GPU();
     DetectorConfig cfg;

@@ -45,6 +45,28 @@ TEST(FastLut, KnownRuns) {
     EXPECT_EQ(detail::longest_circular_run(0x7FFFu), 15);
 }
 
+TEST(FastRules, CompassPreTestNeverRejectsAQualifyingMask) {
+    // The kernels skip the full segment test where the compass test fails: it must hold for every mask
+    // with a run of at least arc_min, and it must reject something (else it saves nothing).
+    for (int lo = 1; lo <= 16; ++lo) {
+        long rejected = 0;
+        for (std::uint32_t m = 0; m < 65536u; ++m) {
+            const bool may = detail::compass_may_be_arc(m, lo);
+            if (brute_run(m) >= lo) ASSERT_TRUE(may) << "mask " << m << " arc_min " << lo;
+            rejected += !may;
+        }
+        if (lo >= 4) EXPECT_GT(rejected, 0) << "arc_min " << lo;
+        else EXPECT_EQ(rejected, 0) << "arc_min " << lo;
+    }
+    // Known cases: arc_min 9 needs two neighbouring compass points.
+    EXPECT_TRUE(detail::compass_may_be_arc(0x0011u, 9));   // N and E
+    EXPECT_TRUE(detail::compass_may_be_arc(0x1001u, 9));   // W and N (wraps)
+    EXPECT_FALSE(detail::compass_may_be_arc(0x0101u, 9));  // N and S are not neighbours
+    EXPECT_FALSE(detail::compass_may_be_arc(0xEEEEu, 5));  // every non-compass pixel, no compass one
+    EXPECT_TRUE(detail::compass_may_be_arc(0x1111u, 16));
+    EXPECT_FALSE(detail::compass_may_be_arc(0x0111u, 16));
+}
+
 TEST(FastRules, RunMaskMatchesRunPosition) {
     for (std::uint32_t m = 1; m < 65536u; ++m) {
         int start = 0, len = 0;
@@ -258,6 +280,19 @@ TEST(FastGpu, MatchesCpuOnFullArcGrid) {
                 for (int hi = lo; hi <= 16; ++hi) {
                     const FastConfig f{t, lo, hi, s};
                     gpu_matches_cpu(img, {1, 2.0f}, f, describe(f));
+                }
+}
+
+// Every arc_min: the score kernel's compass pre-test needs 0 to 4 compass points (floor(arc_min / 4)).
+TEST(FastGpu, MatchesCpuForEveryArcMin) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage img = test::crop(test::real_image("graf1.png"), 31, 17, 263, 141);
+    for (ScoreType s : {ScoreType::SadCircle, ScoreType::SadArc, ScoreType::MaxThreshold})
+        for (int t : {5, 20})
+            for (int lo = 1; lo <= 16; ++lo)
+                for (const int hi : {lo, 16}) {
+                    const FastConfig f{t, lo, hi, s};
+                    gpu_matches_cpu(img, {2, 2.0f}, f, describe(f));
                 }
 }
 

@@ -130,6 +130,29 @@ KESTREL_HD bool is_corner(const std::uint32_t* lut, const int* p, int c, int t, 
     return mask_is_arc(lut, b, arc_min) | mask_is_arc(lut, d, arc_min);
 }
 
+/// Compass pre-test, an optimisation and never a rule: the compass points are circle pixels 0, 4, 8
+/// and 12 (N, E, S, W). A circular run of L >= arc_min ones covers at least k = floor(arc_min / 4)
+/// cyclically consecutive compass points. So when no k consecutive compass bits of a mask are set,
+/// the mask has no qualifying run and mask_is_arc() is false: the GPU kernels test this on every
+/// centre (4 of the 16 circle pixels) and run the full segment test only where it holds. The results
+/// are the same; tests check the implication for every mask and arc_min (tests/test_fast.cpp).
+/// T is bool or a word of SIMD lanes (then &, | act lane by lane); `all` = T's "true".
+template <class T>
+KESTREL_HD T compass_run_holds(T n, T e, T s, T w, T all, int arc_min) {
+    switch (arc_min >> 2) {
+        case 0: return all;                                  // arc_min < 4: no compass point needed
+        case 1: return n | e | s | w;                        // one point
+        case 2: return (n | s) & (e | w);                    // two neighbours: (n&e)|(e&s)|(s&w)|(w&n)
+        case 3: return (n & e & (s | w)) | (s & w & (n | e)); // three of four
+        default: return n & e & s & w;                      // arc_min = 16: all four
+    }
+}
+
+/// compass_run_holds() on the compass bits of a 16-bit mask.
+KESTREL_HD bool compass_may_be_arc(std::uint32_t m, int arc_min) {
+    return compass_run_holds<bool>(m & 1u, (m >> 4) & 1u, (m >> 8) & 1u, (m >> 12) & 1u, true, arc_min);
+}
+
 KESTREL_HD int iabs(int v) { return v < 0 ? -v : v; }
 
 /// SAD-B: sum of |p_i - c| over the whole circle.
