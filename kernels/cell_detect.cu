@@ -14,10 +14,14 @@
 //      within the 3-pixel border, which score 0. With p.src[k].derived (level 1 of a factor-2 pyramid that
 //      is not built) the level's pixels are detail::average4 of level 0's 2x2 blocks, computed here, so
 //      the frame needs no pyramid launch. One barrier.
-//   2. Segment test of every E_k centre, four adjacent centres per thread (swar::segment_masks4, the
-//      lookup table: exactly the score kernel's classification); non-corners and centres outside the
-//      level or within its border get score 0 in the block's shared score block S_k (E_k sized); corners
-//      are appended to a shared list (warp-aggregated: one shared atomic per warp and round). One barrier.
+//   2. Compass pre-test of every E_k centre, four adjacent centres per thread in SIMD lanes
+//      (swar::compass_may_have_corner4: circle points 0, 4, 8, 12, detail::compass_run_holds, a necessary
+//      condition); every centre's score in the block's shared score block S_k (E_k sized) is set to 0,
+//      and the groups of four that pass (about a third on real images) join a shared task list. One
+//      barrier. Then the full segment test of the listed groups, four centres per thread
+//      (swar::segment_masks4, the lookup table: exactly the score kernel's classification); corners are
+//      appended to a shared corner list (warp-aggregated: one shared atomic per warp and round). One
+//      barrier.
 //   3. The block's threads share the list: each corner's score by the reference's own function (SAD-B,
 //      SAD-A or MT) from the staged pixels, into S_k. One barrier.
 //   4. Every pixel of R_k with S_k > 0 enters the thread's best-K list when its key beats the list's

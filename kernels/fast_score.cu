@@ -5,12 +5,16 @@
 // SAD-B, SAD-A and MT (fast_score_swar_kernel): a block of 32x8 threads scores a 128x8 tile of one level,
 // four horizontally adjacent centres per thread. It stages the tile plus a 3-row / 4-column halo in
 // shared memory with one 16-bit lane per pixel (coalesced 32-bit loads, each expanded to a pixel-pair
-// word pair), then each thread reads the six words of each of its seven circle rows (21 64-bit loads
-// for four centres), runs the segment test of its four centres in SIMD lanes (kernels/fast_swar.cuh:
-// about 13 integer operations per circle point for all four), classifies each centre with the lookup
-// table (two lookups, skipped when the mask has fewer than arc_min ones), and computes the score of its
-// corners (usually none) with the reference's own functions from shared memory. One 16-byte store
-// writes the four scores.
+// word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes). Pass 1: each thread runs
+// the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD lanes,
+// swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner), and the groups
+// that pass (about a third on real images) join the block's list. Pass 2: the block's threads share the
+// list: each reads the six words of each of the group's seven circle rows (21 64-bit loads), runs the
+// full segment test of its four centres in SIMD lanes (kernels/fast_swar.cuh: about 13 integer
+// operations per circle point for all four), classifies each centre with the lookup table (two lookups,
+// skipped when the mask has fewer than arc_min ones), and the warp's corners (usually few) are scored
+// with the reference's own functions from shared memory, spread over its lanes. Pass 3: one 16-byte
+// store writes each thread's four scores (0 for every centre not scored).
 // Harris (fast_score_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
