@@ -37,6 +37,7 @@
 #include "cell_detect.cuh"
 #include "fast_swar.cuh"
 #include "grid_select_block.cuh"
+#include "warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
 
@@ -162,9 +163,15 @@ struct BlockNeighbours {
     __device__ float operator()(int dx, int dy) const { return centre[dy * stride + dx]; }
 };
 
-// List entry of a corner: level << 28 | E row << 14 | E column.
+// List entry of a corner (or of a task, with its quad index as column): level << 28 | E row << 14 | E column.
 __device__ __forceinline__ std::uint32_t corner_entry(int k, int er, int ec) {
     return (static_cast<std::uint32_t>(k) << 28) | (static_cast<std::uint32_t>(er) << 14) | static_cast<std::uint32_t>(ec);
+}
+struct Entry {
+    int k, er, ec;
+};
+__device__ __forceinline__ Entry entry_of(std::uint32_t e) {
+    return {static_cast<int>(e >> 28), static_cast<int>((e >> 14) & 0x3FFFu), static_cast<int>(e & 0x3FFFu)};
 }
 
 /// What phase 2 needs of one level, computed once per block (thread k) during the staging.
@@ -218,25 +225,13 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
             if (in) {
                 const std::uint32_t* tile = reinterpret_cast<const std::uint32_t*>(smem + p.src[k].tile_off);
                 swar::RowWords r3[3];  // E rows er - 3, er, er + 3
-#pragma unroll
-                for (int r = 0; r < 3; ++r) {
-                    const uint2* src = reinterpret_cast<const uint2*>(tile + (er + 3 * r) * L.words + 2 * eq);
-#pragma unroll
-                    for (int h = 0; h < 3; ++h) {
-                        const uint2 v = src[h];
-                        r3[r].w[2 * h] = v.x;
-                        r3[r].w[2 * h + 1] = v.y;
-                    }
-                }
+                swar::load_rows(tile + er * L.words + 2 * eq, L.words, 3, r3);
                 may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, p.arc_min);
                 entry = corner_entry(k, er, eq);
             }
         }
-        const unsigned ballot = __ballot_sync(kFullMask, may);
-        unsigned first = 0;
-        if (lane == 0 && ballot) first = atomicAdd(task_count, static_cast<unsigned>(__popc(ballot)));
-        first = __shfl_sync(kFullMask, first, 0);
-        if (may) tasks[first + __popc(ballot & ((1u << lane) - 1u))] = entry;
+        const unsigned slot = warp::append_one(may, task_count);
+        if (may) tasks[slot] = entry;
     }
     __syncthreads();
 
@@ -248,60 +243,30 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
         if (base + tid - lane >= listed) break;           // warp-uniform: the warp has no task left
         const int i = base + tid;
         unsigned corners = 0;  // bit j: centre 4 eq + j is a corner
-        int k = 0, er = 0, eq = 0;
+        Entry task{0, 0, 0};   // ec: the quad eq
         if (i < listed) {
-            const std::uint32_t e = tasks[i];
-            k = static_cast<int>(e >> 28);
-            er = static_cast<int>((e >> 14) & 0x3FFFu);
-            eq = static_cast<int>(e & 0x3FFFu);
-            const LevelTasks L = lt[k];
-            const std::uint32_t* tile = reinterpret_cast<const std::uint32_t*>(smem + p.src[k].tile_off);
+            task = entry_of(tasks[i]);
+            const LevelTasks L = lt[task.k];
+            const std::uint32_t* tile = reinterpret_cast<const std::uint32_t*>(smem + p.src[task.k].tile_off);
             swar::RowWords rows[7];
+            swar::load_rows(tile + task.er * L.words + 2 * task.ec, L.words, 1, rows);
+            const int W = p.level[task.k].width;
+            const int x = L.ex0 + 4 * task.ec;  // the task's row is inside the border (2a)
+            unsigned in = 0;
 #pragma unroll
-            for (int r = 0; r < 7; ++r) {
-                const uint2* src = reinterpret_cast<const uint2*>(tile + (er + r) * L.words + 2 * eq);
-#pragma unroll
-                for (int h = 0; h < 3; ++h) {
-                    const uint2 v = src[h];
-                    rows[r].w[2 * h] = v.x;
-                    rows[r].w[2 * h + 1] = v.y;
-                }
-            }
-            std::uint32_t bright[4], dark[4];
-            swar::segment_masks4(rows, t, bright, dark);
-            const int W = p.level[k].width;
-            const int x = L.ex0 + 4 * eq;  // the task's row is inside the border (2a)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const bool in = x + j >= kBorder && x + j <= W - 1 - kBorder && 4 * eq + j < L.ew;
-                const bool corner = in && (detail::mask_is_arc(p.lut, bright[j], p.arc_min) |
-                                           detail::mask_is_arc(p.lut, dark[j], p.arc_min));
-                corners |= static_cast<unsigned>(corner) << j;
-            }
+            for (int j = 0; j < 4; ++j)
+                in |= static_cast<unsigned>(x + j >= kBorder && x + j <= W - 1 - kBorder && 4 * task.ec + j < L.ew) << j;
+            corners = swar::corners4(rows, t, p.lut, p.arc_min, in);
         }
-        // Warp-aggregated append: one shared atomic per warp.
-        const int mine = __popc(corners);
-        int incl = mine;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const int v = __shfl_up_sync(kFullMask, incl, off);
-            if (lane >= off) incl += v;
-        }
-        const int warp_total = __shfl_sync(kFullMask, incl, 31);
-        unsigned first = 0;
-        if (lane == 31 && warp_total > 0) first = atomicAdd(corner_count, static_cast<unsigned>(warp_total));
-        first = __shfl_sync(kFullMask, first, 31);
-        unsigned pos = first + static_cast<unsigned>(incl - mine);
-        for (unsigned m = corners; m; m &= m - 1u) list[pos++] = corner_entry(k, er, 4 * eq + __ffs(m) - 1);
+        unsigned pos = warp::append(static_cast<unsigned>(__popc(corners)), corner_count);
+        for (unsigned m = corners; m; m &= m - 1u) list[pos++] = corner_entry(task.k, task.er, 4 * task.ec + __ffs(m) - 1);
     }
     __syncthreads();
 
     // 3. Scores of the corners, by the reference's functions, from the staged pixels.
     const unsigned corners_total = *corner_count;
     for (unsigned i = static_cast<unsigned>(tid); i < corners_total; i += kThreads) {
-        const std::uint32_t e = list[i];
-        const int k = static_cast<int>(e >> 28), er = static_cast<int>((e >> 14) & 0x3FFFu),
-                  ec = static_cast<int>(e & 0x3FFFu);
+        const auto [k, er, ec] = entry_of(list[i]);
         const LevelTasks L = lt[k];
         const int row_pixels = 2 * L.words;
         const std::uint16_t* centre =
@@ -310,10 +275,7 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
         int px[detail::kCircleSize];
 #pragma unroll
         for (int q = 0; q < detail::kCircleSize; ++q) px[q] = centre[detail::circle_dy(q) * row_pixels + detail::circle_dx(q)];
-        int v;
-        if (p.score_type == static_cast<int>(ScoreType::SadCircle)) v = detail::score_sad_circle(px, cv);
-        else if (p.score_type == static_cast<int>(ScoreType::SadArc)) v = detail::score_sad_arc(p.lut, px, cv, t, p.arc_min);
-        else v = detail::score_max_threshold(p.lut, px, cv, t, p.arc_min, p.arc_max_is_16);
+        const int v = detail::circle_score(static_cast<ScoreType>(p.score_type), p.lut, px, cv, t, p.arc_min, p.arc_max_is_16);
         reinterpret_cast<float*>(smem + p.src[k].score_off)[er * 4 * L.q + ec] = static_cast<float>(v);
     }
     __syncthreads();
@@ -321,9 +283,7 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
     // 4. Only corners have a positive score: NMS, eligibility and best K over the listed corners that lie
     //    in the cell's rectangle R (E minus its n-pixel halo).
     for (unsigned i = static_cast<unsigned>(tid); i < corners_total; i += kThreads) {
-        const std::uint32_t e = list[i];
-        const int k = static_cast<int>(e >> 28), er = static_cast<int>((e >> 14) & 0x3FFFu),
-                  ec = static_cast<int>(e & 0x3FFFu);
+        const auto [k, er, ec] = entry_of(list[i]);
         const LevelTasks L = lt[k];
         if (er < n || ec < n || er >= n + rect[k][3] - rect[k][2] || ec >= n + rect[k][1] - rect[k][0]) continue;
         const int stride = 4 * L.q;
@@ -346,13 +306,8 @@ __global__ void __launch_bounds__(kThreads, 3) cell_detect_kernel(const GridNmsP
     __shared__ unsigned corner_count, task_count;
     const int cell = static_cast<int>(blockIdx.x);
     Key top[K];
-#pragma unroll
-    for (int i = 0; i < K; ++i) top[i] = 0;
-    const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // block-uniform (load overlaps)
-    cell_rects(p, cell % p.cols, cell / p.cols, rect);
-    if (threadIdx.x == 0) corner_count = task_count = 0;
-    __syncthreads();
-    if (!skip) detect_cell<K, kN1>(p, rect, smem, &corner_count, &task_count, top);
+    if (threadIdx.x == 0) corner_count = task_count = 0;  // begin_cell's barrier publishes them
+    if (!begin_cell(p, cell, rect, top)) detect_cell<K, kN1>(p, rect, smem, &corner_count, &task_count, top);
     merge_and_finish<K>(p, top, cell);
 }
 

@@ -15,13 +15,14 @@
 // skipped when the mask has fewer than arc_min ones), and the warp's corners (usually few) are scored
 // with the reference's own functions from shared memory, spread over its lanes. Pass 3: one 16-byte
 // store writes each thread's four scores (0 for every centre not scored).
-// Harris (fast_score_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
+// Harris (fast_harris_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
 // Harris response is fused with the segment test in the same pass.
 #include "../src/cuda_check.hpp"
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
+#include "warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
 
@@ -56,11 +57,10 @@ __device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy,
     return w;
 }
 
-template <ScoreType kType>
-__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreDesc d) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(ScoreDesc d) {
     __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
-    __shared__ short grad_x[kType == ScoreType::Harris ? kGradH : 1][kType == ScoreType::Harris ? kGradW : 1];
-    __shared__ short grad_y[kType == ScoreType::Harris ? kGradH : 1][kType == ScoreType::Harris ? kGradW : 1];
+    __shared__ short grad_x[kGradH][kGradW];
+    __shared__ short grad_y[kGradH][kGradW];
 
     // Which level and tile this block scores.
     int local;
@@ -86,19 +86,17 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
         }
     }
     __syncthreads();
-    if (kType == ScoreType::Harris) {
-        for (int i = tid; i < kGradW * kGradH; i += kThreadsX * kThreadsY) {
-            const int gx = i % kGradW + 1, gy = i / kGradW + 1;  // tile coordinates of the gradient's centre
-            const int a0 = tile[gy - 1][gx - 1], a1 = tile[gy - 1][gx], a2 = tile[gy - 1][gx + 1];
-            const int b0 = tile[gy][gx - 1], b2 = tile[gy][gx + 1];
-            const int c0 = tile[gy + 1][gx - 1], c1 = tile[gy + 1][gx], c2 = tile[gy + 1][gx + 1];
-            grad_x[gy - 1][gx - 1] = static_cast<short>((a2 + 2 * b2 + c2) - (a0 + 2 * b0 + c0));
-            grad_y[gy - 1][gx - 1] = static_cast<short>((c0 + 2 * c1 + c2) - (a0 + 2 * a1 + a2));
-        }
-        __syncthreads();
+    for (int i = tid; i < kGradW * kGradH; i += kThreadsX * kThreadsY) {
+        const int gx = i % kGradW + 1, gy = i / kGradW + 1;  // tile coordinates of the gradient's centre
+        const int a0 = tile[gy - 1][gx - 1], a1 = tile[gy - 1][gx], a2 = tile[gy - 1][gx + 1];
+        const int b0 = tile[gy][gx - 1], b2 = tile[gy][gx + 1];
+        const int c0 = tile[gy + 1][gx - 1], c1 = tile[gy + 1][gx], c2 = tile[gy + 1][gx + 1];
+        grad_x[gy - 1][gx - 1] = static_cast<short>((a2 + 2 * b2 + c2) - (a0 + 2 * b0 + c0));
+        grad_y[gy - 1][gx - 1] = static_cast<short>((c0 + 2 * c1 + c2) - (a0 + 2 * a1 + a2));
     }
+    __syncthreads();
 
-    const int border = detail::score_border_px(kType == ScoreType::Harris);
+    const int border = detail::score_border_px(true);
     const int t = d.threshold;
     const int lx = threadIdx.x;
     const int x = x0 + lx;
@@ -118,25 +116,17 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_score_kernel(ScoreD
             detail::segment_masks(p, c, t, bright, dark);
             const bool corner = detail::mask_is_arc(d.lut, bright, d.arc_min) | detail::mask_is_arc(d.lut, dark, d.arc_min);
             if (corner) {
-                if (kType == ScoreType::SadCircle) {
-                    s = static_cast<float>(detail::score_sad_circle(p, c));
-                } else if (kType == ScoreType::SadArc) {
-                    s = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t, d.arc_min));
-                } else if (kType == ScoreType::MaxThreshold) {
-                    s = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
-                } else {
-                    // Window of gradients centred on (cx, cy): gradient index = tile index - 1.
-                    int sxx = 0, syy = 0, sxy = 0;
-                    for (int dy = -3; dy <= 3; ++dy)
+                // Window of gradients centred on (cx, cy): gradient index = tile index - 1.
+                int sxx = 0, syy = 0, sxy = 0;
+                for (int dy = -3; dy <= 3; ++dy)
 #pragma unroll
-                        for (int dx = -3; dx <= 3; ++dx) {
-                            const int gx = grad_x[cy + dy - 1][cx + dx - 1], gy = grad_y[cy + dy - 1][cx + dx - 1];
-                            sxx += gx * gx;
-                            syy += gy * gy;
-                            sxy += gx * gy;
-                        }
-                    s = detail::harris_from_sums(sxx, syy, sxy);
-                }
+                    for (int dx = -3; dx <= 3; ++dx) {
+                        const int gx = grad_x[cy + dy - 1][cx + dx - 1], gy = grad_y[cy + dy - 1][cx + dx - 1];
+                        sxx += gx * gx;
+                        syy += gy * gy;
+                        sxy += gx * gy;
+                    }
+                s = detail::harris_from_sums(sxx, syy, sxy);
             }
         }
         reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
@@ -169,29 +159,22 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     // level: clamped values only reach centres within the border, which score 0). A 32-bit load of four
     // pixels becomes two words of pixel pairs, one pixel per 16-bit lane.
     constexpr int kLoadsPerRow = kSwarRowPixels / 4;
-    if (L.parent == nullptr) {
 #pragma unroll
-        for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
-            const int i = tid + j * kThreads;
-            if (i < kSwarLoadWords) {
-                const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
-                const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
-                const std::uint32_t w = load_word4(L, gy, x0 + 4 * wx - 4);
+    for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
+        const int i = tid + j * kThreads;
+        if (i < kSwarLoadWords) {
+            const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
+            const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
+            const int gx = x0 + 4 * wx - 4;
+            if (L.parent == nullptr) {  // block-uniform
+                const std::uint32_t w = load_word4(L, gy, gx);
                 *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
                     make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
-            }
-        }
-    } else {
-        // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1, 2y + 1)
-        // (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and columns are also
-        // written to the level's image. Clamped coordinates give the value of the clamped pixel.
-#pragma unroll
-        for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
-            const int i = tid + j * kThreads;
-            if (i < kSwarLoadWords) {
-                const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
-                const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
-                const int gx = x0 + 4 * wx - 4;
+            } else {
+                // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
+                // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
+                // columns are also written to the level's image. Clamped coordinates give the value of the
+                // clamped pixel.
                 const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
                 const std::uint8_t* r1 = r0 + L.parent_pitch;
                 std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
@@ -243,23 +226,11 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     bool may = false;
     if (active && y >= border && y < L.height - border && x + 3 >= border && x < L.width - border) {
         swar::RowWords r3[3];  // rows y - 3, y, y + 3
-#pragma unroll
-        for (int r = 0; r < 3; ++r) {
-            const uint2* src = reinterpret_cast<const uint2*>(&tile[wy + 3 * r][2 * lane]);
-#pragma unroll
-            for (int h = 0; h < 3; ++h) {
-                const uint2 v = src[h];
-                r3[r].w[2 * h] = v.x;
-                r3[r].w[2 * h + 1] = v.y;
-            }
-        }
+        swar::load_rows(&tile[wy][2 * lane], kSwarRowWords, 3, r3);
         may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, d.arc_min);
     }
-    const unsigned ballot = __ballot_sync(0xFFFFFFFFu, may);
-    unsigned first = 0;
-    if (lane == 0 && ballot) first = atomicAdd(&survivor_count, static_cast<unsigned>(__popc(ballot)));
-    first = __shfl_sync(0xFFFFFFFFu, first, 0);
-    if (may) survivors[first + __popc(ballot & ((1u << lane) - 1u))] = static_cast<std::uint8_t>((wy << 5) | lane);
+    const unsigned slot = warp::append_one(may, &survivor_count);
+    if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
     __syncthreads();
 
     // Pass 2: the block's threads share the surviving groups (about a third on real images): full
@@ -276,35 +247,16 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
             const int gr = g >> 5, gl = g & 31;
             const int gx = x0 + 4 * gl;
             swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
+            swar::load_rows(&tile[gr][2 * gl], kSwarRowWords, 1, rows);
+            unsigned in = 0;  // centres inside the border (the group's row is: pass 1)
 #pragma unroll
-            for (int r = 0; r < 7; ++r) {
-                const uint2* src = reinterpret_cast<const uint2*>(&tile[gr + r][2 * gl]);
-#pragma unroll
-                for (int h = 0; h < 3; ++h) {
-                    const uint2 v = src[h];
-                    rows[r].w[2 * h] = v.x;
-                    rows[r].w[2 * h + 1] = v.y;
-                }
-            }
-            std::uint32_t bright[4], dark[4];
-            swar::segment_masks4(rows, t, bright, dark);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {  // the group's row is inside the border (pass 1)
-                const bool in = gx + j >= border && gx + j < L.width - border;
-                const bool corner = in && (detail::mask_is_arc(d.lut, bright[j], d.arc_min) |
-                                           detail::mask_is_arc(d.lut, dark[j], d.arc_min));
-                corners |= static_cast<unsigned>(corner) << j;
-            }
+            for (int j = 0; j < 4; ++j) in |= static_cast<unsigned>(gx + j >= border && gx + j < L.width - border) << j;
+            corners = swar::corners4(rows, t, d.lut, d.arc_min, in);
         }
-        const int mine = __popc(corners);
-        int incl = mine;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const int v = __shfl_up_sync(0xFFFFFFFFu, incl, off);
-            if (lane >= off) incl += v;
-        }
-        const int total = __shfl_sync(0xFFFFFFFFu, incl, 31);
-        int pos = incl - mine;
+        const unsigned mine = static_cast<unsigned>(__popc(corners));
+        const unsigned incl = warp::inclusive_sum(mine);
+        const int total = static_cast<int>(__shfl_sync(warp::kFullMask, incl, 31));
+        unsigned pos = incl - mine;
         const int centre0 = ((g >> 5) << 7) | (4 * (g & 31));  // tile row << 7 | tile column of centre gx
         for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(centre0 + __ffs(m) - 1);
         __syncwarp();
@@ -317,15 +269,7 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
 #pragma unroll
             for (int q = 0; q < detail::kCircleSize; ++q)
                 p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
-            float v;
-            if (kType == ScoreType::SadCircle) {
-                v = static_cast<float>(detail::score_sad_circle(p, c));
-            } else if (kType == ScoreType::SadArc) {
-                v = static_cast<float>(detail::score_sad_arc(d.lut, p, c, t, d.arc_min));
-            } else {
-                v = static_cast<float>(detail::score_max_threshold(d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
-            }
-            block_scores[cr][cc] = v;
+            block_scores[cr][cc] = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
         }
     }
     __syncthreads();
@@ -369,7 +313,7 @@ void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) 
             fast_score_swar_kernel<ScoreType::MaxThreshold><<<grid, swar_block, 0, stream>>>(d);
             break;
         case ScoreType::Harris:
-            fast_score_kernel<ScoreType::Harris><<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
             break;
     }
     KESTREL_CUDA_LAUNCH("fast score");

@@ -34,6 +34,23 @@ __device__ __forceinline__ std::uint32_t place_bit(std::uint32_t v, int i) {
     return i >= 8 ? v << (i - 8) : v >> (8 - i);
 }
 
+/// rows[r] = the six words at first + r * step * stride (r = 0 .. N - 1; 32-bit words, first 8-byte
+/// aligned): three 64-bit shared-memory loads per row. step 1 gives the seven circle rows of the full
+/// test, step 3 the compass rows (top, centre, bottom).
+template <int N>
+__device__ __forceinline__ void load_rows(const std::uint32_t* first, int stride, int step, RowWords (&rows)[N]) {
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+        const uint2* src = reinterpret_cast<const uint2*>(first + r * step * stride);
+#pragma unroll
+        for (int h = 0; h < 3; ++h) {
+            const uint2 v = src[h];
+            rows[r].w[2 * h] = v.x;
+            rows[r].w[2 * h + 1] = v.y;
+        }
+    }
+}
+
 struct PairThresholds {
     std::uint32_t bright_add;  // Bc per lane
     std::uint32_t dark_from;   // Dc per lane
@@ -73,6 +90,23 @@ __device__ __forceinline__ void segment_masks4(const RowWords (&rows)[7], int t,
     dark[1] = da >> 16;
     dark[2] = db & 0xFFFFu;
     dark[3] = db >> 16;
+}
+
+/// Corners among the four centres px .. px + 3 whose bit j is set in `in` (bit j of the result: centre
+/// px + j): segment_masks4, then the lookup table (detail::mask_is_arc on both masks), exactly the
+/// reference's classification.
+__device__ __forceinline__ unsigned corners4(const RowWords (&rows)[7], int t, const std::uint32_t* lut, int arc_min,
+                                             unsigned in) {
+    std::uint32_t bright[4], dark[4];
+    segment_masks4(rows, t, bright, dark);
+    unsigned corners = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const bool corner = ((in >> j) & 1u) && (detail::mask_is_arc(lut, bright[j], arc_min) |
+                                                 detail::mask_is_arc(lut, dark[j], arc_min));
+        corners |= static_cast<unsigned>(corner) << j;
+    }
+    return corners;
 }
 
 /// Compass pre-test (detail::compass_run_holds, fast_rules.hpp) of the four centres px .. px + 3 in

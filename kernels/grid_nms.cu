@@ -93,12 +93,7 @@ __global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsPara
     __shared__ int rect[kMaxLevels][4];  // the cell's rectangle on level k: x0, x1, y0, y1
     const int cell = static_cast<int>(blockIdx.x);
     Key top[K];
-#pragma unroll
-    for (int i = 0; i < K; ++i) top[i] = 0;
-    const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // block-uniform (load overlaps)
-    cell_rects(p, cell % p.cols, cell / p.cols, rect);
-    __syncthreads();
-    if (!skip)
+    if (!begin_cell(p, cell, rect, top))
         for (int k = 0; k < p.levels; ++k) {
             const int w = rect[k][1] - rect[k][0], h = rect[k][3] - rect[k][2];
             if (w > 0 && h > 0) scan_rect<K, kN1>(p, k, rect[k][0], rect[k][2], w, h, top);

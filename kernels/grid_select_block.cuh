@@ -1,7 +1,8 @@
 // Device-only building blocks shared by the two selection kernels (kernels/grid_nms.cu on score maps,
-// kernels/cell_detect.cu computing its scores itself): warp/block best-K merge, the last block's cap and
-// compaction (finish), eligibility, the cell rectangles. Reference: grid_select_reference
-// (src/grid_nms_cpu.cpp); rules in include/kestrel/detail/grid_rules.hpp and fast_rules.hpp.
+// kernels/cell_detect.cu computing its scores itself): the block's start (begin_cell), warp/block best-K
+// merge, the last block's cap and compaction (finish), eligibility, the cell rectangles. Reference:
+// grid_select_reference (src/grid_nms_cpu.cpp); rules in include/kestrel/detail/grid_rules.hpp and
+// fast_rules.hpp.
 //
 // The last block to finish (__threadfence + atomic ticket, reset by that block) works on all
 // cols*rows*K slots with each warp owning one contiguous range (32 slots per round, up to kCache
@@ -21,6 +22,7 @@
 #include <cstddef>
 
 #include "grid_nms.cuh"
+#include "warp_scan.cuh"
 #include "kestrel/detail/grid_rules.hpp"
 
 static_assert(sizeof(kestrel::Keypoint) == 16 && offsetof(kestrel::Keypoint, level) == 12,
@@ -81,11 +83,7 @@ __device__ __forceinline__ unsigned sum_warp_totals(const unsigned* totals, int 
 __device__ __forceinline__ unsigned block_scan(unsigned v, unsigned* total) {
     __shared__ unsigned warp_total[kWarps];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const unsigned o = __shfl_up_sync(kFullMask, v, off);
-        if (lane >= off) v += o;
-    }
+    v = warp::inclusive_sum(v);
     if (lane == 31) warp_total[warp] = v;
     __syncthreads();
     const unsigned before = sum_warp_totals(warp_total, warp, total);
@@ -259,6 +257,19 @@ __device__ __forceinline__ void cell_rects(const GridNmsParams& p, int cx, int c
         rect[k][b] = b < 2 ? detail::cell_begin(cx + b, p.cell_width, L.scale, L.width, p.image_width)
                            : detail::cell_begin(cy + b - 2, p.cell_height, L.scale, L.height, p.image_height);
     }
+}
+
+/// A selection block's start (both kernels): clears the best-K list, reads the cell's skip flag and
+/// computes the cell's rectangle on every level (cell_rects), published by one barrier. Returns whether the
+/// cell is skipped (block-uniform). Every thread of the block must call it.
+template <int K>
+__device__ __forceinline__ bool begin_cell(const GridNmsParams& p, int cell, int (*rect)[4], Key (&top)[K]) {
+#pragma unroll
+    for (int i = 0; i < K; ++i) top[i] = 0;
+    const bool skip = p.cell_skip != nullptr && p.cell_skip[cell] != 0;  // the load overlaps the rectangles
+    cell_rects(p, cell % p.cols, cell / p.cols, rect);
+    __syncthreads();
+    return skip;
 }
 
 /// The launch of a selection kernel (one block of kThreads per cell, `smem` dynamic shared memory bytes),

@@ -49,12 +49,10 @@ ScoreMap fast_score_map_cpu(HostView image, const FastConfig& cfg) {
             for (int i = 0; i < detail::kCircleSize; ++i) p[i] = image.row(y + detail::circle_dy(i))[x + detail::circle_dx(i)];
             if (!detail::is_corner(lut.data(), p, c, t, cfg.arc_min)) continue;
             float s = 0.0f;
-            switch (cfg.score) {
-                case ScoreType::SadCircle: s = static_cast<float>(detail::score_sad_circle(p, c)); break;
-                case ScoreType::SadArc: s = static_cast<float>(detail::score_sad_arc(lut.data(), p, c, t, cfg.arc_min)); break;
-                case ScoreType::MaxThreshold: s = static_cast<float>(detail::score_max_threshold(lut.data(), p, c, t, cfg.arc_min, cfg.arc_max == 16)); break;
-                case ScoreType::Harris: s = harris_cpu(image, x, y); break;
-            }
+            if (cfg.score == ScoreType::Harris)
+                s = harris_cpu(image, x, y);
+            else
+                s = static_cast<float>(detail::circle_score(cfg.score, lut.data(), p, c, t, cfg.arc_min, cfg.arc_max == 16));
             m.scores[static_cast<std::size_t>(y) * m.width + x] = s;
         }
     return m;

@@ -247,6 +247,17 @@ KESTREL_NO_UNROLL
     return lo;
 }
 
+/// The circle score of a corner selected by `kind` (ScoreType of kestrel/fast.hpp, passed as its type
+/// so this header needs no API header): SAD-B, SAD-A or MT; Harris needs the gradient window and is
+/// computed apart. One dispatch for the CPU reference and both GPU kernels.
+template <class Kind>
+KESTREL_HD int circle_score(Kind kind, const std::uint32_t* lut, const int* p, int c, int t, int arc_min,
+                            bool arc_max_is_16) {
+    if (kind == Kind::SadCircle) return score_sad_circle(p, c);
+    if (kind == Kind::SadArc) return score_sad_arc(lut, p, c, t, arc_min);
+    return score_max_threshold(lut, p, c, t, arc_min, arc_max_is_16);
+}
+
 /// Harris score from the window sums, exact up to the final float conversion (see header comment).
 KESTREL_HD float harris_from_sums(std::int64_t sxx, std::int64_t syy, std::int64_t sxy) {
     const std::int64_t tr = sxx + syy;
