@@ -42,7 +42,10 @@
 // control flow stays warp-uniform. All levels in one launch.
 // Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
 // the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
-// it; the bilinear samples are bit-identical to reading the image (detail::bilinear_at).
+// it; the bilinear samples are bit-identical to reading the image (detail::bilinear_at). A window starts
+// at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
+// Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
+// per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction), matching the CPU bit for bit.
 #include "cuda_check.hpp"
 #include "lk_track.cuh"
@@ -53,18 +56,22 @@ namespace {
 constexpr int kWarpsPerBlock = 2;  // 2 x 2 staged windows of 6 KiB each: 24 KiB static shared memory
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// Staged neighbourhoods: a kWin x kWin window of a pyramid level, one column per lane, copied from
-// global memory with coalesced row loads into shared memory as floats. Row stride kWinStride = 48
-// (16 mod 32 banks): the two rows of 16 pixels that a 16-wide patch puts in one warp instruction
-// (lanes 0-15 and 16-31) then fall into disjoint banks, so the samples have no bank conflicts. A 16x16 patch reads
-// 17 x 17 taps (its template 19 x 19), so the current-image window lets the estimate move about
-// +-7 px before it is staged again.
+// Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
+// shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
+// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 8 16-byte stores per window.
+// Row stride kWinStride = 48 (16 mod 32 banks): the two rows of 16 pixels that a 16-wide patch puts in
+// one warp instruction (lanes 0-15 and 16-31) then fall into disjoint banks, so the samples have no
+// bank conflicts. A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window
+// lets the estimate move at least +-4 px (+-5.5 on average) before it is staged again.
 constexpr int kWin = 32;
 constexpr int kWinStride = kWin + 16;
 constexpr int kWinFloats = kWin * kWinStride;
-static_assert(kWin == detail::kLkLanes, "one window column per lane");
-// Window::place covers tap ranges of extent <= kWin / 2 - 4; the largest is a template's, (n - 1) / 2 + 1.
-static_assert((kMaxPatchSize - 1) / 2.0 + 1.0 <= kWin / 2 - 4, "the window must cover a template");
+constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
+constexpr int kWinRowsPerLoad = detail::kLkLanes / kWinWords;  // rows one warp-wide load covers
+static_assert(kWinStride % 4 == 0, "16-byte aligned rows");
+// Window::place covers tap ranges of extent <= 11 (columns) and 12 (rows); the largest is a
+// template's, (n - 1) / 2 + 1.
+static_assert((kMaxPatchSize - 1) / 2.0 + 1.0 <= 11.0, "the window must cover a template");
 
 template <int K>
 __device__ __forceinline__ void warp_allreduce(float* v) {
@@ -95,15 +102,19 @@ struct Window {
                detail::fadd(cy, half) < yb;
     }
 
-    /// Chooses the window of `im` centred on (cx, cy), clamped into the image (w, h < kWin only
-    /// when the image is smaller than the window). Warp-uniform. Afterwards covers_patch() holds for every
-    /// tap_range of extent <= kWin / 2 - 4 around (cx, cy) (ix = floor(cx): the range is within
-    /// [ix - extent - 2, ix + extent + 3], the window [ix - kWin/2 + 1, ix + kWin/2], both clipped to the image).
+    /// Chooses the window of `im` around (cx, cy), clamped into the image (w, h < kWin only when the
+    /// window reaches the image's last column or row). Warp-uniform. x0 is a multiple of 4 (aligned word
+    /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
+    /// [ix - 14, ix + 14]; clamped, it starts at 0 or ends at the row's last word (beyond the last
+    /// column: covered up to the edge). Rows: [iy - 15, iy + 16], clamped. Afterwards covers_patch()
+    /// holds for every tap_range of extent <= 11 around (cx, cy) (ix = floor(cx): the range is within
+    /// [ix - extent - 2, ix + extent + 3], clipped to the image).
     __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
-        x0 = max(0, min(ix - (kWin / 2 - 1), im.width - kWin));
+        const int last_start = ((im.width + 3) & ~3) - kWin;  // aligned start whose window ends at the row's last word
+        x0 = max(0, min((ix - (kWin / 2 - 2)) & ~3, last_start));
         y0 = max(0, min(iy - (kWin / 2 - 1), im.height - kWin));
         w = min(kWin, im.width - x0);
         h = min(kWin, im.height - y0);
@@ -115,35 +126,58 @@ struct Window {
     }
 };
 
+/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i.
+/// A word is loaded when it starts inside the image row (a word that crosses the row's end reads the
+/// row's padding: DevicePyramid levels have a pitch that is a multiple of 4, zeroed padding, and a
+/// 4-byte aligned start, checked on the host); rows below the image give 0.
+__device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
+                                           unsigned (&v)[kWin / kWinRowsPerLoad]) {
+    const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
+    const bool in_row = win.x0 + col < im.width;
+    const std::uint8_t* p = im.data + static_cast<std::size_t>(win.y0 + row) * im.pitch + win.x0 + col;
+    const std::size_t step = kWinRowsPerLoad * im.pitch;
+#pragma unroll
+    for (int i = 0; i < kWin / kWinRowsPerLoad; ++i)
+        v[i] = (in_row && row + i * kWinRowsPerLoad < win.h) ? __ldg(reinterpret_cast<const unsigned*>(p + i * step))
+                                                             : 0u;
+}
+
+/// Stores the words of load_words as floats (little-endian: byte j is column col + j), 16 bytes at a time.
+__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWin / kWinRowsPerLoad]) {
+    const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
+#pragma unroll
+    for (int i = 0; i < kWin / kWinRowsPerLoad; ++i) {
+        const float4 f = make_float4(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu),
+                                     static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
+        *reinterpret_cast<float4*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col) = f;
+    }
+}
+
 /// Copies the placed windows a (and b when two) from their images: every load is issued before the
-/// first store, so the whole copy costs one memory latency. Row r of a window is one coalesced load.
+/// first store, so the whole copy costs one memory latency.
 template <bool Two>
 __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a, const detail::LkImage& ib,
                                       const Window& b, int lane) {
-    std::uint8_t va[kWin], vb[kWin];
-    const std::uint8_t* pa = ia.data + static_cast<std::size_t>(a.y0) * ia.pitch + a.x0 + lane;
-    const std::uint8_t* pb = Two ? ib.data + static_cast<std::size_t>(b.y0) * ib.pitch + b.x0 + lane : nullptr;
-#pragma unroll
-    for (int r = 0; r < kWin; ++r) {
-        va[r] = (lane < a.w && r < a.h) ? __ldg(pa + static_cast<std::size_t>(r) * ia.pitch) : 0;
-        if (Two) vb[r] = (lane < b.w && r < b.h) ? __ldg(pb + static_cast<std::size_t>(r) * ib.pitch) : 0;
-    }
+    unsigned va[kWin / kWinRowsPerLoad], vb[kWin / kWinRowsPerLoad];
+    load_words(ia, a, lane, va);
+    if (Two) load_words(ib, b, lane, vb);
     __syncwarp();  // every lane is done reading the previous contents
-#pragma unroll
-    for (int r = 0; r < kWin; ++r) {
-        a.buf[r * kWinStride + lane] = static_cast<float>(va[r]);
-        if (Two) b.buf[r * kWinStride + lane] = static_cast<float>(vb[r]);
-    }
+    store_words(a, lane, va);
+    if (Two) store_words(b, lane, vb);
     __syncwarp();  // the copy is visible to every lane
 }
 
-/// The warp as the engine of detail::lk_track_one (one instance per lane). Per level it stages the
+/// The warp as the engine of detail::lk_track_one (one instance per lane). N > 0: every level's patch
+/// side is N, known at compile time (the default 16 x 16 on all levels: the pixel loops have no guards
+/// and the code holds only that layout); N = 0: the side of level k is setup.patch[k]. Per level it stages the
 /// template's neighbourhood of the reference level (live templates) and the neighbourhood of the
 /// level's start in the current level together, computes T, gx, gy of its pixels from shared memory,
 /// and samples the current image from its window; the window is staged again (centred on the
 /// estimate) only when a patch no longer fits in it. The samples are the same bytes and the same
 /// arithmetic as bilinear() on the image, so the results do not depend on the staging.
+template <int N>
 struct WarpEngine {
+    static constexpr bool kFixed = N > 0;
     const detail::LkSetup& s;
     const detail::LkImage* ref;   // live templates (nullptr: stored)
     const float* slot_base;       // stored templates of this feature
@@ -164,6 +198,18 @@ struct WarpEngine {
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
           cw_level(-1), one_column(false), full(false), half_k(0.0f) {}
 
+    __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
+    /// Every lane has kLkMaxPerLane pixels (16 x 16).
+    __device__ __forceinline__ bool is_full() const {
+        if constexpr (kFixed) return N * N == detail::kLkLanes * detail::kLkMaxPerLane;
+        else return full;
+    }
+    /// All of a lane's pixels lie in one patch column (n divides 32).
+    __device__ __forceinline__ bool is_column() const {
+        if constexpr (kFixed) return detail::kLkLanes % N == 0;
+        else return one_column;
+    }
+
     /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
     __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
         return cw_level == k && cw.covers_patch(cx, cy, half_k);
@@ -171,13 +217,24 @@ struct WarpEngine {
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
                                                   float cy) {
-        const int n = s.patch[k];
+        const int n = side(k);
         const int npx = n * n;
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) detail::patch_offset(lane + j * detail::kLkLanes, n, ox[j], oy[j]);
         one_column = detail::kLkLanes % n == 0;  // pixel l + 32 j is in column l % n for every j
         full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);
+        if (is_column()) {
+            // detail::patch_offset(l + 32 j, n) without a division per pixel: column l % n, row l / n + j * 32 / n.
+            const int col = lane % n, row = lane / n, rows_per_j = detail::kLkLanes / n;
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+                ox[j] = detail::fsub(static_cast<float>(col), half_k);
+                oy[j] = detail::fsub(static_cast<float>(row + j * rows_per_j), half_k);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                detail::patch_offset(lane + j * detail::kLkLanes, n, ox[j], oy[j]);
+        }
         cw.place(cur, cx, cy);
         cw_level = k;
         if (ref == nullptr) {
@@ -205,9 +262,9 @@ struct WarpEngine {
         }
         rw.place(ref[k], rx, ry);  // covers the template's taps (extent <= 8.5, see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
-        if (full) {
+        if (is_full()) {
             template_pixels<true>(rx, ry, npx);
-        } else if (one_column) {
+        } else if (is_column()) {
             template_pixels<false>(rx, ry, npx);
         } else {
 #pragma unroll
@@ -231,7 +288,7 @@ struct WarpEngine {
     }
 
     __device__ __forceinline__ float template_sum(int k) {
-        const int npx = s.patch[k] * s.patch[k];
+        const int npx = side(k) * side(k);
         float acc[1] = {0.0f};
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
@@ -243,7 +300,7 @@ struct WarpEngine {
     /// Also centres the template in place: t[j] <- T - mu, which the level's iterations then use
     /// directly (the same fsub as add_error(T, .., mu) would repeat every iteration).
     __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
-        const int npx = s.patch[k] * s.patch[k];
+        const int npx = side(k) * side(k);
 #pragma unroll
         for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
 #pragma unroll
@@ -267,15 +324,15 @@ struct WarpEngine {
 
     /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
     __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
-        const int npx = s.patch[k] * s.patch[k];
+        const int npx = side(k) * side(k);
         if (!cur_covers(k, cx, cy)) {  // re-centre on the estimate: then it covers (Window::place)
             cw.place(cur, cx, cy);
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
-        if (full) {
+        if (is_full()) {
             sample_column<true>(cx, cy, npx, img);
-        } else if (one_column) {
+        } else if (is_column()) {
             sample_column<false>(cx, cy, npx, img);
         } else {
 #pragma unroll
@@ -287,12 +344,12 @@ struct WarpEngine {
 
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float mu, float* out) {
-        const int npx = s.patch[k] * s.patch[k];
+        const int npx = side(k) * side(k);
         float img[detail::kLkMaxPerLane];
         sample(k, cur, cx, cy, img);
 #pragma unroll
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
-        if (full) {
+        if (is_full()) {
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
                 detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
@@ -308,7 +365,7 @@ struct WarpEngine {
     __device__ __forceinline__ void final_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float alpha0, float beta_c0, float mu, float* out,
                                                float* sad0) {
-        const int npx = s.patch[k] * s.patch[k];
+        const int npx = side(k) * side(k);
         float img[detail::kLkMaxPerLane];
         sample(k, cur, cx, cy, img);
         float v[detail::kLkErrorSums + 1];
@@ -340,10 +397,11 @@ __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.
 
 // The staged windows of the block: per warp one current-image and one reference window.
 #define KESTREL_LK_WINDOWS(cur_buf, ref_buf)                                       \
-    __shared__ float lk_windows[kWarpsPerBlock][2][kWinFloats];                    \
+    __shared__ __align__(16) float lk_windows[kWarpsPerBlock][2][kWinFloats];                    \
     float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes][0];                \
     float* ref_buf = lk_windows[threadIdx.x / detail::kLkLanes][1];
 
+template <int N>
 __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
@@ -352,11 +410,12 @@ __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-    WarpEngine eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
 }
 
+template <int N>
 __global__ void lk_track_stored_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
@@ -370,7 +429,7 @@ __global__ void lk_track_stored_kernel(const LkLaunch p_in) {
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
     } else {
         KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-        WarpEngine eng(p.setup, nullptr,
+        WarpEngine<N> eng(p.setup, nullptr,
                        p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
                        p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, cur_buf, ref_buf);
         res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
@@ -420,17 +479,31 @@ dim3 grid_for(int count) {
     return dim3(static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock));
 }
 
+/// The patch side shared by every level, or 0 when the levels differ (the kernels' template argument:
+/// 16 has its own instance, every other layout runs the general one).
+int fixed_side(const detail::LkSetup& s) {
+    for (int k = 1; k < s.levels; ++k)
+        if (s.patch[k] != s.patch[0]) return 0;
+    return s.patch[0] == kMaxPatchSize ? kMaxPatchSize : 0;
+}
+
 }  // namespace
 
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    lk_track_live_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    if (fixed_side(p.setup) == kMaxPatchSize)
+        lk_track_live_kernel<kMaxPatchSize><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    else
+        lk_track_live_kernel<0><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
     KESTREL_CUDA_LAUNCH("lk track");
 }
 
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    lk_track_stored_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    if (fixed_side(p.setup) == kMaxPatchSize)
+        lk_track_stored_kernel<kMaxPatchSize><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    else
+        lk_track_stored_kernel<0><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
     KESTREL_CUDA_LAUNCH("lk track stored");
 }
 

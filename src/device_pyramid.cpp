@@ -21,7 +21,14 @@ DevicePyramid::DevicePyramid(int width, int height, const PyramidConfig& cfg) : 
         impl_->levels.emplace_back(sizes[k].width, sizes[k].height);
         DeviceMutView v = impl_->levels.back().mut_view();
         impl_->desc.level[k] = {v.data, v.width, v.height, v.pitch};
+        // Rows are read in aligned 4-byte words by the LK kernel (kernels/lk_track.cu, load_words): a word
+        // may cross a row's end into its padding, which is therefore zeroed once here (no kernel ever
+        // writes it) so that those bytes are defined.
+        KESTREL_CUDA(cudaMemset2D(v.data, v.pitch, 0, v.pitch, static_cast<std::size_t>(v.height)),
+                     "DevicePyramid: clearing the levels");
     }
+    // The clear is ordered before any later work on any stream, including non-blocking ones.
+    KESTREL_CUDA(cudaStreamSynchronize(cudaStreamLegacy), "DevicePyramid: clearing the levels");
 }
 
 DevicePyramid::DevicePyramid() = default;

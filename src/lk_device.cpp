@@ -2,6 +2,7 @@
 // the launch descriptor (kernels/lk_track.cu). Nothing here allocates or synchronizes per call.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "../kernels/lk_track.cuh"
@@ -34,6 +35,12 @@ struct DeviceLkTracker::Impl {
     void fill(detail::LkImage* out, const DevicePyramid& p) const {
         for (int k = 0; k < cfg.pyramid.levels; ++k) {
             const DeviceView v = p.level(k);
+            // The kernel reads rows in aligned 4-byte words (DevicePyramid allocates pitched levels
+            // with zeroed padding; this holds by construction, checked so that it cannot silently break).
+            if (v.pitch % 4 != 0 || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0)
+                throw StateError("kestrel: DeviceLkTracker: pyramid level " + detail::to_text(k) +
+                                 " is not 4-byte aligned (pitch " + detail::to_text(static_cast<long long>(v.pitch)) +
+                                 ")");
             out[k] = {v.data, v.width, v.height, v.pitch};
         }
     }

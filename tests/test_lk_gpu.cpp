@@ -213,6 +213,59 @@ TEST(LkGpu, SeveralTrackersOnSeveralStreamsAgree) {
     cudaStreamDestroy(s2);
 }
 
+// The kernel has one instance for 16 x 16 patches on every level and a general one for every other
+// layout; windows start at 4-aligned columns and are clamped at the image edges. Both instances against
+// the CPU reference on odd sizes (widths that are not multiples of 4, levels narrower than a 32-px
+// window), with points next to every edge and motion large enough to re-stage windows within a level.
+TEST(LkGpu, MatchesCpuForEveryPatchLayoutAndOddSize) {
+    KESTREL_REQUIRE_GPU();
+    struct Layout {
+        int patch, coarse, from;
+    };
+    const Layout layouts[] = {{16, 16, 3}, {16, 8, 1}, {12, 12, 3}, {5, 7, 2}, {8, 8, 3}, {16, 4, 2}};
+    const HostImage full = test::real_image("vtest_000.png");
+    const int sizes[][2] = {{101, 77}, {203, 151}, {62, 45}, {333, 219}};
+    int total = 0, same = 0;
+    for (const auto& sz : sizes) {
+        const test::FloatImage g = test::blurred(test::crop(full, 37, 21, sz[0], sz[1]), 1.0);
+        for (const double shift : {1.3, 6.7}) {
+            const HostImage ref = test::moved(g, 0, 0), cur = test::moved(g, shift, -0.6 * shift, 1.1, -6.0);
+            std::vector<Point2f> pts = test::textured_points(ref, 9, 8, 10.0);
+            const float w = static_cast<float>(sz[0]), h = static_cast<float>(sz[1]);
+            for (float e : {9.3f, 10.6f, 12.2f}) {  // next to every edge
+                pts.push_back({w - e, h / 2});
+                pts.push_back({e, h / 2});
+                pts.push_back({w / 2, h - e});
+                pts.push_back({w / 2, e});
+                pts.push_back({w - e, h - e});
+            }
+            for (const Layout& l : layouts) {
+                LkConfig cfg;
+                cfg.patch_size = l.patch;
+                cfg.coarse_patch_size = l.coarse;
+                cfg.coarse_from_level = l.from;
+                const auto cpu = lk_track_cpu(build_pyramid_cpu(ref.view(), cfg.pyramid),
+                                              build_pyramid_cpu(cur.view(), cfg.pyramid), pts, cfg);
+                const DevicePyramid dr = device_pyramid(ref, cfg.pyramid), dc = device_pyramid(cur, cfg.pyramid);
+                const int n = static_cast<int>(pts.size());
+                DeviceLkTracker lk(cfg, n);
+                DevBuf<Point2f> dpts(pts);
+                DevBuf<LkResult> dres(pts.size());
+                lk.track_async(dr, dc, dpts.p, nullptr, dres.p, n, nullptr);
+                synchronize(nullptr);
+                const std::string what = std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + " shift " +
+                                         std::to_string(shift) + " patch " + std::to_string(l.patch) + "/" +
+                                         std::to_string(l.coarse) + " from " + std::to_string(l.from);
+                same += expect_match(dres.get(pts.size()), cpu, what);
+                total += n;
+            }
+        }
+    }
+    std::printf("[lk gpu] patch layouts x odd sizes: %d of %d results bit-identical to the CPU reference\n", same,
+                total);
+    EXPECT_GT(total, 1000);
+}
+
 TEST(LkGpu, Validation) {
     KESTREL_REQUIRE_GPU();
     const HostImage img = test::real_image("graf1.png");
