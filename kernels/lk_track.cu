@@ -342,24 +342,28 @@ struct WarpEngine {
         }
     }
 
+    /// The error sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels'
+    /// discard test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
-                                               float beta_c, float mu, float* out) {
+                                               float beta_c, float mu, float* out, bool with_sad) {
         const int npx = side(k) * side(k);
         float img[detail::kLkMaxPerLane];
         sample(k, cur, cx, cy, img);
 #pragma unroll
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
-        if (is_full()) {
+        if (with_sad) {
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+                if (is_full() || lane + j * detail::kLkLanes < npx)
+                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+            warp_allreduce<detail::kLkErrorSums>(out);
         } else {
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx)
-                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+                if (is_full() || lane + j * detail::kLkLanes < npx)
+                    (void)detail::add_error_centred4(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+            warp_allreduce<detail::kLkErrorSums - 1>(out);
         }
-        warp_allreduce<detail::kLkErrorSums>(out);
     }
 
     __device__ __forceinline__ void final_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,

@@ -52,7 +52,7 @@ void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
 }
 
 void CpuLkEngine::error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
-                             float* out) {
+                             float* out, bool /*with_sad*/) {
     const int n = s_.patch[k];
     const int npx = n * n;
     float lanes[kLkLanes][kLkErrorSums];

@@ -235,14 +235,19 @@ KESTREL_HD float pixel_error(float t, float image, float alpha, float beta_c, fl
     return pixel_error_centred(fsub(t, mu), image, alpha, beta_c);
 }
 
-/// Error sums from the centred template value a = T - mu (the GPU keeps a per pixel for the whole
-/// level), e = alpha * a + beta_c - I: gx e, gy e, a e, e, |e|.
-KESTREL_HD void add_error_centred(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+/// The first four error sums (gx e, gy e, a e, e) from the centred template value a = T - mu (the GPU
+/// keeps a per pixel for the whole level), e = alpha * a + beta_c - I; returns e.
+KESTREL_HD float add_error_centred4(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
     const float e = pixel_error_centred(a, image, alpha, beta_c);
     acc[0] = fadd(acc[0], fmul(gx, e));
     acc[1] = fadd(acc[1], fmul(gy, e));
     acc[2] = fadd(acc[2], fmul(a, e));
     acc[3] = fadd(acc[3], e);
+    return e;
+}
+/// All five error sums: gx e, gy e, a e, e, |e| (the first four exactly as add_error_centred4).
+KESTREL_HD void add_error_centred(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    const float e = add_error_centred4(acc, a, gx, gy, image, alpha, beta_c);
     acc[4] = fadd(acc[4], fabsf(e));
 }
 /// Error sums, e = alpha * (T - mu) + beta_c - I: gx e, gy e, a e, e, |e| (the same operations as
@@ -349,7 +354,8 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
 ///         // cur, a hint only (the GPU stages that neighbourhood of cur at the same time)
 ///   float template_sum(int k)                        // sum of T over the patch (all lanes)
 ///   void  hessian_sums(int k, float mu, float* s9)
-///   void  error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* s5)
+///   void  error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* s5,
+///                    bool with_sad)   // s5[4] (sum |e|) is only needed, and only defined, when with_sad
 ///   void  final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
 ///                    float beta_c0, float mu, float* s5, float* sad0)
 ///         // error_sums(.., alpha, beta_c, ..) into s5 and, in the same pass, *sad0 = the sum |e| that
@@ -377,6 +383,10 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
                                  LkGuess g) {
     LkResult res;
     float X = g.x, Y = g.y, alpha = g.gain, beta = g.offset;
+    // Loop invariants held in locals: on the GPU `s` and `cur` live in shared memory, which the staging
+    // stores could alias, so members read inside the iteration loop would be reloaded every iteration.
+    const int est_offset = s.est_offset, max_iterations = s.max_iterations;
+    const float min_update = s.min_update, min_update_sq = s.min_update_sq;
     res.status = TrackStatus::Tracked;
     if (!finite(X) || !finite(Y) || !finite(alpha) || !finite(beta)) {
         res.status = TrackStatus::LostOutOfBounds;
@@ -395,11 +405,12 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
             if (k == 0) { res.status = TrackStatus::LostOutOfBounds; break; }
             continue;
         }
-        const float mu = s.est_offset ? fdiv(eng.template_sum(k), npx) : 0.0f;
+        const LkImage cur_k = cur[k];
+        const float mu = est_offset ? fdiv(eng.template_sum(k), npx) : 0.0f;
         float hs[kLkHessianSums];
         eng.hessian_sums(k, mu, hs);
         LkSystem sys;
-        if (!lk_factorize(hs, npx, est_gain, s.est_offset, s.min_eigenvalue, sys)) {
+        if (!lk_factorize(hs, npx, est_gain, est_offset, s.min_eigenvalue, sys)) {
             if (k == 0) { res.status = TrackStatus::LostSingular; break; }
             continue;
         }
@@ -412,49 +423,58 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         const float inv_alpha_level = fdiv(1.0f, alpha);  // alpha's reciprocal while it is held (est_gain == 0)
         float pdx = 0.0f, pdy = 0.0f;  // previous step
         float first_sad = 0.0f, last_sad = 0.0f;  // sum |e| at the level's start and at the last evaluation
-        for (; it < s.max_iterations; ++it) {
+        for (; it < max_iterations; ++it) {
             float es[kLkErrorSums];
-            eng.error_sums(k, cur[k], cx, cy, alpha, beta_c, mu, es);
-            if (it == 0) first_sad = es[4];
-            last_sad = es[4];
+            // sum |e| serves only the coarse levels' discard test (level 0's residual is computed after the loop)
+            eng.error_sums(k, cur_k, cx, cy, alpha, beta_c, mu, es, k > 0);
+            if (k > 0) {
+                if (it == 0) first_sad = es[4];
+                last_sad = es[4];
+            }
             float dq[4];
-            lk_solve(sys, es, est_gain, s.est_offset, dq);
+            lk_solve(sys, es, est_gain, est_offset, dq);
             // Exact SIC step: J(alpha) = J(1) diag(alpha, alpha, 1, 1) => dt = dq_t * (1 / alpha)
             // (one reciprocal per iteration; on coarse levels alpha is fixed and so is inv_alpha).
             const float inv_alpha = est_gain ? fdiv(1.0f, alpha) : inv_alpha_level;
             const float dtx = fmul(dq[0], inv_alpha), dty = fmul(dq[1], inv_alpha);
             const float nx = fsub(cx, dtx), ny = fsub(cy, dty);  // t <- t - dt (inverse composition)
             const float na = est_gain ? fadd(alpha, dq[2]) : alpha;
-            const float nb = s.est_offset ? fadd(beta_c, dq[3]) : beta_c;
-            if (!finite(nx) || !finite(ny) || !finite(nb) || !finite(na)) {
-                if (k == 0) res.status = TrackStatus::LostSingular;
-                break;
-            }
-            // (fdiv(1, kLkMinGain) == 10 exactly; the division stays: as a constant, ptxas spills the kernel)
-            if (!(na >= kLkMinGain && na <= fdiv(1.0f, kLkMinGain))) { gain_lost = true; break; }
-            if (!inside(cur[k], nx, ny, half)) {
-                if (k == 0) { res.status = TrackStatus::LostOutOfBounds; cx = nx; cy = ny; }
-                break;
-            }
-            if (!(fabsf(fsub(nx, gx_k)) <= window && fabsf(fsub(ny, gy_k)) <= window)) {
-                // Wandered off its search window: level 0 is lost, a coarser level is discarded.
-                if (k == 0) { res.status = TrackStatus::LostOutOfBounds; cx = nx; cy = ny; }
-                else { cx = x_start; cy = y_start; alpha = a_start; beta_c = b_start; }
-                break;
-            }
-            // Oscillation (a step that undoes the previous one, as bilinear sampling makes near pixel
-            // boundaries): settle half-way and stop. |dt + dt_prev| < min_update in both coordinates.
-            if (it > 0 && fabsf(fadd(dtx, pdx)) < s.min_update && fabsf(fadd(dty, pdy)) < s.min_update) {
-                cx = fadd(cx, fmul(0.5f, fsub(nx, cx)));
-                cy = fadd(cy, fmul(0.5f, fsub(ny, cy)));
-                alpha = fadd(alpha, fmul(0.5f, fsub(na, alpha)));
-                beta_c = fadd(beta_c, fmul(0.5f, fsub(nb, beta_c)));
-                converged = true;
-                ++it;
+            const float nb = est_offset ? fadd(beta_c, dq[3]) : beta_c;
+            // Every reason to stop before the update, evaluated first and tested with one branch (they
+            // have no side effects; NaN fails every compare), then handled in this order of precedence:
+            // a non-finite step; the gain out of range ((fdiv(1, kLkMinGain) == 10 exactly; the division
+            // stays: as a constant, ptxas spills the kernel); the patch outside the image; the search
+            // window left; oscillation (a step that undoes the previous one, as bilinear sampling makes
+            // near pixel boundaries: |dt + dt_prev| < min_update in both coordinates).
+            const bool ok_finite = finite(nx) && finite(ny) && finite(nb) && finite(na);
+            const bool ok_gain = na >= kLkMinGain && na <= fdiv(1.0f, kLkMinGain);
+            const bool ok_inside = inside(cur_k, nx, ny, half);
+            const bool ok_window = fabsf(fsub(nx, gx_k)) <= window && fabsf(fsub(ny, gy_k)) <= window;
+            const bool oscillates =
+                it > 0 && fabsf(fadd(dtx, pdx)) < min_update && fabsf(fadd(dty, pdy)) < min_update;
+            if (!(ok_finite && ok_gain && ok_inside && ok_window) || oscillates) {
+                if (!ok_finite) {
+                    if (k == 0) res.status = TrackStatus::LostSingular;
+                } else if (!ok_gain) {
+                    gain_lost = true;
+                } else if (!ok_inside) {
+                    if (k == 0) { res.status = TrackStatus::LostOutOfBounds; cx = nx; cy = ny; }
+                } else if (!ok_window) {
+                    // Wandered off its search window: level 0 is lost, a coarser level is discarded.
+                    if (k == 0) { res.status = TrackStatus::LostOutOfBounds; cx = nx; cy = ny; }
+                    else { cx = x_start; cy = y_start; alpha = a_start; beta_c = b_start; }
+                } else {  // oscillation: settle half-way and stop
+                    cx = fadd(cx, fmul(0.5f, fsub(nx, cx)));
+                    cy = fadd(cy, fmul(0.5f, fsub(ny, cy)));
+                    alpha = fadd(alpha, fmul(0.5f, fsub(na, alpha)));
+                    beta_c = fadd(beta_c, fmul(0.5f, fsub(nb, beta_c)));
+                    converged = true;
+                    ++it;
+                }
                 break;
             }
             cx = nx; cy = ny; alpha = na; beta_c = nb;
-            if (fadd(fmul(dtx, dtx), fmul(dty, dty)) < s.min_update_sq) { converged = true; ++it; break; }
+            if (fadd(fmul(dtx, dtx), fmul(dty, dty)) < min_update_sq) { converged = true; ++it; break; }
             pdx = dtx; pdy = dty;
         }
         if (k > 0 && last_sad > first_sad) {
@@ -473,7 +493,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
                 eng.final_sums(0, cur[0], cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es,
                                &sad0);
             else
-                eng.error_sums(0, cur[0], cx, cy, alpha, beta_c, mu, es);
+                eng.error_sums(0, cur[0], cx, cy, alpha, beta_c, mu, es, true);
             res.residual = fdiv(es[4], npx);
             // The loss test takes the better of the fitted illumination and the initial one at the final
             // position: the least-squares fit of gain/offset can raise mean |e| on a partly occluded
