@@ -164,7 +164,7 @@ t_micro=0; [[ -x "$bindir/kestrel_microbench" ]] && ! skipped microbench && t_mi
 t_bench=0; [[ -x "$bindir/kestrel_bench" ]] && ! skipped bench && t_bench=90
 t_examples=0; [[ -x "$bindir/track_sequence" ]] && ! skipped examples && t_examples=60
 t_soak=0; [[ -x "$bindir/kestrel_soak" ]] && ! skipped soak && t_soak=90
-keep=$((60 + t_micro + t_bench + t_examples + t_soak))
+keep=$((120 + t_micro + t_bench + t_examples + t_soak))
 if [[ -n "$sanitizer" ]]; then
     # shellcheck disable=SC2206
     cs=("$sanitizer" --error-exitcode 1 --print-limit 50 ${KESTREL_SANITIZER_ARGS:-})
@@ -179,7 +179,7 @@ if [[ -n "$sanitizer" ]]; then
 else
     record sanitizers FAIL 0 "compute-sanitizer not found (PATH, /usr/local/cuda)"
 fi
-run_step tests 60 $((t_micro + t_bench + t_examples + t_soak)) "$logdir/tests.log" gtest_counts "${tests[@]}"
+run_step tests 120 $((t_micro + t_bench + t_examples + t_soak)) "$logdir/tests.log" gtest_counts "${tests[@]}"
 
 # Examples on the GPU (CPU vs GPU outputs compared file for file) and the soak (memory flat).
 plain_counts() { echo "log: $(basename "$1"), $(wc -l <"$1") lines"; }
