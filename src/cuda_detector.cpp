@@ -26,7 +26,9 @@ namespace kestrel::detail {
 struct CudaDetector::Frame {
     GridGeometry g;
     DevicePyramid pyramid;
-    DeviceScoreMaps scores;
+    kernels::GridLevel geometry[kMaxLevels]{};  // level sizes and scales without score maps (fused path)
+    DeviceScoreMaps scores;  // two-kernel path only: the fused kernel keeps its scores in shared memory
+    DeviceBytes lut;         // fused path: the lookup table (the two-kernel path uses scores.lut())
     DeviceGridSelect select;  // scratch + device result block [count | slots]
     PinnedBytes host_result;  // its pinned twin, written by the NMS kernel (mapped) or one copy per frame
     void* host_result_device = nullptr;  // host_result as the device sees it; null: copy instead
@@ -70,8 +72,8 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     auto f = std::make_unique<Frame>();
     f->g = g;
     f->pyramid = DevicePyramid(width, height, cfg_.pyramid);
-    f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), cfg_.fast);
     f->select = DeviceGridSelect(width, height, cfg_);
+    for (int k = 0; k < g.levels; ++k) f->geometry[k] = {nullptr, 0, g.level_size[k].width, g.level_size[k].height, 0.0f};
     f->host_result = pinned_bytes(f->select.result_bytes(), "detector allocation");
     std::memset(f->host_result.get(), 0, kResultHeaderBytes);  // host_count() = 0 until a frame lands
     // Pinned memory is mapped into the device's address space wherever the device can map host memory
@@ -80,9 +82,17 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
         (void)cudaGetLastError();
         f->host_result_device = nullptr;
     }
-    f->plan = GridSelectAccess::params(f->select, f->scores, DeviceDetectionMasks{});
+    f->plan = GridSelectAccess::params(f->select, f->geometry, DeviceDetectionMasks{});
     f->fused = kernels::plan_cell_detect(f->plan, cfg_.fast.score) && kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
+    if (f->fused) {  // only the 8 KiB lookup table: no score maps
+        const std::vector<std::uint32_t> lut = corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max);
+        f->lut = device_bytes(lut.size() * sizeof(std::uint32_t), "detector allocation");
+        KESTREL_CUDA(cudaMemcpy(f->lut.get(), lut.data(), lut.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice),
+                     "detector lookup table upload");
+    } else {
+        f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), cfg_.fast);
+    }
     frame_ = std::move(f);
     return *frame_;
 }
@@ -101,7 +111,7 @@ void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceVi
     p.arc_min = cfg_.fast.arc_min;
     p.arc_max_is_16 = cfg_.fast.arc_max == 16;
     p.score_type = static_cast<int>(cfg_.fast.score);
-    p.lut = f.scores.lut();
+    p.lut = static_cast<const std::uint32_t*>(f.lut.get());
     for (int k = 0; k < f.g.levels; ++k) {
         kernels::DetectSource& src = p.src[k];
         src = f.plan.src[k];  // shared-memory offsets
@@ -115,7 +125,8 @@ void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceVi
 }
 
 void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks) {
-    kernels::GridNmsParams p = GridSelectAccess::params(f.select, f.scores, masks);
+    kernels::GridNmsParams p = f.fused ? GridSelectAccess::params(f.select, f.geometry, masks)
+                                       : GridSelectAccess::params(f.select, f.scores, masks);
     if (f.fused) set_fused(p, f, input);
     if (f.host_result_device) {
         p.host_count = result_count(f.host_result_device);
