@@ -68,6 +68,7 @@ constexpr int kWinStride = kWin + 16;
 constexpr int kWinFloats = kWin * kWinStride;
 constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
 constexpr int kWinRowsPerLoad = detail::kLkLanes / kWinWords;  // rows one warp-wide load covers
+constexpr int kWinLoads = kWin / kWinRowsPerLoad;              // loads per lane and window
 static_assert(kWinStride % 4 == 0, "16-byte aligned rows");
 // Window::place covers tap ranges of extent <= 11 (columns) and 12 (rows); the largest is a
 // template's, (n - 1) / 2 + 1.
@@ -131,22 +132,22 @@ struct Window {
 /// row's padding: DevicePyramid levels have a pitch that is a multiple of 4, zeroed padding, and a
 /// 4-byte aligned start, checked on the host); rows below the image give 0.
 __device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
-                                           unsigned (&v)[kWin / kWinRowsPerLoad]) {
+                                           unsigned (&v)[kWinLoads]) {
     const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
     const bool in_row = win.x0 + col < im.width;
     const std::uint8_t* p = im.data + static_cast<std::size_t>(win.y0 + row) * im.pitch + win.x0 + col;
     const std::size_t step = kWinRowsPerLoad * im.pitch;
 #pragma unroll
-    for (int i = 0; i < kWin / kWinRowsPerLoad; ++i)
+    for (int i = 0; i < kWinLoads; ++i)
         v[i] = (in_row && row + i * kWinRowsPerLoad < win.h) ? __ldg(reinterpret_cast<const unsigned*>(p + i * step))
                                                              : 0u;
 }
 
 /// Stores the words of load_words as floats (little-endian: byte j is column col + j), 16 bytes at a time.
-__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWin / kWinRowsPerLoad]) {
+__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads]) {
     const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
 #pragma unroll
-    for (int i = 0; i < kWin / kWinRowsPerLoad; ++i) {
+    for (int i = 0; i < kWinLoads; ++i) {
         const float4 f = make_float4(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu),
                                      static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
         *reinterpret_cast<float4*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col) = f;
@@ -158,7 +159,7 @@ __device__ __forceinline__ void store_words(const Window& win, int lane, const u
 template <bool Two>
 __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a, const detail::LkImage& ib,
                                       const Window& b, int lane) {
-    unsigned va[kWin / kWinRowsPerLoad], vb[kWin / kWinRowsPerLoad];
+    unsigned va[kWinLoads], vb[kWinLoads];
     load_words(ia, a, lane, va);
     if (Two) load_words(ib, b, lane, vb);
     __syncwarp();  // every lane is done reading the previous contents
@@ -342,6 +343,21 @@ struct WarpEngine {
         }
     }
 
+    /// The first Sums error sums of the lane's pixels (4: without sum |e|, 5: all), reduced over the warp.
+    template <int Sums>
+    __device__ __forceinline__ void reduce_errors(int npx, const float* img, float alpha, float beta_c, float* out) {
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (is_full() || lane + j * detail::kLkLanes < npx) {
+                if constexpr (Sums == detail::kLkErrorSums)
+                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+                else
+                    (void)detail::add_error_centred4(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+            }
+        }
+        warp_allreduce<Sums>(out);
+    }
+
     /// The error sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels'
     /// discard test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
     __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
@@ -351,19 +367,10 @@ struct WarpEngine {
         sample(k, cur, cx, cy, img);
 #pragma unroll
         for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
-        if (with_sad) {
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (is_full() || lane + j * detail::kLkLanes < npx)
-                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-            warp_allreduce<detail::kLkErrorSums>(out);
-        } else {
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (is_full() || lane + j * detail::kLkLanes < npx)
-                    (void)detail::add_error_centred4(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-            warp_allreduce<detail::kLkErrorSums - 1>(out);
-        }
+        if (with_sad)
+            reduce_errors<detail::kLkErrorSums>(npx, img, alpha, beta_c, out);
+        else
+            reduce_errors<detail::kLkErrorSums - 1>(npx, img, alpha, beta_c, out);
     }
 
     __device__ __forceinline__ void final_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
@@ -483,31 +490,27 @@ dim3 grid_for(int count) {
     return dim3(static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock));
 }
 
-/// The patch side shared by every level, or 0 when the levels differ (the kernels' template argument:
-/// 16 has its own instance, every other layout runs the general one).
-int fixed_side(const detail::LkSetup& s) {
-    for (int k = 1; k < s.levels; ++k)
-        if (s.patch[k] != s.patch[0]) return 0;
-    return s.patch[0] == kMaxPatchSize ? kMaxPatchSize : 0;
+/// True when every level's patch is kMaxPatchSize x kMaxPatchSize: the kernels' instance N = 16 applies,
+/// every other layout runs the general instance N = 0.
+bool every_patch_full(const detail::LkSetup& s) {
+    for (int k = 0; k < s.levels; ++k)
+        if (s.patch[k] != kMaxPatchSize) return false;
+    return true;
 }
 
 }  // namespace
 
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    if (fixed_side(p.setup) == kMaxPatchSize)
-        lk_track_live_kernel<kMaxPatchSize><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
-    else
-        lk_track_live_kernel<0><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    const auto kernel = every_patch_full(p.setup) ? lk_track_live_kernel<kMaxPatchSize> : lk_track_live_kernel<0>;
+    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
     KESTREL_CUDA_LAUNCH("lk track");
 }
 
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    if (fixed_side(p.setup) == kMaxPatchSize)
-        lk_track_stored_kernel<kMaxPatchSize><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
-    else
-        lk_track_stored_kernel<0><<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    const auto kernel = every_patch_full(p.setup) ? lk_track_stored_kernel<kMaxPatchSize> : lk_track_stored_kernel<0>;
+    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
     KESTREL_CUDA_LAUNCH("lk track stored");
 }
 

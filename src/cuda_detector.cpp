@@ -86,10 +86,7 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->fused = kernels::plan_cell_detect(f->plan, cfg_.fast.score) && kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     if (f->fused) {  // only the 8 KiB lookup table: no score maps
-        const std::vector<std::uint32_t> lut = corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max);
-        f->lut = device_bytes(lut.size() * sizeof(std::uint32_t), "detector allocation");
-        KESTREL_CUDA(cudaMemcpy(f->lut.get(), lut.data(), lut.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice),
-                     "detector lookup table upload");
+        f->lut = device_corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max, "detector lookup table");
     } else {
         f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), cfg_.fast);
     }

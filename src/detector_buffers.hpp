@@ -4,9 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "cuda_check.hpp"
+#include "kestrel/fast.hpp"
 #include "kestrel/keypoint.hpp"
 
 namespace kestrel::detail {
@@ -24,6 +27,13 @@ inline DeviceBytes device_bytes(std::size_t n, const char* stage) {
     void* p = nullptr;
     KESTREL_CUDA(cudaMalloc(&p, n > 0 ? n : 1), stage);
     return DeviceBytes(p);
+}
+/// The FAST lookup table of (arc_min, arc_max) (corner_lut: 2048 words) uploaded into new device memory.
+inline DeviceBytes device_corner_lut(int arc_min, int arc_max, const char* stage) {
+    const std::vector<std::uint32_t> lut = corner_lut(arc_min, arc_max);
+    DeviceBytes d = device_bytes(lut.size() * sizeof(std::uint32_t), stage);
+    KESTREL_CUDA(cudaMemcpy(d.get(), lut.data(), lut.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice), stage);
+    return d;
 }
 inline PinnedBytes pinned_bytes(std::size_t n, const char* stage) {
     void* p = nullptr;

@@ -4,6 +4,7 @@
 
 #include "../kernels/fast_score.cuh"
 #include "cuda_check.hpp"
+#include "detector_buffers.hpp"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/fast.hpp"
@@ -15,12 +16,11 @@ struct DeviceScoreMaps::Impl {
     std::vector<Size2> sizes;
     std::vector<float*> maps;
     std::vector<std::size_t> pitches;
-    std::uint32_t* lut = nullptr;
+    detail::DeviceBytes lut;
     kernels::ScoreDesc desc{};
 
     ~Impl() {
         for (float* m : maps) (void)cudaFree(m);
-        if (lut) (void)cudaFree(lut);
     }
 };
 
@@ -40,15 +40,12 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
     auto m = std::make_unique<Impl>();
     m->cfg = cfg;
     m->sizes = sizes;
-    const auto lut = corner_lut(cfg.arc_min, cfg.arc_max);
-    KESTREL_CUDA(cudaMalloc(reinterpret_cast<void**>(&m->lut), lut.size() * sizeof(std::uint32_t)), "score maps allocation");
-    KESTREL_CUDA(cudaMemcpy(m->lut, lut.data(), lut.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice),
-                 "score maps LUT upload");
+    m->lut = detail::device_corner_lut(cfg.arc_min, cfg.arc_max, "score maps lookup table");
     m->desc.levels = static_cast<int>(sizes.size());
     m->desc.threshold = cfg.threshold;
     m->desc.arc_max_is_16 = cfg.arc_max == 16;
     m->desc.arc_min = cfg.arc_min;
-    m->desc.lut = m->lut;
+    m->desc.lut = static_cast<const std::uint32_t*>(m->lut.get());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         void* p = nullptr;
         std::size_t pitch = 0;
@@ -89,7 +86,7 @@ Size2 DeviceScoreMaps::level_size(int k) const {
     detail::check_range("DeviceScoreMaps::level_size", "k", k, 0, static_cast<int>(m.sizes.size()) - 1);
     return m.sizes[static_cast<std::size_t>(k)];
 }
-const std::uint32_t* DeviceScoreMaps::lut() const { return impl("lut").lut; }
+const std::uint32_t* DeviceScoreMaps::lut() const { return static_cast<const std::uint32_t*>(impl("lut").lut.get()); }
 
 namespace {
 void check_pyramid(const char* where, const std::vector<Size2>& sizes, const DevicePyramid& pyramid) {

@@ -400,12 +400,12 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         const float sk = s.scale[k];
         const int est_gain = k == 0 ? s.est_gain : 0;
         float cx = to_level(X, sk), cy = to_level(Y, sk);
-        const bool tmpl = eng.load_template(k, to_level(ref_x, sk), to_level(ref_y, sk), cur[k], cx, cy);
-        if (!tmpl || !inside(cur[k], cx, cy, half)) {
+        const LkImage cur_k = cur[k];
+        const bool tmpl = eng.load_template(k, to_level(ref_x, sk), to_level(ref_y, sk), cur_k, cx, cy);
+        if (!tmpl || !inside(cur_k, cx, cy, half)) {
             if (k == 0) { res.status = TrackStatus::LostOutOfBounds; break; }
             continue;
         }
-        const LkImage cur_k = cur[k];
         const float mu = est_offset ? fdiv(eng.template_sum(k), npx) : 0.0f;
         float hs[kLkHessianSums];
         eng.hessian_sums(k, mu, hs);
@@ -490,10 +490,10 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
             float es[kLkErrorSums];
             float sad0 = 0.0f;
             if (s.est_gain || s.est_offset)
-                eng.final_sums(0, cur[0], cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es,
+                eng.final_sums(0, cur_k, cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es,
                                &sad0);
             else
-                eng.error_sums(0, cur[0], cx, cy, alpha, beta_c, mu, es, true);
+                eng.error_sums(0, cur_k, cx, cy, alpha, beta_c, mu, es, true);
             res.residual = fdiv(es[4], npx);
             // The loss test takes the better of the fitted illumination and the initial one at the final
             // position: the least-squares fit of gain/offset can raise mean |e| on a partly occluded
