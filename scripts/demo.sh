@@ -11,8 +11,9 @@ cd "$KESTREL_ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 
 [[ "${KESTREL_SKIP_DEPS:-0}" == 1 ]] || bash "$KESTREL_ROOT/scripts/install-deps.sh"
+# The demo is an example: a build directory configured earlier without examples gets them switched on.
 # shellcheck disable=SC2086
-configure_and_build "$BUILD_DIR" ${KESTREL_CMAKE_ARGS:-} -- '?kestrel_testdata' track_sequence
+configure_and_build "$BUILD_DIR" -DKESTREL_BUILD_EXAMPLES=ON ${KESTREL_CMAKE_ARGS:-} -- '?kestrel_testdata' track_sequence
 # Output (annotated video + tracks.csv) goes to out/demo/ (git-ignored) unless --out is given.
 args=("$@")
 [[ " $* " == *" --out "* || " $* " == *" --out="* ]] || args=(--out "$KESTREL_ROOT/out/demo" "$@")
