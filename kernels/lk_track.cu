@@ -26,24 +26,30 @@
 // Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
 // Stop when |dt|^2 < min_update^2 (level pixels), when a step undoes the previous one (oscillation:
 // settle half-way), or after max_iterations.
-// Gradients: central differences of bilinear samples of the reference level, (T(x+1)-T(x-1))/2.
+// Sampling: a patch is a grid of n x n samples at (cx - h + i, cy - h + j), h = (n-1)/2, that share one
+// pair of bilinear weights (detail::PatchGrid, as in OpenCV's LK): per iteration one floor per axis,
+// then four taps and three multiply-add pairs per pixel at fixed offsets from the grid's first tap.
+// Gradients: central differences of bilinear samples of the reference level on the template's grid,
+// (T(i+1, j) - T(i-1, j)) / 2.
 // Coarse to fine: level-0 coordinate X maps to level k as (X + 0.5) / s_k - 0.5, s_k = level_scale(k);
 // each level starts from the coarser one's estimate. The gain is estimated on level 0 only; coarse
 // levels that do not fit, are singular, end worse than they started or leave the search window are
 // skipped or discarded; on level 0 the same events end the track. The full policy and the status
 // rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
 //
-// GPU mapping: warp w tracks feature w. Lane l owns patch pixels l, l + 32, ... (at most 8 for 16x16),
-// keeps T (centred, T - mu, once mu is known), gx, gy of its pixels in registers (when n divides 32
-// they share one patch column, so one x half of the bilinear weights serves all of them: BilinearX;
-// for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel branches: `full`),
+// GPU mapping: warp w tracks feature w. Lane l owns the patch pixels detail::lane_pixel(l, j, n) (at most
+// 8 for 16x16: for 16x16 lane l owns column l % 16, rows 8 (l / 16) .. + 7), keeps T (centred, T - mu,
+// once mu is known), gx, gy of its pixels in registers (when n divides 32 they form a run of rows of one
+// patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
+// share a tap row; for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel
+// branches: `full`),
 // accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
 // every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
 // control flow stays warp-uniform. All levels in one launch.
 // Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
 // the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
-// it; the bilinear samples are bit-identical to reading the image (detail::bilinear_at). A window starts
-// at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
+// it; the samples are bit-identical to reading the image (detail::grid_sample with detail::GridTaps). A
+// window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
 // Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
 // per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction), matching the CPU bit for bit.
@@ -58,21 +64,22 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 // Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
 // shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
-// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 8 16-byte stores per window.
-// Row stride kWinStride = 48 (16 mod 32 banks): the two rows of 16 pixels that a 16-wide patch puts in
-// one warp instruction (lanes 0-15 and 16-31) then fall into disjoint banks, so the samples have no
-// bank conflicts. A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window
-// lets the estimate move at least +-4 px (+-5.5 on average) before it is staged again.
+// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 16 8-byte stores per window.
+// Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8 (lanes 16-31) in one
+// warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank conflicts.
+// A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window lets the
+// estimate move at least +-4 px (+-5 on average) before it is staged again.
 constexpr int kWin = 32;
-constexpr int kWinStride = kWin + 16;
+constexpr int kWinStride = kWin + 18;
 constexpr int kWinFloats = kWin * kWinStride;
 constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
 constexpr int kWinRowsPerLoad = detail::kLkLanes / kWinWords;  // rows one warp-wide load covers
 constexpr int kWinLoads = kWin / kWinRowsPerLoad;              // loads per lane and window
-static_assert(kWinStride % 4 == 0, "16-byte aligned rows");
-// Window::place covers tap ranges of extent <= 11 (columns) and 12 (rows); the largest is a
-// template's, (n - 1) / 2 + 1.
-static_assert((kMaxPatchSize - 1) / 2.0 + 1.0 <= 11.0, "the window must cover a template");
+static_assert(kWinStride % 2 == 0 && (8 * kWinStride) % 32 == 16, "8-byte aligned rows, half-warps on disjoint banks");
+// Window::place covers the taps [ix - 14, ix + 14] x [iy - 15, iy + 16] around (ix, iy) = floor of the
+// centre; a template's are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c -
+// h) - 1 >= c - h - 2 > ix - 10 and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2).
+static_assert(kMaxPatchSize <= 16, "the window must cover a template");
 
 template <int K>
 __device__ __forceinline__ void warp_allreduce(float* v) {
@@ -84,33 +91,29 @@ __device__ __forceinline__ void warp_allreduce(float* v) {
 }
 
 /// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
-/// x0 <= x < x0 + w, y0 <= y < y0 + h. A tap source of detail::bilinear_at.
+/// x0 <= x < x0 + w, y0 <= y < y0 + h.
 struct Window {
     float* buf;
     int x0, y0, w, h;
-    float xa, xb, ya, yb;  // covers_patch's bounds, set by place()
+    float xa, xb, ya, yb;  // covers()'s bounds, set by place()
 
-    __device__ __forceinline__ float at(int x, int y) const { return buf[(y - y0) * kWinStride + (x - x0)]; }
+    /// Window address of pixel (x, y).
+    __device__ __forceinline__ const float* ptr(int x, int y) const { return buf + (y - y0) * kWinStride + (x - x0); }
 
-    /// True when the window holds the tap ranges detail::tap_range(cx, half) x tap_range(cy, half),
-    /// clipped to the image (the taps themselves are inside it: the callers' inside() preconditions).
-    /// With [lo, hi] = [floor(c - half) - 1, floor(c + half) + 2] and integer m, floor(v) >= m <=> v >= m
-    /// and floor(v) < m <=> v < m, so max(lo, 0) >= x0 <=> x0 == 0 or c - half >= x0 + 1, and
-    /// min(hi, W - 1) < x0 + w <=> x0 + w == W or c + half < x0 + w - 2: four float compares against
-    /// bounds fixed at placement (+-inf for the image's own edges).
-    __device__ __forceinline__ bool covers_patch(float cx, float cy, float half) const {
-        return detail::fsub(cx, half) >= xa && detail::fadd(cx, half) < xb && detail::fsub(cy, half) >= ya &&
-               detail::fadd(cy, half) < yb;
-    }
+    /// True when the window holds every tap of the grid whose first sample is at (vx, vy) (detail::PatchGrid,
+    /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx), clipped
+    /// to the image (the taps themselves are inside it: the callers' inside() preconditions). For integer
+    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + w - 1 <=> vx < x0 + w - n - m:
+    /// four float compares against bounds fixed at placement (+-inf for the image's own edges).
+    __device__ __forceinline__ bool covers(float vx, float vy) const { return vx >= xa && vx < xb && vy >= ya && vy < yb; }
 
     /// Chooses the window of `im` around (cx, cy), clamped into the image (w, h < kWin only when the
-    /// window reaches the image's last column or row). Warp-uniform. x0 is a multiple of 4 (aligned word
-    /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
-    /// [ix - 14, ix + 14]; clamped, it starts at 0 or ends at the row's last word (beyond the last
-    /// column: covered up to the edge). Rows: [iy - 15, iy + 16], clamped. Afterwards covers_patch()
-    /// holds for every tap_range of extent <= 11 around (cx, cy) (ix = floor(cx): the range is within
-    /// [ix - extent - 2, ix + extent + 3], clipped to the image).
-    __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy) {
+    /// window reaches the image's last column or row), for grids of side n widened by `margin` taps.
+    /// Warp-uniform. x0 is a multiple of 4 (aligned word loads): x0 = (ix - 14) rounded down to a multiple
+    /// of 4, so the window [x0, x0 + 31] contains [ix - 14, ix + 14]; clamped, it starts at 0 or ends at
+    /// the row's last word (beyond the last column: covered up to the edge). Rows: [iy - 15, iy + 16],
+    /// clamped. Afterwards covers() holds for the grid around (cx, cy) (see the static_assert above).
+    __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy, int n, int margin) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
@@ -120,11 +123,18 @@ struct Window {
         w = min(kWin, im.width - x0);
         h = min(kWin, im.height - y0);
         const float inf = __int_as_float(0x7f800000);
-        xa = x0 == 0 ? -inf : static_cast<float>(x0 + 1);
-        xb = x0 + w == im.width ? inf : static_cast<float>(x0 + w - 2);
-        ya = y0 == 0 ? -inf : static_cast<float>(y0 + 1);
-        yb = y0 + h == im.height ? inf : static_cast<float>(y0 + h - 2);
+        xa = x0 == 0 ? -inf : static_cast<float>(x0 + margin);
+        xb = x0 + w == im.width ? inf : static_cast<float>(x0 + w - n - margin);
+        ya = y0 == 0 ? -inf : static_cast<float>(y0 + margin);
+        yb = y0 + h == im.height ? inf : static_cast<float>(y0 + h - n - margin);
     }
+};
+
+/// Taps of a grid from a staged window (detail::grid_sample's tap source): p = the window address of the
+/// grid's tap (x0g + di, y0g + dj) for this lane's (di, dj); at(i, j) is then tap (x0g + di + i, y0g + dj + j).
+struct WinTaps {
+    const float* p;
+    __device__ __forceinline__ float at(int i, int j) const { return p[j * kWinStride + i]; }
 };
 
 /// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i.
@@ -143,14 +153,14 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
                                                              : 0u;
 }
 
-/// Stores the words of load_words as floats (little-endian: byte j is column col + j), 16 bytes at a time.
+/// Stores the words of load_words as floats (little-endian: byte j is column col + j), 8 bytes at a time.
 __device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads]) {
     const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
 #pragma unroll
     for (int i = 0; i < kWinLoads; ++i) {
-        const float4 f = make_float4(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu),
-                                     static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
-        *reinterpret_cast<float4*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col) = f;
+        float2* dst = reinterpret_cast<float2*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col);
+        dst[0] = make_float2(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu));
+        dst[1] = make_float2(static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
     }
 }
 
@@ -174,8 +184,12 @@ __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a
 /// template's neighbourhood of the reference level (live templates) and the neighbourhood of the
 /// level's start in the current level together, computes T, gx, gy of its pixels from shared memory,
 /// and samples the current image from its window; the window is staged again (centred on the
-/// estimate) only when a patch no longer fits in it. The samples are the same bytes and the same
-/// arithmetic as bilinear() on the image, so the results do not depend on the staging.
+/// estimate) only when the patch's grid no longer fits in it. The samples are the same bytes and the same
+/// arithmetic as detail::grid_sample on the image, so the results do not depend on the staging.
+/// Lane l owns patch pixels i = detail::lane_pixel(l, j, n), at grid column i % n and row i / n; when n
+/// divides 32 they are rows (l / n) R + j of column l % n (`column`, R = ceil(n^2 / 32)): their taps are
+/// at fixed offsets from one window address, so a sample is shared-memory loads with immediate offsets
+/// and the weights' arithmetic, and consecutive samples share a tap row.
 template <int N>
 struct WarpEngine {
     static constexpr bool kFixed = N > 0;
@@ -190,14 +204,16 @@ struct WarpEngine {
     bool one_column;              // n divides 32: all of this lane's pixels lie in one patch column
     bool full;                    // n == 16: every lane has kLkMaxPerLane pixels (and one_column)
     float half_k;                 // patch_half(n) of the level being tracked
+    int n_k;                      // its patch side
     // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
-    float ox[detail::kLkMaxPerLane], oy[detail::kLkMaxPerLane];  // patch offsets of this lane's pixels
+    int pi[detail::kLkMaxPerLane], pj[detail::kLkMaxPerLane];  // grid column and row of each pixel (i % n, i / n)
+    unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
-          cw_level(-1), one_column(false), full(false), half_k(0.0f) {}
+          cw_level(-1), one_column(false), full(false), half_k(0.0f), n_k(0), slots(0u) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
     /// Every lane has kLkMaxPerLane pixels (16 x 16).
@@ -210,33 +226,34 @@ struct WarpEngine {
         if constexpr (kFixed) return detail::kLkLanes % N == 0;
         else return one_column;
     }
-
-    /// True when the current window (of level k) holds every tap of the n x n patch at (cx, cy).
-    __device__ __forceinline__ bool cur_covers(int k, float cx, float cy) const {
-        return cw_level == k && cw.covers_patch(cx, cy, half_k);
+    /// Slot j of this lane holds a pixel.
+    __device__ __forceinline__ bool has(int j) const { return is_full() || ((slots >> j) & 1u) != 0u; }
+    /// Grid row of the lane's first pixel in the column layout ((l / n) R, R = ceil(n^2 / 32)); pixel j
+    /// is `j` rows below it (pj[j] - pj[0], a compile-time offset).
+    __device__ __forceinline__ int column_row0() const {
+        const int n = kFixed ? N : n_k;
+        return (lane / n) * ((n * n + detail::kLkLanes - 1) / detail::kLkLanes);
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
                                                   float cy) {
         const int n = side(k);
         const int npx = n * n;
+        n_k = n;
         one_column = detail::kLkLanes % n == 0;  // pixel l + 32 j is in column l % n for every j
         full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);
-        if (is_column()) {
-            // detail::patch_offset(l + 32 j, n) without a division per pixel: column l % n, row l / n + j * 32 / n.
-            const int col = lane % n, row = lane / n, rows_per_j = detail::kLkLanes / n;
+        slots = 0u;
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-                ox[j] = detail::fsub(static_cast<float>(col), half_k);
-                oy[j] = detail::fsub(static_cast<float>(row + j * rows_per_j), half_k);
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            slots |= (i >= 0 ? 1u : 0u) << j;
+            if (!is_column()) {
+                pi[j] = i % n;
+                pj[j] = i / n;
             }
-        } else {
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                detail::patch_offset(lane + j * detail::kLkLanes, n, ox[j], oy[j]);
         }
-        cw.place(cur, cx, cy);
+        cw.place(cur, cx, cy, n, 0);
         cw_level = k;
         if (ref == nullptr) {
             if (valid[k] == 0) {
@@ -246,8 +263,8 @@ struct WarpEngine {
             const float* base = slot_base + detail::store_level_offset(s, k);
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-                const int i = lane + j * detail::kLkLanes;
-                if (i < npx) {
+                if (has(j)) {
+                    const int i = detail::lane_pixel(lane, j, n);
                     t[j] = base[i];
                     gx[j] = base[npx + i];
                     gy[j] = base[2 * npx + i];
@@ -256,57 +273,45 @@ struct WarpEngine {
             stage<false>(cur, cw, cur, cw, lane);
             return true;
         }
-        const float ext = detail::fadd(detail::patch_half(n), 1.0f);
-        if (!detail::inside(ref[k], rx, ry, ext)) {
+        if (!detail::inside(ref[k], rx, ry, n, 1)) {
             stage<false>(cur, cw, cur, cw, lane);
             return false;
         }
-        rw.place(ref[k], rx, ry);  // covers the template's taps (extent <= 8.5, see Window::place)
+        rw.place(ref[k], rx, ry, n, 1);  // covers the template's taps (see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
-        if (is_full()) {
-            template_pixels<true>(rx, ry, npx);
-        } else if (is_column()) {
-            template_pixels<false>(rx, ry, npx);
-        } else {
+        const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
+        if (is_column()) {
+            // Every pixel of the lane in column l % n: one window address, the rows at fixed offsets.
+            const WinTaps src{rw.ptr(g.x0 + lane % n, g.y0 + column_row0())};
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx)
-                    detail::template_pixel_at(rw, rx, ry, ox[j], oy[j], t[j], gx[j], gy[j]);
+                if (has(j)) detail::grid_template(src, g, 0, j, t[j], gx[j], gy[j]);
+        } else {
+            const WinTaps src{rw.ptr(g.x0, g.y0)};
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
         }
         return true;
     }
 
-    /// T, gx, gy of the lane's pixels when they share one column (one_column): the x halves of all
-    /// five samples are the same for every pixel. Full (16x16): no per-pixel branch, so the pixels'
-    /// independent chains interleave.
-    template <bool Full>
-    __device__ __forceinline__ void template_pixels(float rx, float ry, int npx) {
-        const detail::TemplateX h = detail::template_x(rx, ox[0]);
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (Full || lane + j * detail::kLkLanes < npx)
-                detail::template_pixel_at_x(rw, h, ry, oy[j], t[j], gx[j], gy[j]);
-    }
-
     __device__ __forceinline__ float template_sum(int k) {
-        const int npx = side(k) * side(k);
         float acc[1] = {0.0f};
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (lane + j * detail::kLkLanes < npx) acc[0] = detail::fadd(acc[0], t[j]);
+            if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
         warp_allreduce<1>(acc);
         return acc[0];
     }
 
     /// Also centres the template in place: t[j] <- T - mu, which the level's iterations then use
-    /// directly (the same fsub as add_error(T, .., mu) would repeat every iteration).
+    /// directly (the CPU reference computes the same fsub(T, mu) per use).
     __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
-        const int npx = side(k) * side(k);
 #pragma unroll
         for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            if (lane + j * detail::kLkLanes < npx) {
+            if (has(j)) {
                 t[j] = detail::fsub(t[j], mu);
                 detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
             }
@@ -314,86 +319,69 @@ struct WarpEngine {
         warp_allreduce<detail::kLkHessianSums>(out);
     }
 
-    /// sample() for one_column: fadd(cx, ox[j]) is the same for every j, so one x half for the lane.
-    template <bool Full>
-    __device__ __forceinline__ void sample_column(float cx, float cy, int npx, float* img) const {
-        const detail::BilinearX h = detail::bilinear_x(detail::fadd(cx, ox[0]));
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (Full || lane + j * detail::kLkLanes < npx) img[j] = detail::bilinear_at_x(cw, h, detail::fadd(cy, oy[j]));
-    }
-
-    /// Current-image samples of this lane's pixels at (cx, cy) (precondition: inside(cur, cx, cy, half)).
+    /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
+    /// cy, n, 0)); the window is staged again, centred on the estimate, when it no longer covers the grid.
     __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
-        const int npx = side(k) * side(k);
-        if (!cur_covers(k, cx, cy)) {  // re-centre on the estimate: then it covers (Window::place)
-            cw.place(cur, cx, cy);
+        const int n = side(k);
+        const detail::PatchGrid g = detail::patch_grid(cx, cy, half_k);
+        if (!(cw_level == k && cw.covers(g.vx, g.vy))) {
+            cw.place(cur, cx, cy, n, 0);
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
-        if (is_full()) {
-            sample_column<true>(cx, cy, npx, img);
-        } else if (is_column()) {
-            sample_column<false>(cx, cy, npx, img);
-        } else {
+        if (is_column()) {
+            const WinTaps src{cw.ptr(g.x0 + lane % n, g.y0 + column_row0())};
 #pragma unroll
             for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (lane + j * detail::kLkLanes < npx)
-                    img[j] = detail::bilinear_at(cw, detail::fadd(cx, ox[j]), detail::fadd(cy, oy[j]));
-        }
-    }
-
-    /// The first Sums error sums of the lane's pixels (4: without sum |e|, 5: all), reduced over the warp.
-    template <int Sums>
-    __device__ __forceinline__ void reduce_errors(int npx, const float* img, float alpha, float beta_c, float* out) {
+                if (has(j)) img[j] = detail::grid_sample(src, g, 0, j);
+        } else {
+            const WinTaps src{cw.ptr(g.x0, g.y0)};
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            if (is_full() || lane + j * detail::kLkLanes < npx) {
-                if constexpr (Sums == detail::kLkErrorSums)
-                    detail::add_error_centred(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-                else
-                    (void)detail::add_error_centred4(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-            }
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+                if (has(j)) img[j] = detail::grid_sample(src, g, pi[j], pj[j]);
         }
-        warp_allreduce<Sums>(out);
     }
 
-    /// The error sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels'
-    /// discard test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
-    __device__ __forceinline__ void error_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
-                                               float beta_c, float mu, float* out, bool with_sad) {
-        const int npx = side(k) * side(k);
+    /// The image sums of the lane's pixels (add_image_sums<Sad>), reduced over the warp: 4 values, 5 with Sad.
+    template <bool Sad>
+    __device__ __forceinline__ void reduce_image_sums(const float* img, float alpha, float beta_c, float* out) {
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j))
+                detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+        warp_allreduce<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
+    }
+
+    /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
+    /// test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
+    __device__ __forceinline__ void image_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                               float beta_c, float /*mu: t is centred*/, float* out, bool with_sad) {
         float img[detail::kLkMaxPerLane];
         sample(k, cur, cx, cy, img);
 #pragma unroll
-        for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = 0.0f;
+        for (int q = 0; q <= detail::kLkImageSums; ++q) out[q] = 0.0f;
         if (with_sad)
-            reduce_errors<detail::kLkErrorSums>(npx, img, alpha, beta_c, out);
+            reduce_image_sums<true>(img, alpha, beta_c, out);
         else
-            reduce_errors<detail::kLkErrorSums - 1>(npx, img, alpha, beta_c, out);
+            reduce_image_sums<false>(img, alpha, beta_c, out);
     }
 
-    __device__ __forceinline__ void final_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
-                                               float beta_c, float alpha0, float beta_c0, float mu, float* out,
-                                               float* sad0) {
-        const int npx = side(k) * side(k);
+    __device__ __forceinline__ void residual_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                                  float beta_c, float alpha0, float beta_c0, float /*mu*/, float* sad,
+                                                  float* sad0) {
         float img[detail::kLkMaxPerLane];
         sample(k, cur, cx, cy, img);
-        float v[detail::kLkErrorSums + 1];
-#pragma unroll
-        for (int q = 0; q <= detail::kLkErrorSums; ++q) v[q] = 0.0f;
+        float v[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            if (lane + j * detail::kLkLanes < npx) {
-                detail::add_error_centred(v, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-                v[detail::kLkErrorSums] = detail::fadd(
-                    v[detail::kLkErrorSums], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
+            if (has(j)) {
+                v[0] = detail::fadd(v[0], fabsf(detail::pixel_error_centred(t[j], img[j], alpha, beta_c)));
+                v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
             }
         }
-        warp_allreduce<detail::kLkErrorSums + 1>(v);  // each value reduced exactly as in error_sums
-#pragma unroll
-        for (int q = 0; q < detail::kLkErrorSums; ++q) out[q] = v[q];
-        *sad0 = v[detail::kLkErrorSums];
+        warp_allreduce<2>(v);
+        *sad = v[0];
+        *sad0 = v[1];
     }
 };
 
@@ -462,15 +450,14 @@ __global__ void lk_store_kernel(const LkLaunch p_in) {
         const int npx = n * n;
         const float sk = p.setup.scale[k];
         const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
-        const bool ok = detail::inside(p.ref[k], rx, ry, detail::fadd(detail::patch_half(n), 1.0f));
+        const bool ok = detail::inside(p.ref[k], rx, ry, n, 1);
         if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
         if (!ok) continue;
         float* lvl = base + detail::store_level_offset(p.setup, k);
-        for (int i = lane; i < npx; i += detail::kLkLanes) {
-            float ox, oy;
-            detail::patch_offset(i, n, ox, oy);
-            detail::template_pixel(p.ref[k], rx, ry, ox, oy, lvl[i], lvl[npx + i], lvl[2 * npx + i]);
-        }
+        const detail::PatchGrid g = detail::patch_grid(rx, ry, detail::patch_half(n));
+        const detail::GridTaps src(p.ref[k], g);
+        for (int i = lane; i < npx; i += detail::kLkLanes)
+            detail::grid_template(src, g, i % n, i / n, lvl[i], lvl[npx + i], lvl[2 * npx + i]);
     }
 }
 

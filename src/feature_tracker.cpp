@@ -40,7 +40,7 @@ struct FeatureTracker::Impl {
     std::vector<std::uint8_t> cell_mask;
     std::vector<Keypoint> candidates;
     detail::LkImage frame_box{};  // level-0 geometry only, for the template-fits test
-    float template_extent = 0.0f;
+    int template_side = 0;  // level 0's patch side
     std::uint64_t next_id = 1;
     std::int64_t frames = 0;
     bool redetected = false;
@@ -144,7 +144,7 @@ struct FeatureTracker::Impl {
         int added = 0;
         for (const Keypoint& k : candidates) {
             if (live + added >= cfg.target_features) break;
-            if (!detail::inside(frame_box, k.x, k.y, template_extent)) continue;
+            if (!detail::inside(frame_box, k.x, k.y, template_side, 1)) continue;
             Track t;
             t.id = next_id++;
             t.x = t.prev_x = k.x;
@@ -191,7 +191,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->grid = grid_size(width, height, cfg.detector);
     m->cell_mask.assign(static_cast<std::size_t>(m->grid.width) * m->grid.height, 0);
     m->frame_box = {nullptr, width, height, static_cast<std::size_t>(width)};
-    m->template_extent = detail::fadd(detail::patch_half(cfg.lk.patch_size), 1.0f);
+    m->template_side = cfg.lk.patch_size;
     const auto cap = static_cast<std::size_t>(cfg.target_features);
     m->tracks.reserve(cap);
     m->lost.reserve(cap);

@@ -8,13 +8,11 @@ namespace kestrel {
 namespace detail {
 
 bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out) {
-    if (!inside(im, rx, ry, fadd(patch_half(n), 1.0f))) return false;
+    if (!inside(im, rx, ry, n, 1)) return false;
+    const PatchGrid g = patch_grid(rx, ry, patch_half(n));
+    const GridTaps src(im, g);
     const int npx = n * n;
-    for (int i = 0; i < npx; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
-        template_pixel(im, rx, ry, ox, oy, out[i], out[npx + i], out[2 * npx + i]);
-    }
+    for (int i = 0; i < npx; ++i) grid_template(src, g, i % n, i / n, out[i], out[npx + i], out[2 * npx + i]);
     return true;
 }
 
@@ -29,11 +27,13 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
 }
 
 float CpuLkEngine::template_sum(int k) {
-    const int npx = s_.patch[k] * s_.patch[k];
     float lanes[kLkLanes][1];
     for (int l = 0; l < kLkLanes; ++l) {
         float acc = 0.0f;
-        for (int i = l; i < npx; i += kLkLanes) acc = fadd(acc, t_[i]);
+        for (int j = 0; j < kLkMaxPerLane; ++j) {
+            const int i = lane_pixel(l, j, s_.patch[k]);
+            if (i >= 0) acc = fadd(acc, t_[i]);
+        }
         lanes[l][0] = acc;
     }
     float out;
@@ -46,45 +46,56 @@ void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
     float lanes[kLkLanes][kLkHessianSums];
     for (int l = 0; l < kLkLanes; ++l) {
         for (float& v : lanes[l]) v = 0.0f;
-        for (int i = l; i < npx; i += kLkLanes) add_hessian(lanes[l], t_[i], t_[npx + i], t_[2 * npx + i], mu);
+        for (int j = 0; j < kLkMaxPerLane; ++j) {
+            const int i = lane_pixel(l, j, s_.patch[k]);
+            if (i >= 0) add_hessian(lanes[l], t_[i], t_[npx + i], t_[2 * npx + i], mu);
+        }
     }
     emulate_butterfly<kLkHessianSums>(lanes, out);
 }
 
-void CpuLkEngine::error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
-                             float* out, bool /*with_sad*/) {
+void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
+                             float* out, bool with_sad) {
     const int n = s_.patch[k];
     const int npx = n * n;
-    float lanes[kLkLanes][kLkErrorSums];
+    const PatchGrid g = patch_grid(cx, cy, patch_half(n));
+    const GridTaps src(cur, g);
+    float lanes[kLkLanes][kLkImageSums + 1];
     for (int l = 0; l < kLkLanes; ++l) {
         for (float& v : lanes[l]) v = 0.0f;
-        for (int i = l; i < npx; i += kLkLanes) {
-            float ox, oy;
-            patch_offset(i, n, ox, oy);
-            add_error(lanes[l], t_[i], t_[npx + i], t_[2 * npx + i], image_pixel(cur, cx, cy, ox, oy), alpha, beta_c,
-                      mu);
+        for (int j = 0; j < kLkMaxPerLane; ++j) {
+            const int i = lane_pixel(l, j, n);
+            if (i < 0) continue;
+            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
+            if (with_sad)
+                add_image_sums<true>(lanes[l], a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
+            else
+                add_image_sums<false>(lanes[l], a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
         }
     }
-    emulate_butterfly<kLkErrorSums>(lanes, out);
+    emulate_butterfly<kLkImageSums + 1>(lanes, out);
 }
 
-void CpuLkEngine::final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
-                             float beta_c0, float mu, float* out, float* sad0) {
-    error_sums(k, cur, cx, cy, alpha, beta_c, mu, out);
-    // The warp accumulates |e0| per lane in the same pixel order as |e| and reduces it in the same butterfly.
+void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c,
+                                float alpha0, float beta_c0, float mu, float* sad, float* sad0) {
     const int n = s_.patch[k];
-    const int npx = n * n;
-    float lanes[kLkLanes][1];
+    const PatchGrid g = patch_grid(cx, cy, patch_half(n));
+    const GridTaps src(cur, g);
+    float lanes[kLkLanes][2];
     for (int l = 0; l < kLkLanes; ++l) {
-        float acc = 0.0f;
-        for (int i = l; i < npx; i += kLkLanes) {
-            float ox, oy;
-            patch_offset(i, n, ox, oy);
-            acc = fadd(acc, fabsf(pixel_error(t_[i], image_pixel(cur, cx, cy, ox, oy), alpha0, beta_c0, mu)));
+        lanes[l][0] = lanes[l][1] = 0.0f;
+        for (int j = 0; j < kLkMaxPerLane; ++j) {
+            const int i = lane_pixel(l, j, n);
+            if (i < 0) continue;
+            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
+            lanes[l][0] = fadd(lanes[l][0], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
+            lanes[l][1] = fadd(lanes[l][1], fabsf(pixel_error_centred(a, image, alpha0, beta_c0)));
         }
-        lanes[l][0] = acc;
     }
-    emulate_butterfly<1>(lanes, sad0);
+    float out[2];
+    emulate_butterfly<2>(lanes, out);
+    *sad = out[0];
+    *sad0 = out[1];
 }
 
 }  // namespace detail

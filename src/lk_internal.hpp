@@ -32,11 +32,11 @@ public:
     bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
     float template_sum(int k);
     void hessian_sums(int k, float mu, float* out);
-    /// All five sums whatever with_sad says (out[4] is only read when with_sad; the GPU skips it otherwise).
-    void error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* out,
-                    bool with_sad = true);
-    void final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
-                    float beta_c0, float mu, float* out, float* sad0);
+    /// out[0..3]; out[4] (sum |e|) when with_sad.
+    void image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* out,
+                    bool with_sad);
+    void residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
+                       float beta_c0, float mu, float* sad, float* sad0);
 
 private:
     const LkSetup& s_;

@@ -26,18 +26,60 @@ TEST(LkRules, BilinearIsTheDocumentedFormula) {
     EXPECT_EQ(bilinear(im, 1.0f, 1.0f), 60.0f);
     // (1.25, 1.5): top = 0.75*60 + 0.25*70 = 62.5, bottom = 0.75*25 + 0.25*35 = 27.5, value = 45.
     EXPECT_FLOAT_EQ(bilinear(im, 1.25f, 1.5f), 45.0f);
-    EXPECT_TRUE(inside(im, 1.0f, 1.0f, 1.0f));
-    EXPECT_FALSE(inside(im, 2.0f, 1.0f, 1.0f));  // x + 1 = 3 = width - 1: the right tap would be outside
-    EXPECT_FALSE(inside(im, std::nanf(""), 1.0f, 0.0f));
-    float ox, oy;
-    patch_offset(0, 16, ox, oy);
-    EXPECT_EQ(ox, -7.5f);
-    EXPECT_EQ(oy, -7.5f);
-    patch_offset(16 * 16 - 1, 16, ox, oy);
-    EXPECT_EQ(ox, 7.5f);
-    EXPECT_EQ(oy, 7.5f);
+    // inside(): the grid's taps x0 - margin .. x0 + n + margin within the image.
+    EXPECT_TRUE(inside(im, 1.0f, 1.0f, 1, 1));    // x0 = 1: taps 0 .. 3 (x0 - 1 .. x0 + n + 1)
+    EXPECT_FALSE(inside(im, 2.0f, 1.0f, 1, 1));   // x0 + n + margin = 4: outside
+    EXPECT_TRUE(inside(im, 2.9f, 1.0f, 1, 0));    // x0 = 2, taps 2 .. 3
+    EXPECT_FALSE(inside(im, 3.0f, 1.0f, 1, 0));
+    EXPECT_FALSE(inside(im, 0.5f, 1.0f, 1, 1));   // x0 - 1 = -1
+    EXPECT_TRUE(inside(im, 1.5f, 1.5f, 2, 0));    // n = 2: h = 0.5, x0 = 1, taps 1 .. 3
+    EXPECT_FALSE(inside(im, 2.5f, 1.5f, 2, 0));
+    EXPECT_FALSE(inside(im, std::nanf(""), 1.0f, 1, 0));
+    // The grid of a 16x16 patch: first sample at centre - 7.5, one pair of weights for all samples.
+    const PatchGrid g = patch_grid(20.25f, 10.75f, patch_half(16));
+    EXPECT_EQ(g.vx, 12.75f);
+    EXPECT_EQ(g.x0, 12);
+    EXPECT_EQ(g.ax, 0.75f);
+    EXPECT_EQ(g.bx, 0.25f);
+    EXPECT_EQ(g.y0, 3);
+    EXPECT_EQ(g.ay, 0.25f);
+    // grid_sample(i, j) is the bilinear sample at (vx + i, vy + j).
+    HostImage big(40, 30);
+    for (int y = 0; y < 30; ++y)
+        for (int x = 0; x < 40; ++x) big.at(x, y) = static_cast<std::uint8_t>((x * 37 + y * 101 + x * y) % 251);
+    const LkImage bi = view_of(big);
+    const PatchGrid h = patch_grid(19.25f, 14.625f, patch_half(16));  // vx + i, vy + j exact in float
+    for (int j = 0; j < 16; ++j)
+        for (int i = 0; i < 16; ++i)
+            EXPECT_EQ(grid_sample(GridTaps(bi, h), h, i, j),
+                      bilinear(bi, h.vx + static_cast<float>(i), h.vy + static_cast<float>(j)));
     EXPECT_FLOAT_EQ(to_level(from_level(13.37f, 4.0f), 4.0f), 13.37f);
     EXPECT_EQ(to_level(2.5f, 2.0f), 1.0f);  // level-1 pixel 1 averages level-0 pixels 2 and 3: centre 2.5
+}
+
+/// Template pixel at (x, y): the one-sample grid there (n = 1, h = 0).
+void template_at(const LkImage& im, float x, float y, float& t, float& gx, float& gy) {
+    const PatchGrid g = patch_grid(x, y, 0.0f);
+    grid_template(GridTaps(im, g), g, 0, 0, t, gx, gy);
+}
+
+/// Offset of patch pixel i (row-major) from the patch centre: (i % n - h, i / n - h).
+void patch_offset(int i, int n, float& ox, float& oy) {
+    const float h = patch_half(n);
+    ox = static_cast<float>(i % n) - h;
+    oy = static_cast<float>(i / n) - h;
+}
+
+/// The current image's sample of patch pixel i on the grid at (cx, cy).
+float image_pixel(const LkImage& cur, float cx, float cy, int n, int i) {
+    const PatchGrid g = patch_grid(cx, cy, patch_half(n));
+    return grid_sample(GridTaps(cur, g), g, i % n, i / n);
+}
+
+/// The template pixel i of the grid at (rx, ry).
+void template_pixel(const LkImage& ref, float rx, float ry, int n, int i, float& t, float& gx, float& gy) {
+    const PatchGrid g = patch_grid(rx, ry, patch_half(n));
+    grid_template(GridTaps(ref, g), g, i % n, i / n, t, gx, gy);
 }
 
 HostImage ramp(int w, int h, int ax, int ay, int c) {
@@ -53,7 +95,7 @@ TEST(LkRules, TemplateGradientIsTheCentralDifference) {
     for (float x : {10.0f, 20.3f, 31.75f})
         for (float y : {5.0f, 9.6f, 13.125f}) {
             float t, gx, gy;
-            template_pixel(view_of(r), x, y, 1.5f, -0.5f, t, gx, gy);
+            template_at(view_of(r), x + 1.5f, y - 0.5f, t, gx, gy);
             EXPECT_NEAR(t, 3.0f * (x + 1.5f) + 2.0f * (y - 0.5f) + 10.0f, 1e-4f);
             EXPECT_NEAR(gx, 3.0f, 1e-5f);  // float rounding of the bilinear weights only
             EXPECT_NEAR(gy, 2.0f, 1e-5f);
@@ -69,7 +111,7 @@ TEST(LkRules, TemplateGradientIsTheCentralDifference) {
     for (std::size_t i = 0; i < pts.size(); ++i) {
         const float x = pts[i].x + 0.37f * static_cast<float>(i % 3), y = pts[i].y + 0.21f * static_cast<float>(i % 5);
         float t, gx, gy;
-        template_pixel(view_of(q), x, y, 0.0f, 0.0f, t, gx, gy);
+        template_at(view_of(q), x, y, t, gx, gy);
         const double ngx = 0.5 * (test::sample_lanczos(g, x + 1, y) - test::sample_lanczos(g, x - 1, y));
         const double ngy = 0.5 * (test::sample_lanczos(g, x, y + 1) - test::sample_lanczos(g, x, y - 1));
         err.push_back(std::hypot(gx - ngx, gy - ngy));
@@ -88,7 +130,7 @@ double energy(const LkImage& ref, const LkImage& cur, int n, double rx, double r
         float ox, oy;
         patch_offset(i, n, ox, oy);
         const double t = bilinear(ref, static_cast<float>(rx + ox), static_cast<float>(ry + oy));
-        const double e = a * (t - mu) + bc - image_pixel(cur, cx, cy, ox, oy);
+        const double e = a * (t - mu) + bc - image_pixel(cur, cx, cy, n, i);
         e2 += 0.5 * e * e;
     }
     return e2;
@@ -104,17 +146,12 @@ Sums error_sums(const LkImage& ref, const LkImage& cur, int n, float rx, float r
     std::vector<float> t(n * n), gx(n * n), gy(n * n);
     Sums s;
     for (int i = 0; i < n * n; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
-        template_pixel(ref, rx, ry, ox, oy, t[i], gx[i], gy[i]);
+        template_pixel(ref, rx, ry, n, i, t[i], gx[i], gy[i]);
         s.mu += t[i];
     }
     s.mu /= n * n;
-    for (int i = 0; i < n * n; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
-        add_error(s.b, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, static_cast<float>(s.mu));
-    }
+    for (int i = 0; i < n * n; ++i)
+        add_error(s.b, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, n, i), alpha, beta_c, static_cast<float>(s.mu));
     return s;
 }
 
@@ -160,6 +197,44 @@ TEST(LkRules, JacobianMatchesNumericDifferencesOfTheError) {
     }
 }
 
+TEST(LkRules, ErrorTermsFromImageSumsEqualTheDirectSums) {
+    // The tracker never forms the per-pixel error for its error terms: error_terms() composes them from
+    // the Hessian's template sums and four image sums. Against the direct sums of e = alpha a + beta_c - I.
+    EXPECT_EQ(fdiv(1.0f, kLkMinGain), kLkMaxGain);
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 1.0);
+    const HostImage r = test::moved(g, 0, 0);
+    const HostImage c = test::moved(g, 1.4, -0.7, 1.2, -15.0);
+    const LkImage ref = view_of(r), cur = view_of(c);
+    for (int n : {16, 12, 8}) {
+        for (float mu_on : {0.0f, 1.0f}) {
+            const float rx = 300.4f, ry = 250.7f, cx = 301.9f, cy = 249.8f, alpha = 1.17f;
+            std::vector<float> t(n * n), gx(n * n), gy(n * n);
+            float tsum = 0;
+            for (int i = 0; i < n * n; ++i) {
+                template_pixel(ref, rx, ry, n, i, t[i], gx[i], gy[i]);
+                tsum += t[i];
+            }
+            const float mu = mu_on * tsum / static_cast<float>(n * n);
+            const float beta_c = -12.0f + alpha * mu;
+            float hs[kLkHessianSums] = {}, direct[kLkErrorSums] = {}, is[kLkImageSums + 1] = {};
+            double scale = 0;
+            for (int i = 0; i < n * n; ++i) {
+                const float image = image_pixel(cur, cx, cy, n, i);
+                add_hessian(hs, t[i], gx[i], gy[i], mu);
+                add_error(direct, t[i], gx[i], gy[i], image, alpha, beta_c, mu);
+                add_image_sums<true>(is, fsub(t[i], mu), gx[i], gy[i], image, alpha, beta_c);
+                scale = std::max(scale, std::fabs(static_cast<double>(is[0])) + std::fabs(static_cast<double>(is[2])));
+            }
+            float b[4];
+            error_terms(hs, static_cast<float>(n * n), is, alpha, beta_c, b);
+            for (int q = 0; q < 4; ++q)
+                EXPECT_NEAR(b[q], direct[q], 1e-5 * scale + 1e-3) << "n " << n << " term " << q << " mu " << mu;
+            EXPECT_EQ(is[4], direct[4]);  // sum |e|: the same per-pixel operations in the same order
+        }
+    }
+}
+
 // Solves the 4x4 system A x = y in double (Gaussian elimination with partial pivoting).
 std::vector<double> solve4(std::vector<std::vector<double>> a, std::vector<double> y) {
     for (int c = 0; c < 4; ++c) {
@@ -195,19 +270,15 @@ TEST(LkRules, ExactSicStepEqualsLeastSquaresWithTheFullJacobian) {
     std::vector<float> t(n * n), gx(n * n), gy(n * n);
     float tsum = 0;
     for (int i = 0; i < n * n; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
-        template_pixel(ref, rx, ry, ox, oy, t[i], gx[i], gy[i]);
+        template_pixel(ref, rx, ry, n, i, t[i], gx[i], gy[i]);
         tsum += t[i];
     }
     const float mu = tsum / static_cast<float>(n * n);
     const float beta_c = beta + alpha * mu;
     float hs[kLkHessianSums] = {}, es[kLkErrorSums] = {};
     for (int i = 0; i < n * n; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
         add_hessian(hs, t[i], gx[i], gy[i], mu);
-        add_error(es, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, ox, oy), alpha, beta_c, mu);
+        add_error(es, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, n, i), alpha, beta_c, mu);
     }
     LkSystem sys;
     ASSERT_TRUE(lk_factorize(hs, static_cast<float>(n * n), 1, 1, 1.0f, sys));
@@ -217,11 +288,9 @@ TEST(LkRules, ExactSicStepEqualsLeastSquaresWithTheFullJacobian) {
     std::vector<std::vector<double>> h(4, std::vector<double>(4, 0.0));
     std::vector<double> b(4, 0.0);
     for (int i = 0; i < n * n; ++i) {
-        float ox, oy;
-        patch_offset(i, n, ox, oy);
         const double j[4] = {alpha * static_cast<double>(gx[i]), alpha * static_cast<double>(gy[i]),
                              static_cast<double>(t[i]) - mu, 1.0};
-        const double e = alpha * (static_cast<double>(t[i]) - mu) + beta_c - image_pixel(cur, cx, cy, ox, oy);
+        const double e = alpha * (static_cast<double>(t[i]) - mu) + beta_c - image_pixel(cur, cx, cy, n, i);
         for (int p = 0; p < 4; ++p) {
             b[p] -= j[p] * e;
             for (int q = 0; q < 4; ++q) h[p][q] += j[p] * j[q];

@@ -4,8 +4,8 @@
 //
 // Exactness: every float operation goes through fmul/fadd/fsub/fdiv below, which are the IEEE
 // round-to-nearest operations on both sides (on the device __fmul_rn & co., which nvcc never fuses
-// into FMA), and the CPU reference emulates the warp's summation order (lane l sums pixels
-// l, l + 32, ... in order; then the xor butterfly 16, 8, 4, 2, 1). The CPU and GPU therefore run the
+// into FMA), and the CPU reference emulates the warp's summation order (lane l sums its pixels
+// lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in order; then the xor butterfly 16, 8, 4, 2, 1). The CPU and GPU therefore run the
 // same operations in the same order; the stated tolerance (1e-3 px, 1e-4 gain/offset) only covers
 // host compilers that contract a*b+c into FMA despite this (see docs/tracker.md).
 #pragma once
@@ -33,8 +33,10 @@ namespace kestrel::detail {
 constexpr int kLkLanes = 32;
 constexpr int kLkMaxPerLane = (kMaxPatchSize * kMaxPatchSize + kLkLanes - 1) / kLkLanes;  // 8
 constexpr int kLkHessianSums = 9;  // gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a
-constexpr int kLkErrorSums = 5;    // gx e, gy e, a e, e, |e|
+constexpr int kLkErrorSums = 5;    // gx e, gy e, a e, e, |e| (tests: the direct form of the error terms)
+constexpr int kLkImageSums = 4;    // gx I, gy I, a I, I (+ |e| on the coarse levels)
 constexpr float kLkMinGain = 0.1f;     // a gain outside [0.1, 10] -> LostResidual (no correlation left)
+constexpr float kLkMaxGain = 10.0f;    // 1 / kLkMinGain: the float division 1.0f / 0.1f rounds to exactly 10
 constexpr float kLkPivotEps = 1e-6f;   // LDL^T pivot d_j <= eps * H_jj -> singular
 
 // ---- exact float operations ---------------------------------------------------------------------
@@ -66,7 +68,8 @@ KESTREL_HD float fdiv(float a, float b) {
     return a / b;
 #endif
 }
-KESTREL_HD bool finite(float v) { return v == v && v - v == 0.0f; }  // false for NaN and +-inf
+// The predicates below combine their compares with & (no short circuit: no branches in the GPU's iteration).
+KESTREL_HD bool finite(float v) { return (v == v) & (v - v == 0.0f); }  // false for NaN and +-inf
 
 // ---- images and setup ---------------------------------------------------------------------------
 struct LkImage {
@@ -94,109 +97,104 @@ struct LkSetup {
 KESTREL_HD float to_level(float x0, float s) { return fsub(fdiv(fadd(x0, 0.5f), s), 0.5f); }
 KESTREL_HD float from_level(float xk, float s) { return fsub(fmul(fadd(xk, 0.5f), s), 0.5f); }
 
-/// True when every bilinear sample within +-extent of (x, y) has all four taps inside the image:
-/// x - extent >= 0 and x + extent < width - 1 (same for y). False for NaN.
-KESTREL_HD bool inside(const LkImage& im, float x, float y, float extent) {
-    return fsub(x, extent) >= 0.0f && fadd(x, extent) < static_cast<float>(im.width - 1) &&
-           fsub(y, extent) >= 0.0f && fadd(y, extent) < static_cast<float>(im.height - 1);
-}
 /// Half extent of an n x n patch of sample offsets (i - (n-1)/2): (n - 1) / 2.
 KESTREL_HD float patch_half(int n) { return fmul(static_cast<float>(n - 1), 0.5f); }
 
-/// 8-bit pixels of an LkImage, as a tap source of bilinear_at (at(x, y) = I(x, y) as float).
-struct LkImageTaps {
-    const LkImage& im;
-    KESTREL_HD float at(int x, int y) const {
-        return static_cast<float>(im.data[static_cast<std::size_t>(y) * im.pitch + static_cast<std::size_t>(x)]);
+/// The sampling grid of an n x n patch centred at (cx, cy): its samples lie at (vx + i, vy + j),
+/// i, j = 0 .. n-1, with vx = cx - h, vy = cy - h (h = patch_half(n), one rounding per axis), and all of
+/// them share one pair of bilinear weights (as OpenCV's pyramidal LK computes its weights once per patch):
+///     x0 = floor(vx), ax = vx - x0, bx = 1 - ax   (y0, ay, by likewise)
+///     row(i, j)    = bx * I(x0 + i, y0 + j) + ax * I(x0 + i + 1, y0 + j)
+///     sample(i, j) = by * row(i, j) + ay * row(i, j + 1)
+/// i.e. the bilinear interpolation of the level at (vx + i, vy + j), exactly the sample at offset
+/// (i - h, j - h) from the centre. The template adds its central differences on the same grid:
+///     gx(i, j) = (sample(i + 1, j) - sample(i - 1, j)) / 2,  gy(i, j) = (sample(i, j + 1) - sample(i, j - 1)) / 2,
+/// so a template reads the taps x0 - 1 .. x0 + n, a patch x0 .. x0 + n (and the same rows).
+struct PatchGrid {
+    float vx, vy;  // position of sample (0, 0)
+    int x0, y0;    // its top-left tap
+    float ax, bx, ay, by;
+};
+/// Precondition: vx and vy finite and within int range (the callers test inside() first).
+KESTREL_HD PatchGrid patch_grid(float cx, float cy, float half) {
+    PatchGrid g;
+    g.vx = fsub(cx, half);
+    g.vy = fsub(cy, half);
+    const float fx = floorf(g.vx), fy = floorf(g.vy);
+    g.x0 = static_cast<int>(fx);
+    g.y0 = static_cast<int>(fy);
+    g.ax = fsub(g.vx, fx);
+    g.bx = fsub(1.0f, g.ax);
+    g.ay = fsub(g.vy, fy);
+    g.by = fsub(1.0f, g.ay);
+    return g;
+}
+
+/// True when every tap of the n x n grid at (x, y), widened by `margin` taps on each side (0: a patch,
+/// 1: a template with its gradients), is a pixel of the image: x0 - margin >= 0 and x0 + n + margin <=
+/// width - 1 (same for y). With x0 = floor(vx) and integer bounds this is vx >= margin and
+/// vx < width - n - margin: float compares on vx = x - h only (false for NaN, no conversion).
+KESTREL_HD bool inside(const LkImage& im, float x, float y, int n, int margin) {
+    const float h = patch_half(n);
+    const float vx = fsub(x, h), vy = fsub(y, h);
+    const float lo = static_cast<float>(margin);
+    return (vx >= lo) & (vx < static_cast<float>(im.width - n - margin)) & (vy >= lo) &
+           (vy < static_cast<float>(im.height - n - margin));
+}
+
+/// The patch pixel in slot j of warp lane l (row-major index; -1: the slot is empty), j = 0 ..
+/// kLkMaxPerLane - 1. A side n that divides 32 (4, 8, 16) gives every lane a run of R = ceil(n^2 / 32)
+/// consecutive rows of one column: column l % n, rows (l / n) R + j, so a lane's neighbouring samples
+/// share a tap row (17 x 17 taps of a 16 x 16 patch: 9 rows of 2 taps per lane instead of 16). Any other
+/// side: pixel l + 32 j.
+KESTREL_HD int lane_pixel(int l, int j, int n) {
+    if (kLkLanes % n == 0) {
+        const int r = (n * n + kLkLanes - 1) / kLkLanes;
+        const int row = (l / n) * r + j;
+        return (j < r && row < n) ? row * n + l % n : -1;
+    }
+    const int i = l + kLkLanes * j;
+    return i < n * n ? i : -1;
+}
+
+/// Taps of a grid: at(i, j) = I(x0 + i, y0 + j) as float, relative to the grid's top-left tap. The CPU
+/// reads the image (GridTaps); the GPU reads a shared-memory copy of the neighbourhood. The values and
+/// the arithmetic are the same for every source.
+struct GridTaps {
+    const std::uint8_t* p;  // &I(x0, y0)
+    std::size_t pitch;
+    KESTREL_HD GridTaps(const LkImage& im, const PatchGrid& g)
+        : p(im.data + static_cast<std::size_t>(g.y0) * im.pitch + static_cast<std::size_t>(g.x0)), pitch(im.pitch) {}
+    KESTREL_HD float at(int i, int j) const {
+        return static_cast<float>(p[static_cast<std::ptrdiff_t>(j) * static_cast<std::ptrdiff_t>(pitch) + i]);
     }
 };
 
-/// Bilinear sample (precondition: all four taps readable from `src`). ax = x - floor(x), ay likewise;
-/// top = (1-ax) I00 + ax I10, bottom = (1-ax) I01 + ax I11, value = (1-ay) top + ay bottom.
-/// The tap source only decides where the pixel values come from (the GPU reads a shared-memory copy
-/// of the neighbourhood); the values and the arithmetic are the same for every source.
-/// The x half of a bilinear sample (x0 = floor(x), ax = x - x0, bx = 1 - ax): samples that share x
-/// share it (the GPU computes it once for a lane's pixels when they lie in one patch column).
-struct BilinearX {
-    int x0;
-    float ax, bx;
-};
-KESTREL_HD BilinearX bilinear_x(float x) {
-    const float fx = floorf(x);
-    const float ax = fsub(x, fx);
-    return BilinearX{static_cast<int>(fx), ax, fsub(1.0f, ax)};
+KESTREL_HD_TEMPLATE_CHECK
+template <class Taps>
+KESTREL_HD float grid_row(const Taps& src, const PatchGrid& g, int i, int j) {
+    return fadd(fmul(g.bx, src.at(i, j)), fmul(g.ax, src.at(i + 1, j)));
 }
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
-KESTREL_HD float bilinear_at_x(const Taps& src, const BilinearX& h, float y) {
-    const float fy = floorf(y);
-    const int y0 = static_cast<int>(fy);
-    const float ay = fsub(y, fy);
-    const float by = fsub(1.0f, ay);
-    const float top = fadd(fmul(h.bx, src.at(h.x0, y0)), fmul(h.ax, src.at(h.x0 + 1, y0)));
-    const float bot = fadd(fmul(h.bx, src.at(h.x0, y0 + 1)), fmul(h.ax, src.at(h.x0 + 1, y0 + 1)));
-    return fadd(fmul(by, top), fmul(ay, bot));
+KESTREL_HD float grid_sample(const Taps& src, const PatchGrid& g, int i, int j) {
+    return fadd(fmul(g.by, grid_row(src, g, i, j)), fmul(g.ay, grid_row(src, g, i, j + 1)));
 }
+/// Template pixel (i, j) of the grid: T and its central differences gx, gy (see PatchGrid).
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
-KESTREL_HD float bilinear_at(const Taps& src, float x, float y) {
-    return bilinear_at_x(src, bilinear_x(x), y);
-}
-/// Bilinear sample of an image (precondition: inside).
-KESTREL_HD float bilinear(const LkImage& im, float x, float y) { return bilinear_at(LkImageTaps{im}, x, y); }
-
-/// Offset of patch pixel i (row-major) from the patch centre: (i % n - (n-1)/2, i / n - (n-1)/2).
-KESTREL_HD void patch_offset(int i, int n, float& ox, float& oy) {
-    const float h = patch_half(n);
-    ox = fsub(static_cast<float>(i % n), h);
-    oy = fsub(static_cast<float>(i / n), h);
+KESTREL_HD void grid_template(const Taps& src, const PatchGrid& g, int i, int j, float& t, float& gx, float& gy) {
+    t = grid_sample(src, g, i, j);
+    gx = fmul(0.5f, fsub(grid_sample(src, g, i + 1, j), grid_sample(src, g, i - 1, j)));
+    gy = fmul(0.5f, fsub(grid_sample(src, g, i, j + 1), grid_sample(src, g, i, j - 1)));
 }
 
-/// Template pixel at (rx + ox, ry + oy): T and its central differences
-/// gx = (T(x+1, y) - T(x-1, y)) / 2, gy = (T(x, y+1) - T(x, y-1)) / 2 (bilinear samples).
-/// Precondition: inside(im, rx, ry, patch_half(n) + 1).
-/// The x halves of a template pixel's five samples, at sx = rx + ox: sx, sx + 1, sx - 1.
-struct TemplateX {
-    BilinearX c, p, m;
-};
-KESTREL_HD TemplateX template_x(float rx, float ox) {
-    const float sx = fadd(rx, ox);
-    return TemplateX{bilinear_x(sx), bilinear_x(fadd(sx, 1.0f)), bilinear_x(fsub(sx, 1.0f))};
-}
-/// template_pixel_at with the x halves precomputed (template_x(rx, ox)).
-KESTREL_HD_TEMPLATE_CHECK
-template <class Taps>
-KESTREL_HD void template_pixel_at_x(const Taps& src, const TemplateX& h, float ry, float oy, float& t, float& gx,
-                                    float& gy) {
-    const float sy = fadd(ry, oy);
-    t = bilinear_at_x(src, h.c, sy);
-    gx = fmul(0.5f, fsub(bilinear_at_x(src, h.p, sy), bilinear_at_x(src, h.m, sy)));
-    gy = fmul(0.5f, fsub(bilinear_at_x(src, h.c, fadd(sy, 1.0f)), bilinear_at_x(src, h.c, fsub(sy, 1.0f))));
-}
-KESTREL_HD_TEMPLATE_CHECK
-template <class Taps>
-KESTREL_HD void template_pixel_at(const Taps& src, float rx, float ry, float ox, float oy, float& t, float& gx,
-                                  float& gy) {
-    template_pixel_at_x(src, template_x(rx, ox), ry, oy, t, gx, gy);
-}
-KESTREL_HD void template_pixel(const LkImage& im, float rx, float ry, float ox, float oy, float& t, float& gx,
-                               float& gy) {
-    template_pixel_at(LkImageTaps{im}, rx, ry, ox, oy, t, gx, gy);
-}
-
-/// Current-image sample of patch pixel (ox, oy) around the estimate (cx, cy). Precondition: inside(im, cx, cy, half).
-KESTREL_HD float image_pixel(const LkImage& im, float cx, float cy, float ox, float oy) {
-    return bilinear(im, fadd(cx, ox), fadd(cy, oy));
-}
-
-/// Integer tap range [lo, hi] (per axis) that covers every bilinear sample at c + o, o in
-/// [-extent, extent], with one pixel to spare on each side (so that sums of offsets rounded in another
-/// order stay covered): lo = floor(c - extent) - 1, hi = floor(c + extent) + 2. It defines when the GPU's
-/// shared-memory copy of a neighbourhood covers a patch (the kernel's Window::covers_patch evaluates
-/// the same condition as float compares).
-KESTREL_HD void tap_range(float c, float extent, int& lo, int& hi) {
-    lo = static_cast<int>(floorf(fsub(c, extent))) - 1;
-    hi = static_cast<int>(floorf(fadd(c, extent))) + 2;
+/// Bilinear sample of an image at one point (precondition: the four taps inside): the same formula as
+/// grid_sample with x0 = floor(x), ax = x - x0. Not used by the tracker (which samples grids); kept for
+/// tests and tools that need the model's interpolation at an arbitrary point.
+KESTREL_HD float bilinear(const LkImage& im, float x, float y) {
+    const PatchGrid g = patch_grid(x, y, 0.0f);
+    return grid_sample(GridTaps(im, g), g, 0, 0);
 }
 
 /// Layout of stored templates (first-frame mode), the same on CPU and GPU: slot s, level k starts at
@@ -256,6 +254,32 @@ KESTREL_HD void add_error(float* acc, float t, float gx, float gy, float image, 
     add_error_centred(acc, fsub(t, mu), gx, gy, image, alpha, beta_c);
 }
 
+/// The image sums of one pixel, the only per-pixel work of an iteration: gx I, gy I, a I, I (a = T - mu,
+/// I = the current image's sample); with Sad also |e|, e = alpha a + beta_c - I (the coarse levels'
+/// discard test). error_terms() turns them into the error terms.
+template <bool Sad>
+KESTREL_HD void add_image_sums(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    acc[0] = fadd(acc[0], fmul(gx, image));
+    acc[1] = fadd(acc[1], fmul(gy, image));
+    acc[2] = fadd(acc[2], fmul(a, image));
+    acc[3] = fadd(acc[3], image);
+    if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
+}
+
+/// The error terms b = sum J(1)^T e (gx e, gy e, a e, e) of e = alpha a + beta_c - I, from the template's
+/// sums (hessian sums hs: hs[3] = sum gx a, hs[4] = sum gy a, hs[5] = sum a^2, hs[6] = sum gx, hs[7] =
+/// sum gy, hs[8] = sum a; n pixels) and the image sums is (add_image_sums), by linearity:
+///     sum gx e = alpha sum gx a + beta_c sum gx - sum gx I      (gy, a likewise)
+///     sum e    = alpha sum a    + beta_c n      - sum I.
+/// Rounding: each image sum is at most ~1e6 (|g| <= 255, I <= 255, 256 pixels), so its float error is
+/// below ~0.1, i.e. below 1e-4 px of step for any Hessian that passes the eigenvalue test at n = 256.
+KESTREL_HD void error_terms(const float* hs, float n, const float* is, float alpha, float beta_c, float* b) {
+    b[0] = fsub(fadd(fmul(alpha, hs[3]), fmul(beta_c, hs[6])), is[0]);
+    b[1] = fsub(fadd(fmul(alpha, hs[4]), fmul(beta_c, hs[7])), is[1]);
+    b[2] = fsub(fadd(fmul(alpha, hs[5]), fmul(beta_c, hs[8])), is[2]);
+    b[3] = fsub(fadd(fmul(alpha, hs[8]), fmul(beta_c, n)), is[3]);
+}
+
 /// The warp's xor butterfly, emulated on the host: after it every lane holds the same sum, whose
 /// value is lanes[0][k] here. lanes[l][k] are the per-lane partial sums.
 template <int K>
@@ -271,18 +295,23 @@ inline void emulate_butterfly(float (&lanes)[kLkLanes][K], float* out) {
 }
 
 // ---- the normal equations -----------------------------------------------------------------------
-/// LDL^T factors of the 4x4 Hessian over (tx, ty, gain, offset); inactive parameters get an identity
-/// row and column so their update is exactly 0.
+/// The factorized 4x4 Hessian over (tx, ty, gain, offset); inactive parameters get an identity row and
+/// column so their update is exactly 0. lk_factorize computes the LDL^T factors and from them the inverse
+/// once per level, so that an iteration's step is one 4x4 product (a short dependency chain: one
+/// multiply and two additions per component) instead of two triangular substitutions.
 struct LkSystem {
     float l[4][4];
     float d[4];
-    float inv_d[4];  // 1 / d[j], once per factorization: the per-iteration solve multiplies
+    float inv_d[4];    // 1 / d[j]
+    float hinv[4][4];  // H^-1 = L^-T D^-1 L^-1 (symmetric)
 };
 
-/// Builds H from the 9 sums (n = pixel count) and factorizes it. Returns false when singular:
-/// the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a square root:
-/// lambda_min(G - m I) >= 0 <=> trace >= 0 and det >= 0, with m = min_eigenvalue * n), or a pivot
-/// d_j <= kLkPivotEps * H_jj.
+/// Builds H from the 9 sums (n = pixel count), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and inverts it. Returns false
+/// when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
+/// square root: lambda_min(G - m I) >= 0 <=> trace >= 0 and det >= 0, with m = min_eigenvalue * n), or a
+/// pivot d_j <= kLkPivotEps * H_jj.
+/// Inverse: M = L^-1 (unit lower triangular, M_ij = -(L_ij + sum_{k=j+1}^{i-1} L_ik M_kj) for i > j), then
+/// (H^-1)_ij = sum_{k >= max(i, j)} M_ki (1 / d_k) M_kj, summed in increasing k.
 KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offset, float min_eigenvalue,
                              LkSystem& sys) {
     float h[4][4];
@@ -304,7 +333,6 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
     if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(h[0][1], h[0][1])) >= 0.0f)) return false;
 
     KESTREL_UNROLL
-
     for (int j = 0; j < 4; ++j) {
         float dj = h[j][j];
         KESTREL_UNROLL
@@ -318,33 +346,44 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
             float v = h[i][j];
             KESTREL_UNROLL
             for (int k = 0; k < j; ++k) v = fsub(v, fmul(fmul(sys.l[i][k], sys.l[j][k]), sys.d[k]));
-            sys.l[i][j] = fdiv(v, dj);
+            sys.l[i][j] = fmul(v, sys.inv_d[j]);  // not a division: v is often 0 (inactive parameters), which
+                                                  // sends the GPU's division to its slow path
+        }
+    }
+    float mi[4][4];  // L^-1
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        mi[i][i] = 1.0f;
+        KESTREL_UNROLL
+        for (int j = i - 1; j >= 0; --j) {
+            float v = sys.l[i][j];
+            KESTREL_UNROLL
+            for (int k = j + 1; k < i; ++k) v = fadd(v, fmul(sys.l[i][k], mi[k][j]));
+            mi[i][j] = -v;
+        }
+    }
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        KESTREL_UNROLL
+        for (int j = 0; j <= i; ++j) {
+            float v = fmul(fmul(mi[i][i], sys.inv_d[i]), mi[i][j]);
+            KESTREL_UNROLL
+            for (int k = i + 1; k < 4; ++k) v = fadd(v, fmul(fmul(mi[k][i], sys.inv_d[k]), mi[k][j]));
+            sys.hinv[i][j] = v;
+            sys.hinv[j][i] = v;
         }
     }
     return true;
 }
 
-/// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq): forward, diagonal (z_i * (1 / d_i), the
-/// reciprocals from lk_factorize: no division per iteration), backward.
+/// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq) with the inverse from lk_factorize:
+/// x_i = -((Hinv_i0 r_0 + Hinv_i1 r_1) + (Hinv_i2 r_2 + Hinv_i3 r_3)), r = b with inactive entries 0.
 KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int est_offset, float* x) {
-    float r[4] = {b[0], b[1], est_gain ? b[2] : 0.0f, est_offset ? b[3] : 0.0f};
-    float z[4];
+    const float r[4] = {b[0], b[1], est_gain ? b[2] : 0.0f, est_offset ? b[3] : 0.0f};
     KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i) {
-        float v = -r[i];
-        KESTREL_UNROLL
-        for (int k = 0; k < i; ++k) v = fsub(v, fmul(sys.l[i][k], z[k]));
-        z[i] = v;
-    }
-    KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i) z[i] = fmul(z[i], sys.inv_d[i]);
-    KESTREL_UNROLL
-    for (int i = 3; i >= 0; --i) {
-        float v = z[i];
-        KESTREL_UNROLL
-        for (int k = i + 1; k < 4; ++k) v = fsub(v, fmul(sys.l[k][i], x[k]));
-        x[i] = v;
-    }
+    for (int i = 0; i < 4; ++i)
+        x[i] = -fadd(fadd(fmul(sys.hinv[i][0], r[0]), fmul(sys.hinv[i][1], r[1])),
+                     fadd(fmul(sys.hinv[i][2], r[2]), fmul(sys.hinv[i][3], r[3])));
 }
 
 // ---- the driver -------------------------------------------------------------------------------
@@ -354,12 +393,12 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
 ///         // cur, a hint only (the GPU stages that neighbourhood of cur at the same time)
 ///   float template_sum(int k)                        // sum of T over the patch (all lanes)
 ///   void  hessian_sums(int k, float mu, float* s9)
-///   void  error_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* s5,
-///                    bool with_sad)   // s5[4] (sum |e|) is only needed, and only defined, when with_sad
-///   void  final_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
-///                    float beta_c0, float mu, float* s5, float* sad0)
-///         // error_sums(.., alpha, beta_c, ..) into s5 and, in the same pass, *sad0 = the sum |e| that
-///         // error_sums(.., alpha0, beta_c0, ..) would give (same per-lane order and butterfly)
+///   void  image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
+///                    float* s5, bool with_sad)  // add_image_sums<with_sad> over the patch at (cx, cy):
+///         // s5[0..3]; s5[4] = sum |e| only when with_sad
+///   void  residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
+///                       float beta_c0, float mu, float* sad, float* sad0)
+///         // sum |e| at (alpha, beta_c) and at (alpha0, beta_c0), in the same pass (per-lane order, butterfly)
 /// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid.
 ///
 /// Level policy: the gain is estimated on level 0 only (coarser levels estimate translation and, when
@@ -396,13 +435,12 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
     for (int k = s.levels - 1; k >= 0; --k) {
         const int n = s.patch[k];
         const float npx = static_cast<float>(n * n);
-        const float half = patch_half(n);
         const float sk = s.scale[k];
         const int est_gain = k == 0 ? s.est_gain : 0;
         float cx = to_level(X, sk), cy = to_level(Y, sk);
         const LkImage cur_k = cur[k];
         const bool tmpl = eng.load_template(k, to_level(ref_x, sk), to_level(ref_y, sk), cur_k, cx, cy);
-        if (!tmpl || !inside(cur_k, cx, cy, half)) {
+        if (!tmpl || !inside(cur_k, cx, cy, n, 0)) {
             if (k == 0) { res.status = TrackStatus::LostOutOfBounds; break; }
             continue;
         }
@@ -420,39 +458,45 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         const float window = fdiv(s.reach, sk);                           // the search window, level pixels
         int it = 0;
         bool converged = false, gain_lost = false;
-        const float inv_alpha_level = fdiv(1.0f, alpha);  // alpha's reciprocal while it is held (est_gain == 0)
+        // alpha's reciprocal, renewed with alpha (a loop-carried value: its division overlaps the next
+        // iteration's sampling instead of waiting for the step)
+        float inv_alpha = fdiv(1.0f, alpha);
         float pdx = 0.0f, pdy = 0.0f;  // previous step
         float first_sad = 0.0f, last_sad = 0.0f;  // sum |e| at the level's start and at the last evaluation
         for (; it < max_iterations; ++it) {
-            float es[kLkErrorSums];
+            float is[kLkImageSums + 1];
             // sum |e| serves only the coarse levels' discard test (level 0's residual is computed after the loop)
-            eng.error_sums(k, cur_k, cx, cy, alpha, beta_c, mu, es, k > 0);
+            eng.image_sums(k, cur_k, cx, cy, alpha, beta_c, mu, is, k > 0);
             if (k > 0) {
-                if (it == 0) first_sad = es[4];
-                last_sad = es[4];
+                if (it == 0) first_sad = is[4];
+                last_sad = is[4];
             }
+            float es[4];
+            error_terms(hs, npx, is, alpha, beta_c, es);
             float dq[4];
             lk_solve(sys, es, est_gain, est_offset, dq);
             // Exact SIC step: J(alpha) = J(1) diag(alpha, alpha, 1, 1) => dt = dq_t * (1 / alpha)
-            // (one reciprocal per iteration; on coarse levels alpha is fixed and so is inv_alpha).
-            const float inv_alpha = est_gain ? fdiv(1.0f, alpha) : inv_alpha_level;
+            // (one reciprocal per update of alpha; on coarse levels alpha is fixed and so is inv_alpha).
             const float dtx = fmul(dq[0], inv_alpha), dty = fmul(dq[1], inv_alpha);
             const float nx = fsub(cx, dtx), ny = fsub(cy, dty);  // t <- t - dt (inverse composition)
             const float na = est_gain ? fadd(alpha, dq[2]) : alpha;
             const float nb = est_offset ? fadd(beta_c, dq[3]) : beta_c;
             // Every reason to stop before the update, evaluated first and tested with one branch (they
             // have no side effects; NaN fails every compare), then handled in this order of precedence:
-            // a non-finite step; the gain out of range ((fdiv(1, kLkMinGain) == 10 exactly; the division
-            // stays: as a constant, ptxas spills the kernel); the patch outside the image; the search
+            // a non-finite step; the gain out of range; the patch outside the image; the search
             // window left; oscillation (a step that undoes the previous one, as bilinear sampling makes
             // near pixel boundaries: |dt + dt_prev| < min_update in both coordinates).
-            const bool ok_finite = finite(nx) && finite(ny) && finite(nb) && finite(na);
-            const bool ok_gain = na >= kLkMinGain && na <= fdiv(1.0f, kLkMinGain);
-            const bool ok_inside = inside(cur_k, nx, ny, half);
-            const bool ok_window = fabsf(fsub(nx, gx_k)) <= window && fabsf(fsub(ny, gy_k)) <= window;
-            const bool oscillates =
-                it > 0 && fabsf(fadd(dtx, pdx)) < min_update && fabsf(fadd(dty, pdy)) < min_update;
-            if (!(ok_finite && ok_gain && ok_inside && ok_window) || oscillates) {
+            // (& on named bools: no short circuit, so no branches before the one test)
+            const bool fin_x = finite(nx), fin_y = finite(ny), fin_b = finite(nb), fin_a = finite(na);
+            const bool ok_finite = fin_x & fin_y & fin_b & fin_a;
+            const bool ok_gain = (na >= kLkMinGain) & (na <= kLkMaxGain);
+            const bool ok_inside = inside(cur_k, nx, ny, n, 0);
+            const float wx = fabsf(fsub(nx, gx_k)), wy = fabsf(fsub(ny, gy_k));
+            const bool ok_window = (wx <= window) & (wy <= window);
+            const float ox = fabsf(fadd(dtx, pdx)), oy = fabsf(fadd(dty, pdy));
+            const bool oscillates = (it > 0) & (ox < min_update) & (oy < min_update);
+            const bool ok = ok_finite & ok_gain & ok_inside & ok_window;
+            if (!ok || oscillates) {
                 if (!ok_finite) {
                     if (k == 0) res.status = TrackStatus::LostSingular;
                 } else if (!ok_gain) {
@@ -474,6 +518,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
                 break;
             }
             cx = nx; cy = ny; alpha = na; beta_c = nb;
+            if (est_gain) inv_alpha = fdiv(1.0f, alpha);
             if (fadd(fmul(dtx, dtx), fmul(dty, dty)) < min_update_sq) { converged = true; ++it; break; }
             pdx = dtx; pdy = dty;
         }
@@ -487,14 +532,10 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         beta = fsub(beta_c, fmul(alpha, mu));
         if (k == 0 && res.status == TrackStatus::Tracked) {
             res.iterations = it;
-            float es[kLkErrorSums];
-            float sad0 = 0.0f;
-            if (s.est_gain || s.est_offset)
-                eng.final_sums(0, cur_k, cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, es,
-                               &sad0);
-            else
-                eng.error_sums(0, cur_k, cx, cy, alpha, beta_c, mu, es, true);
-            res.residual = fdiv(es[4], npx);
+            float sad = 0.0f, sad0 = 0.0f;
+            eng.residual_sums(0, cur_k, cx, cy, alpha, beta_c, g.gain, fadd(g.offset, fmul(g.gain, mu)), mu, &sad,
+                              &sad0);
+            res.residual = fdiv(sad, npx);
             // The loss test takes the better of the fitted illumination and the initial one at the final
             // position: the least-squares fit of gain/offset can raise mean |e| on a partly occluded
             // patch (it splits the difference between the parts), and a correction that only makes the
