@@ -240,7 +240,7 @@ struct WarpEngine {
         const int n = side(k);
         const int npx = n * n;
         n_k = n;
-        one_column = detail::kLkLanes % n == 0;  // pixel l + 32 j is in column l % n for every j
+        one_column = detail::kLkLanes % n == 0;  // all of the lane's pixels lie in column l % n (lane_pixel)
         full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);
         slots = 0u;

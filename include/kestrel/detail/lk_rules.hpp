@@ -109,7 +109,7 @@ KESTREL_HD float patch_half(int n) { return fmul(static_cast<float>(n - 1), 0.5f
 /// i.e. the bilinear interpolation of the level at (vx + i, vy + j), exactly the sample at offset
 /// (i - h, j - h) from the centre. The template adds its central differences on the same grid:
 ///     gx(i, j) = (sample(i + 1, j) - sample(i - 1, j)) / 2,  gy(i, j) = (sample(i, j + 1) - sample(i, j - 1)) / 2,
-/// so a template reads the taps x0 - 1 .. x0 + n, a patch x0 .. x0 + n (and the same rows).
+/// so a template reads the taps x0 - 1 .. x0 + n + 1, a patch x0 .. x0 + n (and the same rows).
 struct PatchGrid {
     float vx, vy;  // position of sample (0, 0)
     int x0, y0;    // its top-left tap
