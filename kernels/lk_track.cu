@@ -207,13 +207,17 @@ struct WarpEngine {
     int n_k;                      // its patch side
     // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
-    int pi[detail::kLkMaxPerLane], pj[detail::kLkMaxPerLane];  // grid column and row of each pixel (i % n, i / n)
+    // Pixel j of this lane is grid pixel (org_x + pi[j], org_y + pj[j]): in the column layout org = (l % n,
+    // first row (l / n) R) and (pi, pj) = (0, j), so the taps are at compile-time offsets from one window
+    // address; otherwise org = (0, 0) and (pi, pj) = (i % n, i / n).
+    int org_x, org_y;
+    int pi[detail::kLkMaxPerLane], pj[detail::kLkMaxPerLane];
     unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
-          cw_level(-1), one_column(false), full(false), half_k(0.0f), n_k(0), slots(0u) {}
+          cw_level(-1), one_column(false), full(false), half_k(0.0f), n_k(0), slots(0u), org_x(0), org_y(0) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
     /// Every lane has kLkMaxPerLane pixels (16 x 16).
@@ -228,11 +232,9 @@ struct WarpEngine {
     }
     /// Slot j of this lane holds a pixel.
     __device__ __forceinline__ bool has(int j) const { return is_full() || ((slots >> j) & 1u) != 0u; }
-    /// Grid row of the lane's first pixel in the column layout ((l / n) R, R = ceil(n^2 / 32)); pixel j
-    /// is `j` rows below it (pj[j] - pj[0], a compile-time offset).
-    __device__ __forceinline__ int column_row0() const {
-        const int n = kFixed ? N : n_k;
-        return (lane / n) * ((n * n + detail::kLkLanes - 1) / detail::kLkLanes);
+    /// The lane's taps on grid g from window w: at(pi[j] + di, pj[j] + dj) is tap (di, dj) of pixel j.
+    __device__ __forceinline__ WinTaps taps(const Window& w, const detail::PatchGrid& g) const {
+        return WinTaps{w.ptr(g.x0 + org_x, g.y0 + org_y)};
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
@@ -244,14 +246,14 @@ struct WarpEngine {
         full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);
         slots = 0u;
+        org_x = is_column() ? lane % n : 0;
+        org_y = is_column() ? (lane / n) * ((npx + detail::kLkLanes - 1) / detail::kLkLanes) : 0;  // (l / n) R
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
             const int i = detail::lane_pixel(lane, j, n);
             slots |= (i >= 0 ? 1u : 0u) << j;
-            if (!is_column()) {
-                pi[j] = i % n;
-                pj[j] = i / n;
-            }
+            pi[j] = is_column() ? 0 : i % n;
+            pj[j] = is_column() ? j : i / n;
         }
         cw.place(cur, cx, cy, n, 0);
         cw_level = k;
@@ -280,18 +282,10 @@ struct WarpEngine {
         rw.place(ref[k], rx, ry, n, 1);  // covers the template's taps (see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
         const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
-        if (is_column()) {
-            // Every pixel of the lane in column l % n: one window address, the rows at fixed offsets.
-            const WinTaps src{rw.ptr(g.x0 + lane % n, g.y0 + column_row0())};
+        const WinTaps src = taps(rw, g);
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (has(j)) detail::grid_template(src, g, 0, j, t[j], gx[j], gy[j]);
-        } else {
-            const WinTaps src{rw.ptr(g.x0, g.y0)};
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
-        }
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
         return true;
     }
 
@@ -329,17 +323,10 @@ struct WarpEngine {
             cw_level = k;
             stage<false>(cur, cw, cur, cw, lane);
         }
-        if (is_column()) {
-            const WinTaps src{cw.ptr(g.x0 + lane % n, g.y0 + column_row0())};
+        const WinTaps src = taps(cw, g);
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (has(j)) img[j] = detail::grid_sample(src, g, 0, j);
-        } else {
-            const WinTaps src{cw.ptr(g.x0, g.y0)};
-#pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-                if (has(j)) img[j] = detail::grid_sample(src, g, pi[j], pj[j]);
-        }
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) img[j] = detail::grid_sample(src, g, pi[j], pj[j]);
     }
 
     /// The image sums of the lane's pixels (add_image_sums<Sad>), reduced over the warp: 4 values, 5 with Sad.

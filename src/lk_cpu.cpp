@@ -27,31 +27,15 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
 }
 
 float CpuLkEngine::template_sum(int k) {
-    float lanes[kLkLanes][1];
-    for (int l = 0; l < kLkLanes; ++l) {
-        float acc = 0.0f;
-        for (int j = 0; j < kLkMaxPerLane; ++j) {
-            const int i = lane_pixel(l, j, s_.patch[k]);
-            if (i >= 0) acc = fadd(acc, t_[i]);
-        }
-        lanes[l][0] = acc;
-    }
     float out;
-    emulate_butterfly<1>(lanes, &out);
+    warp_sums<1>(s_.patch[k], [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
     return out;
 }
 
 void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
     const int npx = s_.patch[k] * s_.patch[k];
-    float lanes[kLkLanes][kLkHessianSums];
-    for (int l = 0; l < kLkLanes; ++l) {
-        for (float& v : lanes[l]) v = 0.0f;
-        for (int j = 0; j < kLkMaxPerLane; ++j) {
-            const int i = lane_pixel(l, j, s_.patch[k]);
-            if (i >= 0) add_hessian(lanes[l], t_[i], t_[npx + i], t_[2 * npx + i], mu);
-        }
-    }
-    emulate_butterfly<kLkHessianSums>(lanes, out);
+    warp_sums<kLkHessianSums>(
+        s_.patch[k], [&](float* acc, int i) { add_hessian(acc, t_[i], t_[npx + i], t_[2 * npx + i], mu); }, out);
 }
 
 void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
@@ -60,20 +44,16 @@ void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, floa
     const int npx = n * n;
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
-    float lanes[kLkLanes][kLkImageSums + 1];
-    for (int l = 0; l < kLkLanes; ++l) {
-        for (float& v : lanes[l]) v = 0.0f;
-        for (int j = 0; j < kLkMaxPerLane; ++j) {
-            const int i = lane_pixel(l, j, n);
-            if (i < 0) continue;
+    warp_sums<kLkImageSums + 1>(
+        n,
+        [&](float* acc, int i) {
             const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
             if (with_sad)
-                add_image_sums<true>(lanes[l], a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
+                add_image_sums<true>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
             else
-                add_image_sums<false>(lanes[l], a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
-        }
-    }
-    emulate_butterfly<kLkImageSums + 1>(lanes, out);
+                add_image_sums<false>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
+        },
+        out);
 }
 
 void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c,
@@ -81,19 +61,15 @@ void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, f
     const int n = s_.patch[k];
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
-    float lanes[kLkLanes][2];
-    for (int l = 0; l < kLkLanes; ++l) {
-        lanes[l][0] = lanes[l][1] = 0.0f;
-        for (int j = 0; j < kLkMaxPerLane; ++j) {
-            const int i = lane_pixel(l, j, n);
-            if (i < 0) continue;
-            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
-            lanes[l][0] = fadd(lanes[l][0], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
-            lanes[l][1] = fadd(lanes[l][1], fabsf(pixel_error_centred(a, image, alpha0, beta_c0)));
-        }
-    }
     float out[2];
-    emulate_butterfly<2>(lanes, out);
+    warp_sums<2>(
+        n,
+        [&](float* acc, int i) {
+            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
+            acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
+            acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, image, alpha0, beta_c0)));
+        },
+        out);
     *sad = out[0];
     *sad0 = out[1];
 }

@@ -39,6 +39,21 @@ public:
                        float beta_c0, float mu, float* sad, float* sad0);
 
 private:
+    /// The warp's order for K sums over an n x n patch: per lane l, add(lanes[l], i) for its pixels
+    /// i = lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in slot order, then the emulated butterfly into out.
+    template <int K, class Add>
+    static void warp_sums(int n, Add&& add, float* out) {
+        float lanes[kLkLanes][K];
+        for (int l = 0; l < kLkLanes; ++l) {
+            for (float& v : lanes[l]) v = 0.0f;
+            for (int j = 0; j < kLkMaxPerLane; ++j) {
+                const int i = lane_pixel(l, j, n);
+                if (i >= 0) add(lanes[l], i);
+            }
+        }
+        emulate_butterfly<K>(lanes, out);
+    }
+
     const LkSetup& s_;
     const LkImage* ref_ = nullptr;
     const float* stored_ = nullptr;

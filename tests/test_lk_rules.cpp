@@ -18,6 +18,25 @@ using namespace kestrel::detail;
 
 LkImage view_of(const HostImage& img) { return {img.data(), img.width(), img.height(), img.pitch()}; }
 
+/// Bilinear sample at one point: the one-sample grid there (n = 1, h = 0).
+float bilinear(const LkImage& im, float x, float y) {
+    const PatchGrid g = patch_grid(x, y, 0.0f);
+    return grid_sample(GridTaps(im, g), g, 0, 0);
+}
+
+/// The direct form of the error terms, the reference for error_terms(): per pixel e = alpha (T - mu) +
+/// beta_c - I and the sums gx e, gy e, a e, e, |e|.
+constexpr int kDirectSums = 5;
+void add_error(float* acc, float t, float gx, float gy, float image, float alpha, float beta_c, float mu) {
+    const float a = fsub(t, mu);
+    const float e = pixel_error_centred(a, image, alpha, beta_c);
+    acc[0] = fadd(acc[0], fmul(gx, e));
+    acc[1] = fadd(acc[1], fmul(gy, e));
+    acc[2] = fadd(acc[2], fmul(a, e));
+    acc[3] = fadd(acc[3], e);
+    acc[4] = fadd(acc[4], fabsf(e));
+}
+
 TEST(LkRules, BilinearIsTheDocumentedFormula) {
     HostImage img(4, 4);
     const std::uint8_t v[16] = {10, 20, 30, 40, 50, 60, 70, 80, 15, 25, 35, 45, 200, 100, 0, 255};
@@ -137,7 +156,7 @@ double energy(const LkImage& ref, const LkImage& cur, int n, double rx, double r
 }
 
 struct Sums {
-    float b[kLkErrorSums] = {};
+    float b[kDirectSums] = {};
     double mu = 0;
 };
 
@@ -217,7 +236,7 @@ TEST(LkRules, ErrorTermsFromImageSumsEqualTheDirectSums) {
             }
             const float mu = mu_on * tsum / static_cast<float>(n * n);
             const float beta_c = -12.0f + alpha * mu;
-            float hs[kLkHessianSums] = {}, direct[kLkErrorSums] = {}, is[kLkImageSums + 1] = {};
+            float hs[kLkHessianSums] = {}, direct[kDirectSums] = {}, is[kLkImageSums + 1] = {};
             double scale = 0;
             for (int i = 0; i < n * n; ++i) {
                 const float image = image_pixel(cur, cx, cy, n, i);
@@ -275,7 +294,7 @@ TEST(LkRules, ExactSicStepEqualsLeastSquaresWithTheFullJacobian) {
     }
     const float mu = tsum / static_cast<float>(n * n);
     const float beta_c = beta + alpha * mu;
-    float hs[kLkHessianSums] = {}, es[kLkErrorSums] = {};
+    float hs[kLkHessianSums] = {}, es[kDirectSums] = {};
     for (int i = 0; i < n * n; ++i) {
         add_hessian(hs, t[i], gx[i], gy[i], mu);
         add_error(es, t[i], gx[i], gy[i], image_pixel(cur, cx, cy, n, i), alpha, beta_c, mu);

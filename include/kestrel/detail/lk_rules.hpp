@@ -33,7 +33,6 @@ namespace kestrel::detail {
 constexpr int kLkLanes = 32;
 constexpr int kLkMaxPerLane = (kMaxPatchSize * kMaxPatchSize + kLkLanes - 1) / kLkLanes;  // 8
 constexpr int kLkHessianSums = 9;  // gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a
-constexpr int kLkErrorSums = 5;    // gx e, gy e, a e, e, |e| (tests: the direct form of the error terms)
 constexpr int kLkImageSums = 4;    // gx I, gy I, a I, I (+ |e| on the coarse levels)
 constexpr float kLkMinGain = 0.1f;     // a gain outside [0.1, 10] -> LostResidual (no correlation left)
 constexpr float kLkMaxGain = 10.0f;    // 1 / kLkMinGain: the float division 1.0f / 0.1f rounds to exactly 10
@@ -189,14 +188,6 @@ KESTREL_HD void grid_template(const Taps& src, const PatchGrid& g, int i, int j,
     gy = fmul(0.5f, fsub(grid_sample(src, g, i, j + 1), grid_sample(src, g, i, j - 1)));
 }
 
-/// Bilinear sample of an image at one point (precondition: the four taps inside): the same formula as
-/// grid_sample with x0 = floor(x), ax = x - x0. Not used by the tracker (which samples grids); kept for
-/// tests and tools that need the model's interpolation at an arbitrary point.
-KESTREL_HD float bilinear(const LkImage& im, float x, float y) {
-    const PatchGrid g = patch_grid(x, y, 0.0f);
-    return grid_sample(GridTaps(im, g), g, 0, 0);
-}
-
 /// Layout of stored templates (first-frame mode), the same on CPU and GPU: slot s, level k starts at
 /// s * store_floats_per_slot + store_level_offset(k) and holds T[n*n], gx[n*n], gy[n*n] (n = patch
 /// side of k); the valid flag of (s, k) is at s * levels + k.
@@ -227,31 +218,6 @@ KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
 /// The error of one pixel from the centred template value a = T - mu: e = alpha * a + beta_c - I.
 KESTREL_HD float pixel_error_centred(float a, float image, float alpha, float beta_c) {
     return fsub(fadd(fmul(alpha, a), beta_c), image);
-}
-/// The error of one pixel: e = alpha * (T - mu) + beta_c - I.
-KESTREL_HD float pixel_error(float t, float image, float alpha, float beta_c, float mu) {
-    return pixel_error_centred(fsub(t, mu), image, alpha, beta_c);
-}
-
-/// The first four error sums (gx e, gy e, a e, e) from the centred template value a = T - mu (the GPU
-/// keeps a per pixel for the whole level), e = alpha * a + beta_c - I; returns e.
-KESTREL_HD float add_error_centred4(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
-    const float e = pixel_error_centred(a, image, alpha, beta_c);
-    acc[0] = fadd(acc[0], fmul(gx, e));
-    acc[1] = fadd(acc[1], fmul(gy, e));
-    acc[2] = fadd(acc[2], fmul(a, e));
-    acc[3] = fadd(acc[3], e);
-    return e;
-}
-/// All five error sums: gx e, gy e, a e, e, |e| (the first four exactly as add_error_centred4).
-KESTREL_HD void add_error_centred(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
-    const float e = add_error_centred4(acc, a, gx, gy, image, alpha, beta_c);
-    acc[4] = fadd(acc[4], fabsf(e));
-}
-/// Error sums, e = alpha * (T - mu) + beta_c - I: gx e, gy e, a e, e, |e| (the same operations as
-/// add_error_centred(acc, T - mu, ...)).
-KESTREL_HD void add_error(float* acc, float t, float gx, float gy, float image, float alpha, float beta_c, float mu) {
-    add_error_centred(acc, fsub(t, mu), gx, gy, image, alpha, beta_c);
 }
 
 /// The image sums of one pixel, the only per-pixel work of an iteration: gx I, gy I, a I, I (a = T - mu,
