@@ -28,7 +28,7 @@
 // settle half-way), or after max_iterations.
 // Sampling: a patch is a grid of n x n samples at (cx - h + i, cy - h + j), h = (n-1)/2, that share one
 // pair of bilinear weights (detail::PatchGrid, as in OpenCV's LK): per iteration one floor per axis,
-// then four taps and three multiply-add pairs per pixel at fixed offsets from the grid's first tap.
+// then four taps and three multiply / fused multiply-add pairs per pixel at fixed offsets from the grid's first tap.
 // Gradients: central differences of bilinear samples of the reference level on the template's grid,
 // (T(i+1, j) - T(i-1, j)) / 2.
 // Coarse to fine: level-0 coordinate X maps to level k as (X + 0.5) / s_k - 0.5, s_k = level_scale(k);
@@ -52,7 +52,8 @@
 // window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
 // Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
 // per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
-// All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction), matching the CPU bit for bit.
+// All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
+// (detail::ffma; std::fma on the CPU), matching the CPU bit for bit.
 #include "cuda_check.hpp"
 #include "lk_track.cuh"
 
@@ -176,6 +177,14 @@ __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a
     store_words(a, lane, va);
     if (Two) store_words(b, lane, vb);
     __syncwarp();  // the copy is visible to every lane
+}
+
+/// Window w placed around (cx, cy) on *cur (grids of side n) and staged. Not inlined: it runs rarely, and out
+/// of line it keeps the iteration loop's code short (the loop's instruction fetch stalled on it).
+__device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
+    w.place(*cur, cx, cy, n, 0);
+    stage<false>(*cur, w, *cur, w, lane);
+    return w;
 }
 
 /// The warp as the engine of detail::lk_track_one (one instance per lane). N > 0: every level's patch
@@ -319,9 +328,8 @@ struct WarpEngine {
         const int n = side(k);
         const detail::PatchGrid g = detail::patch_grid(cx, cy, half_k);
         if (!(cw_level == k && cw.covers(g.vx, g.vy))) {
-            cw.place(cur, cx, cy, n, 0);
+            cw = restaged(cw, &cur, cx, cy, n, lane);
             cw_level = k;
-            stage<false>(cur, cw, cur, cw, lane);
         }
         const WinTaps src = taps(cw, g);
 #pragma unroll

@@ -2,9 +2,9 @@
 // (kernels/lk_track.cu): sampling, template, per-pixel sums, the 4x4 solve and the coarse-to-fine
 // driver. Derivation and conventions: kernels/lk_track.cu and docs/tracker.md.
 //
-// Exactness: every float operation goes through fmul/fadd/fsub/fdiv below, which are the IEEE
+// Exactness: every float operation goes through fmul/fadd/fsub/fdiv/ffma below, which are the IEEE
 // round-to-nearest operations on both sides (on the device __fmul_rn & co., which nvcc never fuses
-// into FMA), and the CPU reference emulates the warp's summation order (lane l sums its pixels
+// into FMA; where a formula fuses a * b + c, it says so with ffma, rounded once on both sides), and the CPU reference emulates the warp's summation order (lane l sums its pixels
 // lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in order; then the xor butterfly 16, 8, 4, 2, 1). The CPU and GPU therefore run the
 // same operations in the same order; the stated tolerance (1e-3 px, 1e-4 gain/offset) only covers
 // host compilers that contract a*b+c into FMA despite this (see docs/tracker.md).
@@ -67,6 +67,15 @@ KESTREL_HD float fdiv(float a, float b) {
     return a / b;
 #endif
 }
+/// a * b + c rounded once (fused multiply-add): the same IEEE operation on both sides (__fmaf_rn; std::fma,
+/// one instruction on aarch64 and on x86-64 with FMA3, which glibc's fmaf selects at run time).
+KESTREL_HD float ffma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+    return __fmaf_rn(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
 // The predicates below combine their compares with & (no short circuit: no branches in the GPU's iteration).
 KESTREL_HD bool finite(float v) { return (v == v) & (v - v == 0.0f); }  // false for NaN and +-inf
 
@@ -103,8 +112,8 @@ KESTREL_HD float patch_half(int n) { return fmul(static_cast<float>(n - 1), 0.5f
 /// i, j = 0 .. n-1, with vx = cx - h, vy = cy - h (h = patch_half(n), one rounding per axis), and all of
 /// them share one pair of bilinear weights (as OpenCV's pyramidal LK computes its weights once per patch):
 ///     x0 = floor(vx), ax = vx - x0, bx = 1 - ax   (y0, ay, by likewise)
-///     row(i, j)    = bx * I(x0 + i, y0 + j) + ax * I(x0 + i + 1, y0 + j)
-///     sample(i, j) = by * row(i, j) + ay * row(i, j + 1)
+///     row(i, j)    = fma(ax, I(x0 + i + 1, y0 + j), bx * I(x0 + i, y0 + j))
+///     sample(i, j) = fma(ay, row(i, j + 1), by * row(i, j))
 /// i.e. the bilinear interpolation of the level at (vx + i, vy + j), exactly the sample at offset
 /// (i - h, j - h) from the centre. The template adds its central differences on the same grid:
 ///     gx(i, j) = (sample(i + 1, j) - sample(i - 1, j)) / 2,  gy(i, j) = (sample(i, j + 1) - sample(i, j - 1)) / 2,
@@ -172,12 +181,12 @@ struct GridTaps {
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
 KESTREL_HD float grid_row(const Taps& src, const PatchGrid& g, int i, int j) {
-    return fadd(fmul(g.bx, src.at(i, j)), fmul(g.ax, src.at(i + 1, j)));
+    return ffma(g.ax, src.at(i + 1, j), fmul(g.bx, src.at(i, j)));
 }
 KESTREL_HD_TEMPLATE_CHECK
 template <class Taps>
 KESTREL_HD float grid_sample(const Taps& src, const PatchGrid& g, int i, int j) {
-    return fadd(fmul(g.by, grid_row(src, g, i, j)), fmul(g.ay, grid_row(src, g, i, j + 1)));
+    return ffma(g.ay, grid_row(src, g, i, j + 1), fmul(g.by, grid_row(src, g, i, j)));
 }
 /// Template pixel (i, j) of the grid: T and its central differences gx, gy (see PatchGrid).
 KESTREL_HD_TEMPLATE_CHECK
@@ -199,14 +208,15 @@ KESTREL_HD int store_level_offset(const LkSetup& s, int k) {
 KESTREL_HD int store_floats_per_slot(const LkSetup& s) { return store_level_offset(s, s.levels); }
 
 // ---- per-pixel accumulation (in this order, per lane) -------------------------------------------
-/// Hessian sums from the centred template value a = T - mu: gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a.
+/// Hessian sums from the centred template value a = T - mu: gx^2, gx gy, gy^2, gx a, gy a, a^2 (each product
+/// accumulated by one ffma), gx, gy, a.
 KESTREL_HD void add_hessian_centred(float* acc, float a, float gx, float gy) {
-    acc[0] = fadd(acc[0], fmul(gx, gx));
-    acc[1] = fadd(acc[1], fmul(gx, gy));
-    acc[2] = fadd(acc[2], fmul(gy, gy));
-    acc[3] = fadd(acc[3], fmul(gx, a));
-    acc[4] = fadd(acc[4], fmul(gy, a));
-    acc[5] = fadd(acc[5], fmul(a, a));
+    acc[0] = ffma(gx, gx, acc[0]);
+    acc[1] = ffma(gx, gy, acc[1]);
+    acc[2] = ffma(gy, gy, acc[2]);
+    acc[3] = ffma(gx, a, acc[3]);
+    acc[4] = ffma(gy, a, acc[4]);
+    acc[5] = ffma(a, a, acc[5]);
     acc[6] = fadd(acc[6], gx);
     acc[7] = fadd(acc[7], gy);
     acc[8] = fadd(acc[8], a);
@@ -215,9 +225,9 @@ KESTREL_HD void add_hessian(float* acc, float t, float gx, float gy, float mu) {
     add_hessian_centred(acc, fsub(t, mu), gx, gy);
 }
 
-/// The error of one pixel from the centred template value a = T - mu: e = alpha * a + beta_c - I.
+/// The error of one pixel from the centred template value a = T - mu: e = fma(alpha, a, beta_c) - I.
 KESTREL_HD float pixel_error_centred(float a, float image, float alpha, float beta_c) {
-    return fsub(fadd(fmul(alpha, a), beta_c), image);
+    return fsub(ffma(alpha, a, beta_c), image);
 }
 
 /// The image sums of one pixel, the only per-pixel work of an iteration: gx I, gy I, a I, I (a = T - mu,
@@ -225,9 +235,9 @@ KESTREL_HD float pixel_error_centred(float a, float image, float alpha, float be
 /// discard test). error_terms() turns them into the error terms.
 template <bool Sad>
 KESTREL_HD void add_image_sums(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
-    acc[0] = fadd(acc[0], fmul(gx, image));
-    acc[1] = fadd(acc[1], fmul(gy, image));
-    acc[2] = fadd(acc[2], fmul(a, image));
+    acc[0] = ffma(gx, image, acc[0]);
+    acc[1] = ffma(gy, image, acc[1]);
+    acc[2] = ffma(a, image, acc[2]);
     acc[3] = fadd(acc[3], image);
     if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
 }
@@ -236,14 +246,15 @@ KESTREL_HD void add_image_sums(float* acc, float a, float gx, float gy, float im
 /// sums (hessian sums hs: hs[3] = sum gx a, hs[4] = sum gy a, hs[5] = sum a^2, hs[6] = sum gx, hs[7] =
 /// sum gy, hs[8] = sum a; n pixels) and the image sums is (add_image_sums), by linearity:
 ///     sum gx e = alpha sum gx a + beta_c sum gx - sum gx I      (gy, a likewise)
-///     sum e    = alpha sum a    + beta_c n      - sum I.
+///     sum e    = alpha sum a    + beta_c n      - sum I,
+/// each as fma(alpha, sum gx a, fma(beta_c, sum gx, -sum gx I)).
 /// Rounding: each image sum is at most ~1e6 (|g| <= 255, I <= 255, 256 pixels), so its float error is
 /// below ~0.1, i.e. below 1e-4 px of step for any Hessian that passes the eigenvalue test at n = 256.
 KESTREL_HD void error_terms(const float* hs, float n, const float* is, float alpha, float beta_c, float* b) {
-    b[0] = fsub(fadd(fmul(alpha, hs[3]), fmul(beta_c, hs[6])), is[0]);
-    b[1] = fsub(fadd(fmul(alpha, hs[4]), fmul(beta_c, hs[7])), is[1]);
-    b[2] = fsub(fadd(fmul(alpha, hs[5]), fmul(beta_c, hs[8])), is[2]);
-    b[3] = fsub(fadd(fmul(alpha, hs[8]), fmul(beta_c, n)), is[3]);
+    b[0] = ffma(alpha, hs[3], ffma(beta_c, hs[6], -is[0]));
+    b[1] = ffma(alpha, hs[4], ffma(beta_c, hs[7], -is[1]));
+    b[2] = ffma(alpha, hs[5], ffma(beta_c, hs[8], -is[2]));
+    b[3] = ffma(alpha, hs[8], ffma(beta_c, n, -is[3]));
 }
 
 /// The warp's xor butterfly, emulated on the host: after it every lane holds the same sum, whose
@@ -343,13 +354,13 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
 }
 
 /// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq) with the inverse from lk_factorize:
-/// x_i = -((Hinv_i0 r_0 + Hinv_i1 r_1) + (Hinv_i2 r_2 + Hinv_i3 r_3)), r = b with inactive entries 0.
+/// x_i = -(fma(Hinv_i1, r_1, Hinv_i0 r_0) + fma(Hinv_i3, r_3, Hinv_i2 r_2)), r = b with inactive entries 0.
 KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int est_offset, float* x) {
     const float r[4] = {b[0], b[1], est_gain ? b[2] : 0.0f, est_offset ? b[3] : 0.0f};
     KESTREL_UNROLL
     for (int i = 0; i < 4; ++i)
-        x[i] = -fadd(fadd(fmul(sys.hinv[i][0], r[0]), fmul(sys.hinv[i][1], r[1])),
-                     fadd(fmul(sys.hinv[i][2], r[2]), fmul(sys.hinv[i][3], r[3])));
+        x[i] = -fadd(ffma(sys.hinv[i][1], r[1], fmul(sys.hinv[i][0], r[0])),
+                     ffma(sys.hinv[i][3], r[3], fmul(sys.hinv[i][2], r[2])));
 }
 
 // ---- the driver -------------------------------------------------------------------------------
@@ -484,7 +495,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
                 break;
             }
             cx = nx; cy = ny; alpha = na; beta_c = nb;
-            if (est_gain) inv_alpha = fdiv(1.0f, alpha);
+            inv_alpha = fdiv(1.0f, alpha);  // unconditional (alpha is unchanged without est_gain): no branch
             if (fadd(fmul(dtx, dtx), fmul(dty, dty)) < min_update_sq) { converged = true; ++it; break; }
             pdx = dtx; pdy = dty;
         }
