@@ -37,6 +37,15 @@ void add_error(float* acc, float t, float gx, float gy, float image, float alpha
     acc[4] = fadd(acc[4], fabsf(e));
 }
 
+TEST(LkRules, FusedMultiplyAddRoundsOnce) {
+    // ffma is the fused operation on the host too (the GPU's __fmaf_rn): with a = b = 1 + 2^-12 and
+    // c = -(1 + 2^-11), a * b = 1 + 2^-11 + 2^-24 exactly; rounded first it would be 1 + 2^-11 (the 2^-24 is
+    // half an ulp, ties to even) and the sum 0; rounded once, the sum is the exact 2^-24.
+    const float a = 1.0f + std::ldexp(1.0f, -12), c = -(1.0f + std::ldexp(1.0f, -11));
+    EXPECT_EQ(ffma(a, a, c), std::ldexp(1.0f, -24));
+    EXPECT_EQ(fmul(a, a), -c);  // the separately rounded product
+}
+
 TEST(LkRules, BilinearIsTheDocumentedFormula) {
     HostImage img(4, 4);
     const std::uint8_t v[16] = {10, 20, 30, 40, 50, 60, 70, 80, 15, 25, 35, 45, 200, 100, 0, 255};
