@@ -28,7 +28,8 @@
 // settle half-way), or after max_iterations.
 // Sampling: a patch is a grid of n x n samples at (cx - h + i, cy - h + j), h = (n-1)/2, that share one
 // pair of bilinear weights (detail::PatchGrid, as in OpenCV's LK): per iteration one floor per axis,
-// then four taps and three multiply / fused multiply-add pairs per pixel at fixed offsets from the grid's first tap.
+// then four taps, three multiplies and three fused multiply-adds per pixel at fixed offsets from the grid's
+// first tap.
 // Gradients: central differences of bilinear samples of the reference level on the template's grid,
 // (T(i+1, j) - T(i-1, j)) / 2.
 // Coarse to fine: level-0 coordinate X maps to level k as (X + 0.5) / s_k - 0.5, s_k = level_scale(k);
@@ -180,7 +181,8 @@ __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a
 }
 
 /// Window w placed around (cx, cy) on *cur (grids of side n) and staged. Not inlined: it runs rarely, and out
-/// of line it keeps the iteration loop's code short (the loop's instruction fetch stalled on it).
+/// of line it keeps the iteration loop's code short (16x16: 389 SASS instructions instead of 695). Window
+/// and result by value, so that the engine itself stays in registers.
 __device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
     w.place(*cur, cx, cy, n, 0);
     stage<false>(*cur, w, *cur, w, lane);

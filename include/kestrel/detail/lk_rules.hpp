@@ -4,9 +4,10 @@
 //
 // Exactness: every float operation goes through fmul/fadd/fsub/fdiv/ffma below, which are the IEEE
 // round-to-nearest operations on both sides (on the device __fmul_rn & co., which nvcc never fuses
-// into FMA; where a formula fuses a * b + c, it says so with ffma, rounded once on both sides), and the CPU reference emulates the warp's summation order (lane l sums its pixels
-// lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in order; then the xor butterfly 16, 8, 4, 2, 1). The CPU and GPU therefore run the
-// same operations in the same order; the stated tolerance (1e-3 px, 1e-4 gain/offset) only covers
+// into FMA; where a formula fuses a * b + c it says so with ffma, rounded once on both sides), and the
+// CPU reference emulates the warp's summation order (lane l sums its pixels lane_pixel(l, 0, n),
+// lane_pixel(l, 1, n), ... in order; then the xor butterfly 16, 8, 4, 2, 1). The CPU and GPU therefore
+// run the same operations in the same order; the stated tolerance (1e-3 px, 1e-4 gain/offset) only covers
 // host compilers that contract a*b+c into FMA despite this (see docs/tracker.md).
 #pragma once
 #include <cmath>
