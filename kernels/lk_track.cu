@@ -215,7 +215,6 @@ struct WarpEngine {
     bool one_column;              // n divides 32: all of this lane's pixels lie in one patch column
     bool full;                    // n == 16: every lane has kLkMaxPerLane pixels (and one_column)
     float half_k;                 // patch_half(n) of the level being tracked
-    int n_k;                      // its patch side
     // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
     float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
     // Pixel j of this lane is grid pixel (org_x + pi[j], org_y + pj[j]): in the column layout org = (l % n,
@@ -228,7 +227,7 @@ struct WarpEngine {
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
         : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
-          cw_level(-1), one_column(false), full(false), half_k(0.0f), n_k(0), slots(0u), org_x(0), org_y(0) {}
+          cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
     /// Every lane has kLkMaxPerLane pixels (16 x 16).
@@ -252,7 +251,6 @@ struct WarpEngine {
                                                   float cy) {
         const int n = side(k);
         const int npx = n * n;
-        n_k = n;
         one_column = detail::kLkLanes % n == 0;  // all of the lane's pixels lie in column l % n (lane_pixel)
         full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
         half_k = detail::patch_half(n);

@@ -273,19 +273,16 @@ inline void emulate_butterfly(float (&lanes)[kLkLanes][K], float* out) {
 }
 
 // ---- the normal equations -----------------------------------------------------------------------
-/// The factorized 4x4 Hessian over (tx, ty, gain, offset); inactive parameters get an identity row and
+/// The inverted 4x4 Hessian over (tx, ty, gain, offset); inactive parameters get an identity row and
 /// column so their update is exactly 0. lk_factorize computes the LDL^T factors and from them the inverse
 /// once per level, so that an iteration's step is one 4x4 product (a short dependency chain: one
 /// multiply and two additions per component) instead of two triangular substitutions.
 struct LkSystem {
-    float l[4][4];
-    float d[4];
-    float inv_d[4];    // 1 / d[j]
     float hinv[4][4];  // H^-1 = L^-T D^-1 L^-1 (symmetric)
 };
 
-/// Builds H from the 9 sums (n = pixel count), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and inverts it. Returns false
-/// when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
+/// Builds H from the 9 sums (n = pixel count), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and
+/// inverts it. Returns false when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
 /// square root: lambda_min(G - m I) >= 0 <=> trace >= 0 and det >= 0, with m = min_eigenvalue * n), or a
 /// pivot d_j <= kLkPivotEps * H_jj.
 /// Inverse: M = L^-1 (unit lower triangular, M_ij = -(L_ij + sum_{k=j+1}^{i-1} L_ik M_kj) for i > j), then
@@ -310,22 +307,23 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
     const float a = fsub(h[0][0], m), c = fsub(h[1][1], m);
     if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(h[0][1], h[0][1])) >= 0.0f)) return false;
 
+    float l[4][4], d[4], inv_d[4];  // the factors, inv_d[j] = 1 / d[j]
     KESTREL_UNROLL
     for (int j = 0; j < 4; ++j) {
         float dj = h[j][j];
         KESTREL_UNROLL
-        for (int k = 0; k < j; ++k) dj = fsub(dj, fmul(fmul(sys.l[j][k], sys.l[j][k]), sys.d[k]));
+        for (int k = 0; k < j; ++k) dj = fsub(dj, fmul(fmul(l[j][k], l[j][k]), d[k]));
         if (!(dj > fmul(kLkPivotEps, h[j][j])) || !finite(dj)) return false;
-        sys.d[j] = dj;
-        sys.inv_d[j] = fdiv(1.0f, dj);
-        sys.l[j][j] = 1.0f;
+        d[j] = dj;
+        inv_d[j] = fdiv(1.0f, dj);
+        l[j][j] = 1.0f;
         KESTREL_UNROLL
         for (int i = j + 1; i < 4; ++i) {
             float v = h[i][j];
             KESTREL_UNROLL
-            for (int k = 0; k < j; ++k) v = fsub(v, fmul(fmul(sys.l[i][k], sys.l[j][k]), sys.d[k]));
-            sys.l[i][j] = fmul(v, sys.inv_d[j]);  // not a division: v is often 0 (inactive parameters), which
-                                                  // sends the GPU's division to its slow path
+            for (int k = 0; k < j; ++k) v = fsub(v, fmul(fmul(l[i][k], l[j][k]), d[k]));
+            l[i][j] = fmul(v, inv_d[j]);  // not a division: v is often 0 (inactive parameters), which
+                                          // sends the GPU's division to its slow path
         }
     }
     float mi[4][4];  // L^-1
@@ -334,9 +332,9 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
         mi[i][i] = 1.0f;
         KESTREL_UNROLL
         for (int j = i - 1; j >= 0; --j) {
-            float v = sys.l[i][j];
+            float v = l[i][j];
             KESTREL_UNROLL
-            for (int k = j + 1; k < i; ++k) v = fadd(v, fmul(sys.l[i][k], mi[k][j]));
+            for (int k = j + 1; k < i; ++k) v = fadd(v, fmul(l[i][k], mi[k][j]));
             mi[i][j] = -v;
         }
     }
@@ -344,9 +342,9 @@ KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offs
     for (int i = 0; i < 4; ++i) {
         KESTREL_UNROLL
         for (int j = 0; j <= i; ++j) {
-            float v = fmul(fmul(mi[i][i], sys.inv_d[i]), mi[i][j]);
+            float v = fmul(fmul(mi[i][i], inv_d[i]), mi[i][j]);
             KESTREL_UNROLL
-            for (int k = i + 1; k < 4; ++k) v = fadd(v, fmul(fmul(mi[k][i], sys.inv_d[k]), mi[k][j]));
+            for (int k = i + 1; k < 4; ++k) v = fadd(v, fmul(fmul(mi[k][i], inv_d[k]), mi[k][j]));
             sys.hinv[i][j] = v;
             sys.hinv[j][i] = v;
         }
