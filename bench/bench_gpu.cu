@@ -17,6 +17,10 @@ __device__ unsigned long long global_ns() {
 
 __global__ void trivial_kernel(int* out) { out[threadIdx.x] = static_cast<int>(threadIdx.x); }
 
+__global__ void empty_grid_kernel(int* out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = static_cast<int>(gridDim.x);
+}
+
 __global__ void spin_kernel(unsigned long long ns) {
     const unsigned long long t0 = global_ns();
     while (global_ns() - t0 < ns) {
@@ -136,6 +140,11 @@ std::string throttle_warning(const GpuInfo& g) {
 void launch_trivial(int* out, cudaStream_t stream) {
     trivial_kernel<<<1, 32, 0, stream>>>(out);
     KESTREL_CUDA_LAUNCH("bench: trivial kernel");
+}
+
+void launch_empty_grid(int blocks, int threads, int smem_bytes, int* out, cudaStream_t stream) {
+    empty_grid_kernel<<<blocks, threads, static_cast<std::size_t>(smem_bytes), stream>>>(out);
+    KESTREL_CUDA_LAUNCH("bench: empty grid");
 }
 
 void launch_spin(double us, cudaStream_t stream) {

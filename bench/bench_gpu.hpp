@@ -41,6 +41,9 @@ std::string throttle_warning(const GpuInfo& g);
 
 /// One <<<1, 32>>> launch that writes 32 ints of `out` (the floor's "trivial kernel").
 void launch_trivial(int* out, cudaStream_t stream);
+/// An empty <<<blocks, threads, smem_bytes>>> launch (block 0's thread 0 writes out[0]): what dispatching a
+/// grid of that shape costs on the device, the floor under any kernel of that shape.
+void launch_empty_grid(int blocks, int threads, int smem_bytes, int* out, cudaStream_t stream);
 /// A <<<1, 1>>> kernel that spins until `us` microseconds of GPU time have passed: enqueued before a
 /// start event, it holds the stream while the host enqueues the timed work, so that the events then
 /// bracket GPU execution only (not host launch gaps).

@@ -43,6 +43,25 @@ void register_gpu() {
         });
     });
 
+    // The same floor in the device rows' metric (events behind the spin): an empty kernel of 1 block, and
+    // empty kernels with the grids of the kernels the targets time at 752x480 (score maps SAD-B: 450 blocks
+    // of 256 threads; fused detector: 360 blocks of 256 with its plan's 19 KiB of shared memory each;
+    // LK of 200 features: 100 blocks of 64). What remains of a target after these is the kernel's own work.
+    struct Grid {
+        const char* name;
+        int blocks, threads, smem;
+    };
+    for (const Grid g : {Grid{"1x32", 1, 32, 0}, Grid{"450x256", 450, 256, 0}, Grid{"360x256+19KiB", 360, 256, 19 * 1024},
+                         Grid{"100x64", 100, 64, 0}}) {
+        add(std::string("floor/empty-kernel/") + g.name + "/device", 1000, [g](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            DeviceBuffer out(64);
+            device_loop(st, [&](cudaStream_t s) {
+                launch_empty_grid(g.blocks, g.threads, g.smem, static_cast<int*>(out.get()), s);
+            });
+        });
+    }
+
     // ---- pyramid and score maps alone (issue 3: 752x480, 2 levels <= 5 us)
     for (const char* sz : {"752x480", "1920x1080"}) {
         add(std::string("pyramid/") + sz + "/2lv", 1000, [sz](benchmark::State& st) {
