@@ -441,18 +441,12 @@ __global__ void lk_store_kernel(const LkLaunch p_in) {
     const Point2f r = p.points[f];
     float* base = p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup);
     for (int k = 0; k < p.setup.levels; ++k) {
-        const int n = p.setup.patch[k];
-        const int npx = n * n;
         const float sk = p.setup.scale[k];
         const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
-        const bool ok = detail::inside(p.ref[k], rx, ry, n, 1);
+        // The CPU's extract_template_cpu, its pixels spread over the lanes.
+        const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
+                                                 base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
         if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
-        if (!ok) continue;
-        float* lvl = base + detail::store_level_offset(p.setup, k);
-        const detail::PatchGrid g = detail::patch_grid(rx, ry, detail::patch_half(n));
-        const detail::GridTaps src(p.ref[k], g);
-        for (int i = lane; i < npx; i += detail::kLkLanes)
-            detail::grid_template(src, g, i % n, i / n, lvl[i], lvl[npx + i], lvl[2 * npx + i]);
     }
 }
 

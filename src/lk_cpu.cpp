@@ -8,12 +8,7 @@ namespace kestrel {
 namespace detail {
 
 bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out) {
-    if (!inside(im, rx, ry, n, 1)) return false;
-    const PatchGrid g = patch_grid(rx, ry, patch_half(n));
-    const GridTaps src(im, g);
-    const int npx = n * n;
-    for (int i = 0; i < npx; ++i) grid_template(src, g, i % n, i / n, out[i], out[npx + i], out[2 * npx + i]);
-    return true;
+    return extract_template(im, rx, ry, n, out, 0, 1);
 }
 
 bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {

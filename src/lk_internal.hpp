@@ -62,7 +62,8 @@ private:
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
 };
 
-/// Fills T, gx, gy (n*n each, consecutive) of the template at (rx, ry) on `im` (level coordinates).
+/// Fills T, gx, gy (n*n each, consecutive) of the template at (rx, ry) on `im` (level coordinates):
+/// detail::extract_template over every pixel (lk_store_kernel spreads the same call over a warp's lanes).
 /// Returns false (and writes nothing) when the template does not fit in the image.
 bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out);
 

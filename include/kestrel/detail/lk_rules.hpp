@@ -198,6 +198,19 @@ KESTREL_HD void grid_template(const Taps& src, const PatchGrid& g, int i, int j,
     gy = fmul(0.5f, fsub(grid_sample(src, g, i, j + 1), grid_sample(src, g, i, j - 1)));
 }
 
+/// The template of the n x n patch at (rx, ry) on `im` (level coordinates) in the stored layout: T, gx, gy
+/// of pixel i (row-major) at out[i], out[n*n + i], out[2*n*n + i], for i = first, first + step, ... (the
+/// CPU writes all pixels, a warp's lane l every 32nd from l). Returns false, writing nothing, when the
+/// template's taps leave the image (inside(im, rx, ry, n, 1)).
+KESTREL_HD bool extract_template(const LkImage& im, float rx, float ry, int n, float* out, int first, int step) {
+    if (!inside(im, rx, ry, n, 1)) return false;
+    const PatchGrid g = patch_grid(rx, ry, patch_half(n));
+    const GridTaps src(im, g);
+    const int npx = n * n;
+    for (int i = first; i < npx; i += step) grid_template(src, g, i % n, i / n, out[i], out[npx + i], out[2 * npx + i]);
+    return true;
+}
+
 /// Layout of stored templates (first-frame mode), the same on CPU and GPU: slot s, level k starts at
 /// s * store_floats_per_slot + store_level_offset(k) and holds T[n*n], gx[n*n], gy[n*n] (n = patch
 /// side of k); the valid flag of (s, k) is at s * levels + k.
