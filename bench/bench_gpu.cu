@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "bench_gpu.hpp"
-#include "cuda_check.hpp"
+#include "kernels/common/cuda_check.hpp"
 
 namespace kestrel::bench {
 namespace {

@@ -1,13 +1,16 @@
 // Bench-only CUDA helpers shared by kestrel_bench and kestrel_microbench: the floor's trivial
 // kernel, a spin kernel that keeps the GPU busy while the host enqueues the work to be timed, an
 // SM-clock probe, device description, owning buffers and an event timer. Every call is checked
-// (src/cuda_check.hpp: a failure throws kestrel::CudaError naming the stage).
+// (kernels/common/cuda_check.hpp: a failure throws kestrel::CudaError naming the stage). No CUDA header:
+// the CPU rows build without the toolkit (bench_gpu_nocuda.cpp stands in for bench_gpu.cu there).
 #pragma once
-#include <cuda_runtime.h>
-
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "kestrel/stream.hpp"
+
+struct CUevent_st;  // CUDA's event type (cudaEvent_t is CUevent_st*): no CUDA header here
 
 namespace kestrel::bench {
 
@@ -34,20 +37,20 @@ std::string cuda_version_text(int v);
 /// Describes device `device` (present = false when none is usable; never throws).
 GpuInfo query_gpu(int device);
 /// Spins one block for `ms` milliseconds and returns the SM clock it ran at (MHz).
-double measure_sm_clock(cudaStream_t stream, double ms);
+double measure_sm_clock(StreamHandle stream, double ms);
 /// Human-readable throttle warning, or empty: measured clock below 85 % of the peak, or Jetson devfreq
 /// current below its maximum.
 std::string throttle_warning(const GpuInfo& g);
 
 /// One <<<1, 32>>> launch that writes 32 ints of `out` (the floor's "trivial kernel").
-void launch_trivial(int* out, cudaStream_t stream);
+void launch_trivial(int* out, StreamHandle stream);
 /// An empty <<<blocks, threads, smem_bytes>>> launch (block 0's thread 0 writes out[0]): what dispatching a
 /// grid of that shape costs on the device, the floor under any kernel of that shape.
-void launch_empty_grid(int blocks, int threads, int smem_bytes, int* out, cudaStream_t stream);
+void launch_empty_grid(int blocks, int threads, int smem_bytes, int* out, StreamHandle stream);
 /// A <<<1, 1>>> kernel that spins until `us` microseconds of GPU time have passed: enqueued before a
 /// start event, it holds the stream while the host enqueues the timed work, so that the events then
 /// bracket GPU execution only (not host launch gaps).
-void launch_spin(double us, cudaStream_t stream);
+void launch_spin(double us, StreamHandle stream);
 
 /// Owning device allocation (cudaMalloc).
 class DeviceBuffer {
@@ -95,11 +98,11 @@ public:
     ~Stream();
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
-    cudaStream_t get() const { return s_; }
+    StreamHandle get() const { return s_; }
     void sync(const char* stage) const;
 
 private:
-    cudaStream_t s_ = nullptr;
+    StreamHandle s_ = nullptr;
 };
 
 /// A row of events recorded on one stream; elapsed times between any two (microseconds).
@@ -109,12 +112,12 @@ public:
     ~EventRow();
     EventRow(const EventRow&) = delete;
     EventRow& operator=(const EventRow&) = delete;
-    void record(int i, cudaStream_t stream);
+    void record(int i, StreamHandle stream);
     /// Waits for event j, then returns the time from event i to event j in microseconds.
     double us(int i, int j) const;
 
 private:
-    std::vector<cudaEvent_t> ev_;
+    std::vector<CUevent_st*> ev_;
 };
 
 }  // namespace kestrel::bench

@@ -13,7 +13,9 @@
 
 #include "baselines.hpp"
 #include "bench_gpu.hpp"
-#include "cuda_check.hpp"
+#if KESTREL_BENCH_CUDA
+#include "kernels/common/cuda_check.hpp"
+#endif
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
 #include "runner.hpp"
@@ -63,7 +65,7 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
           "kestrel", k);
     r.add("score", cuda ? "stage: FAST score maps, all levels (DeviceScoreMaps alone)" : "stage: FAST score maps, all levels",
           "kestrel", k);
-    // The CUDA detector computes scores, NMS and selection in one fused kernel (kernels/cell_detect.cu) where
+    // The CUDA detector computes scores, NMS and selection in one fused kernel (kernels/detect/cell_detect.cu) where
     // its plan fits: there is no NMS stage to derive, only the detector's whole device time.
     if (!cuda) r.add("nms", "stage: NMS + selection (detector - pyramid - score)", "kestrel", "derived");
     if (cuda) {
@@ -155,7 +157,9 @@ int run(Options& o) {
 
     GpuInfo gpu;
     if (cuda) {
+#if KESTREL_BENCH_CUDA
         KESTREL_CUDA(cudaSetDevice(o.device), "bench: cudaSetDevice (--device)");
+#endif
         gpu = query_gpu(o.device);
     }
 
@@ -203,8 +207,12 @@ int run(Options& o) {
 
     add_kestrel_series(r, o, cuda, seq.width(), seq.height());
     Baselines baselines(o, cuda, r);
+#if KESTREL_BENCH_CUDA
     std::unique_ptr<KestrelRunner> runner =
         cuda ? make_cuda_runner(o, gpu, seq.width(), seq.height(), r) : make_cpu_runner(o, seq.width(), seq.height(), r);
+#else
+    std::unique_ptr<KestrelRunner> runner = make_cpu_runner(o, seq.width(), seq.height(), r);  // cuda is false here
+#endif
 
     Progress bar("running", total);
     for (int i = 0; i < total; ++i) {

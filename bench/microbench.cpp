@@ -19,7 +19,6 @@
 #include <map>
 
 #include "bench_gpu.hpp"
-#include "cuda_check.hpp"
 #include "frames.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/feature_detector.hpp"
@@ -96,7 +95,9 @@ int main(int argc, char** argv) {
         context("gpu", "none (GPU rows skipped)");
     }
     context("data", dir);
-    register_gpu();
+#if KESTREL_BENCH_CUDA
+    register_gpu();  // a build without CUDA has the CPU rows only
+#endif
     register_cpu();
     benchmark::RunSpecifiedBenchmarks();
 #if KESTREL_BENCH_GB16

@@ -27,8 +27,8 @@ constexpr const char* kSizes[] = {"752x480", "1280x720", "1920x1080"};
 int iters(int n);
 /// Counters median_us, p10_us, p90_us, max_us of the iterations.
 void set_stats(benchmark::State& st, const std::vector<double>& us);
-/// GPU work timed with events behind a spin kernel; two untimed calls first (allocation, graph capture).
-void device_loop(benchmark::State& st, const std::function<void(cudaStream_t)>& enqueue);
+/// GPU work timed with events behind a spin kernel (this and gpu_wall_loop: microbench_gpu.cpp, CUDA builds); two untimed calls first (allocation, graph capture).
+void device_loop(benchmark::State& st, const std::function<void(StreamHandle)>& enqueue);
 /// Host-side call (including its own synchronisation) timed with the steady clock.
 void wall_loop(benchmark::State& st, const std::function<void()>& call);
 /// wall_loop, skipped with a message without a GPU.

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "cuda_check.hpp"
+#include "kernels/common/cuda_check.hpp"
 #include "kestrel/fast.hpp"
 #include "kestrel/pyramid.hpp"
 #include "microbench.hpp"
@@ -13,6 +13,41 @@
 #endif
 
 namespace kestrel::bench::micro {
+
+void device_loop(benchmark::State& st, const std::function<void(cudaStream_t)>& enqueue) {
+    if (!g_gpu) {
+        st.SkipWithError(kNoGpu);
+        return;
+    }
+    KESTREL_CUDA(cudaDeviceSynchronize(), "microbench: set-up");  // set-up copies on the legacy stream
+    Stream s;
+    EventRow ev(2);
+    for (int i = 0; i < 2; ++i) {  // untimed: allocation, then CUDA-graph capture; one frame in flight
+        enqueue(s.get());
+        s.sync("microbench: first calls");
+    }
+    std::vector<double> us;
+    for (auto _ : st) {
+        launch_spin(kSpinUs, s.get());
+        ev.record(0, s.get());
+        enqueue(s.get());
+        ev.record(1, s.get());
+        const double t = ev.us(0, 1);
+        us.push_back(t);
+        st.SetIterationTime(t * 1e-6);
+    }
+    set_stats(st, us);
+}
+
+void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call) {
+    if (!g_gpu) {
+        st.SkipWithError(kNoGpu);
+        return;
+    }
+    KESTREL_CUDA(cudaDeviceSynchronize(), "microbench: set-up");
+    wall_loop(st, call);
+}
+
 
 void register_gpu() {
     // ---- the floor: what any frame costs on this machine (issue 4)

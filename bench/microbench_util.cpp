@@ -1,9 +1,9 @@
-// kestrel_microbench: frames, timing loops and helpers shared by the GPU and CPU rows.
+// kestrel_microbench: frames, timing loops and helpers shared by the GPU and CPU rows (the GPU loops,
+// device_loop and gpu_wall_loop, live with the GPU rows in microbench_gpu.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
-#include "cuda_check.hpp"
 #include "microbench.hpp"
 #include "stats.hpp"
 
@@ -25,31 +25,6 @@ void set_stats(benchmark::State& st, const std::vector<double>& us) {
     st.counters["max_us"] = s.max;
 }
 
-void device_loop(benchmark::State& st, const std::function<void(cudaStream_t)>& enqueue) {
-    if (!g_gpu) {
-        st.SkipWithError(kNoGpu);
-        return;
-    }
-    KESTREL_CUDA(cudaDeviceSynchronize(), "microbench: set-up");  // set-up copies on the legacy stream
-    Stream s;
-    EventRow ev(2);
-    for (int i = 0; i < 2; ++i) {  // untimed: allocation, then CUDA-graph capture; one frame in flight
-        enqueue(s.get());
-        s.sync("microbench: first calls");
-    }
-    std::vector<double> us;
-    for (auto _ : st) {
-        launch_spin(kSpinUs, s.get());
-        ev.record(0, s.get());
-        enqueue(s.get());
-        ev.record(1, s.get());
-        const double t = ev.us(0, 1);
-        us.push_back(t);
-        st.SetIterationTime(t * 1e-6);
-    }
-    set_stats(st, us);
-}
-
 void wall_loop(benchmark::State& st, const std::function<void()>& call) {
     call();  // untimed first calls: allocation, then CUDA-graph capture
     call();
@@ -62,15 +37,6 @@ void wall_loop(benchmark::State& st, const std::function<void()>& call) {
         st.SetIterationTime(t * 1e-6);
     }
     set_stats(st, us);
-}
-
-void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call) {
-    if (!g_gpu) {
-        st.SkipWithError(kNoGpu);
-        return;
-    }
-    KESTREL_CUDA(cudaDeviceSynchronize(), "microbench: set-up");
-    wall_loop(st, call);
 }
 
 DetectorConfig issue4_detector() {

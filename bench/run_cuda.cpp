@@ -9,12 +9,12 @@
 //      DeviceScoreMaps), the detector from a device image, the keypoint download, the tracking
 //      pyramid, DeviceLkTracker on the tracker's live points, re-detection with occupied cells masked
 //      (on frames where the tracker re-detected). The pyramid and score rows time the stage APIs alone:
-//      the detector fuses scores, NMS and selection into one kernel (kernels/cell_detect.cu) where it can.
+//      the detector fuses scores, NMS and selection into one kernel (kernels/detect/cell_detect.cu) where it can.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include "kernels/common/cuda_check.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/lk_tracker.hpp"

@@ -4,7 +4,6 @@
 // prints per-stage timings. GPU when one is usable, else the CPU reference (said in one line).
 // With --synthetic it tracks a real photo moved by a known camera motion and prints the tracking
 // error against the exact ground truth.
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -136,9 +136,9 @@ int run(int argc, char** argv) {
     std::fprintf(csv, "frame,timestamp,id,x,y,level,status\n");
     if (draw_output && want_png) fs::create_directories(fs::path(out_dir) / "frames");
 
-    cudaStream_t stream = nullptr;  // a non-default stream lets the detector replay frames as a CUDA graph
-    if (backend == kestrel::Backend::Cuda && cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
-        throw std::runtime_error("cudaStreamCreate failed");
+    std::optional<kestrel::CudaStream> own_stream;  // a non-default stream lets the detector replay frames as a CUDA graph
+    if (backend == kestrel::Backend::Cuda) own_stream.emplace();
+    const kestrel::StreamHandle stream = own_stream ? own_stream->get() : nullptr;
 
     std::unique_ptr<kestrel::FeatureTracker> tracker;
     std::unique_ptr<VideoOut> video;
@@ -256,7 +256,6 @@ int run(int argc, char** argv) {
     std::fclose(csv);
     video.reset();
     tracker.reset();  // before its stream goes
-    if (stream) cudaStreamDestroy(stream);
     if (n == 0) throw std::runtime_error("the source gave no frames");
 
     std::printf("\n%d frames in %.2f s; %.1f live tracks per frame on average; re-detection in %lld frames\n", n,

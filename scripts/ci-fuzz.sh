@@ -39,7 +39,7 @@ else
     targets=()
     for f in fuzz/fuzz_*.cpp; do
         t="$(basename "$f" .cpp)"
-        [[ "$t" == fuzz_stubs ]] || targets+=("$t")
+        targets+=("$t")
     done
 fi
 per=$((total / ${#targets[@]}))

@@ -6,8 +6,13 @@
 
 namespace kestrel {
 
-/// True when a CUDA device is present and usable by this process (never throws).
+/// True when a CUDA device is present and usable by this process (never throws). Always false in a
+/// build without CUDA (built_with_cuda() false).
 bool cuda_available() noexcept;
+
+/// True when this build of the library has the CUDA backend (configured with KESTREL_WITH_CUDA=ON).
+/// Without it, every CUDA entry point throws NoDeviceError saying how to rebuild.
+bool built_with_cuda() noexcept;
 
 /// Owning, pitched 8-bit grey image in device memory (cudaMallocPitch). Move-only.
 class DeviceImage {
@@ -56,6 +61,24 @@ public:
 private:
     std::uint8_t* data_ = nullptr;
     int width_ = 0, height_ = 0;
+};
+
+/// An owned non-blocking CUDA stream (cudaStreamNonBlocking), for callers that want one without including
+/// a CUDA header: get() converts to cudaStream_t. Move-only. Creating one throws CudaError when the runtime
+/// fails, NoDeviceError in a build without CUDA.
+class CudaStream {
+public:
+    CudaStream();
+    ~CudaStream();
+    CudaStream(CudaStream&& o) noexcept;
+    CudaStream& operator=(CudaStream&& o) noexcept;
+    CudaStream(const CudaStream&) = delete;
+    CudaStream& operator=(const CudaStream&) = delete;
+
+    StreamHandle get() const { return stream_; }
+
+private:
+    StreamHandle stream_ = nullptr;
 };
 
 /// Stream-ordered copies (cudaMemcpy2DAsync). Sizes of src and dst must match. A host source that

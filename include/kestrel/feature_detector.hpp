@@ -53,9 +53,6 @@ struct DeviceDetectionMasks {
     DeviceView pixel_mask{};
 };
 
-/// Backend::Cuda when a CUDA device is usable, else Backend::Cpu (never throws).
-Backend default_backend() noexcept;
-
 /// CPU reference of the whole detector: the definition the CUDA backend matches exactly.
 std::vector<Keypoint> detect_cpu(HostView image, const DetectorConfig& cfg, const DetectionMasks& masks = {});
 

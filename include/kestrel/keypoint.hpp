@@ -22,4 +22,8 @@ enum class Backend { Cuda, Cpu };
 
 const char* to_string(Backend b);
 
+/// Backend::Cuda when a CUDA device is usable (and the library was built with CUDA), else Backend::Cpu
+/// (never throws).
+Backend default_backend() noexcept;
+
 }  // namespace kestrel

@@ -6,21 +6,11 @@
 
 #include "kestrel/device_image.hpp"
 #include "kestrel/image.hpp"
+#include "kestrel/pyramid_types.hpp"
 #include "kestrel/stream.hpp"
 
 namespace kestrel {
 
-constexpr int kMaxLevels = 8;    ///< most pyramid levels supported
-constexpr int kMinLevelSide = 7; ///< every level must be at least 7x7 (one FAST circle)
-
-struct PyramidConfig {
-    int levels = 1;      ///< number of levels, 1..kMaxLevels (level 0 is the input)
-    float scale = 2.0f;  ///< factor between levels, in (1, 2]; 2 = 2x2 average, else bilinear
-};
-
-struct Size2 {
-    int width = 0, height = 0;
-};
 
 /// Throws InvalidArgument unless levels in [1, kMaxLevels] and scale in (1, 2] and finite.
 void validate(const PyramidConfig& cfg, const char* where = "PyramidConfig");

@@ -1,5 +1,5 @@
-// THE single definition of Kestrel's FAST semantics, included by the CPU reference (src/fast_cpu.cpp,
-// src/grid_nms_cpu.cpp) and the CUDA kernels (kernels/fast_score.cu, kernels/grid_nms.cu):
+// THE single definition of Kestrel's FAST semantics, included by the CPU reference (src/detect/fast_cpu.cpp,
+// src/detect/grid_select_cpu.cpp) and the CUDA kernels (kernels/detect/fast_score.cu, kernels/detect/grid_nms.cu):
 // the Bresenham circle, the segment test, bounded rectification, the 8 KiB lookup table, the four
 // score formulas and the tie-break rules. Change semantics here and nowhere else.
 //
@@ -135,7 +135,7 @@ KESTREL_HD bool is_corner(const std::uint32_t* lut, const int* p, int c, int t, 
 /// cyclically consecutive compass points. So when no k consecutive compass bits of a mask are set,
 /// the mask has no qualifying run and mask_is_arc() is false: the GPU kernels test this on every
 /// centre (4 of the 16 circle pixels) and run the full segment test only where it holds. The results
-/// are the same; tests check the implication for every mask and arc_min (tests/test_fast.cpp).
+/// are the same; tests check the implication for every mask and arc_min (tests/detect/test_fast.cpp).
 /// T is bool or a word of SIMD lanes (then &, | act lane by lane); `all` = T's "true".
 template <class T>
 KESTREL_HD T compass_run_holds(T n, T e, T s, T w, T all, int arc_min) {

@@ -1,5 +1,5 @@
 // THE single definition of the detector's grid geometry and per-pixel eligibility, included by the CPU
-// reference (src/grid_nms_cpu.cpp) and the CUDA kernel (kernels/grid_nms.cu). Change it here only.
+// reference (src/detect/grid_select_cpu.cpp) and the CUDA kernel (kernels/detect/grid_nms.cu). Change it here only.
 //
 // Level-k pixel (x, y) with s_k = level_scale(pyramid, k) (a float computed once on the host):
 //   level-0 position   fx = x * s_k, fy = y * s_k            (one IEEE float multiply, round to nearest;

@@ -1,6 +1,6 @@
-// The Lucas-Kanade rules shared verbatim by the CPU reference (src/lk_cpu.cpp) and the CUDA kernel
-// (kernels/lk_track.cu): sampling, template, per-pixel sums, the 4x4 solve and the coarse-to-fine
-// driver. Derivation and conventions: kernels/lk_track.cu and docs/tracker.md.
+// The Lucas-Kanade rules shared verbatim by the CPU reference (src/track/lk_cpu.cpp) and the CUDA kernel
+// (kernels/track/lk_track.cu): sampling, template, per-pixel sums, the 4x4 solve and the coarse-to-fine
+// driver. Derivation and conventions: kernels/track/lk_track.cu and docs/tracker.md.
 //
 // Exactness: every float operation goes through fmul/fadd/fsub/fdiv/ffma below, which are the IEEE
 // round-to-nearest operations on both sides (on the device __fmul_rn & co., which nvcc never fuses
@@ -15,8 +15,8 @@
 #include <cstdint>
 
 #include "kestrel/detail/hd.hpp"
-#include "kestrel/lk_tracker.hpp"
-#include "kestrel/pyramid.hpp"
+#include "kestrel/lk_types.hpp"
+#include "kestrel/pyramid_types.hpp"
 
 #if defined(__CUDACC__)
 #define KESTREL_HD_TEMPLATE_CHECK _Pragma("nv_exec_check_disable")

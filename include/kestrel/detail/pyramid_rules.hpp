@@ -1,5 +1,5 @@
-// The pyramid's resampling rule, one definition shared by the CPU reference (src/pyramid_cpu.cpp)
-// and the CUDA kernels (kernels/pyramid.cu). Integer arithmetic only, so both agree bit for bit.
+// The pyramid's resampling rule, one definition shared by the CPU reference (src/pyramid/pyramid_cpu.cpp)
+// and the CUDA kernels (kernels/pyramid/pyramid.cu). Integer arithmetic only, so both agree bit for bit.
 //
 // Scale factor s in (1, 2] is held in Q16: S = round(s * 65536).
 // Level size:     w_k = floor(w_{k-1} * 65536 / S)   (same for h); for s = 2 this is w_{k-1} / 2.

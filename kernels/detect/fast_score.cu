@@ -1,0 +1,322 @@
+// FAST score maps for all pyramid levels in one launch.
+// Reference it must match bit for bit: fast_score_map_cpu (src/detect/fast_cpu.cpp); semantics in
+// include/kestrel/detail/fast_rules.hpp (segment test, 8 KiB lookup table, scores, border).
+//
+// SAD-B, SAD-A and MT (fast_score_swar_kernel): a block of 32x8 threads scores a 128x8 tile of one level,
+// four horizontally adjacent centres per thread. It stages the tile plus a 3-row / 4-column halo in
+// shared memory with one 16-bit lane per pixel (coalesced 32-bit loads, each expanded to a pixel-pair
+// word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes). Pass 1: each thread runs
+// the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD lanes,
+// swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner), and the groups
+// that pass (about a third on real images) join the block's list. Pass 2: the block's threads share the
+// list: each reads the six words of each of the group's seven circle rows (21 64-bit loads), runs the
+// full segment test of its four centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer
+// operations per circle point for all four), classifies each centre with the lookup table (two lookups,
+// skipped when the mask has fewer than arc_min ones), and the warp's corners (usually few) are scored
+// with the reference's own functions from shared memory, spread over its lanes. Pass 3: one 16-byte
+// store writes each thread's four scores (0 for every centre not scored).
+// Harris (fast_harris_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
+// a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
+// (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
+// Harris response is fused with the segment test in the same pass.
+#include "kernels/common/cuda_check.hpp"
+#include "fast_score.cuh"
+#include "fast_swar.cuh"
+#include "kernels/common/warp_scan.cuh"
+#include "kestrel/detail/fast_rules.hpp"
+#include "kestrel/detail/pyramid_rules.hpp"
+
+namespace kestrel::kernels {
+namespace {
+
+constexpr int kHalo = 4;
+constexpr int kSmemW = kScoreTileW + 2 * kHalo;  // 40
+constexpr int kSmemH = kScoreTileH + 2 * kHalo;  // 40
+constexpr int kGradW = kScoreTileW + 6;          // gradients for the tile plus a 3-pixel halo
+constexpr int kGradH = kScoreTileH + 6;
+constexpr int kThreadsX = 32, kThreadsY = 8;
+
+/// The level block blockIdx.x scores, and its index among that level's blocks.
+__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local) {
+    int k = 0;
+    for (int i = 1; i < d.levels; ++i)
+        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
+    local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
+    return d.level[k];
+}
+
+/// Pixels gx .. gx + 3 of row gy (already clamped) of level L as one little-endian word: one 32-bit load
+/// inside an aligned level, else byte loads with clamped columns (clamped values only feed centres
+/// within the border, which score 0).
+__device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy, int gx) {
+    const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
+    if (L.aligned4 && gx >= 0 && gx + 3 < L.width) return __ldg(reinterpret_cast<const std::uint32_t*>(row + gx));
+    std::uint32_t w = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) w |= static_cast<std::uint32_t>(__ldg(row + min(max(gx + b, 0), L.width - 1))) << (8 * b);
+    return w;
+}
+
+__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(ScoreDesc d) {
+    __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
+    __shared__ short grad_x[kGradH][kGradW];
+    __shared__ short grad_y[kGradH][kGradW];
+
+    // Which level and tile this block scores.
+    int local;
+    const ScoreLevel L = block_level(d, local);
+    const int x0 = (local % L.blocks_x) * kScoreTileW, y0 = (local / L.blocks_x) * kScoreTileH;
+    const int tid = threadIdx.y * kThreadsX + threadIdx.x;
+
+    // Stage tile + halo: 40 rows of 10 words. Words inside the image are one 32-bit load when the
+    // level is 4-byte aligned; words crossing an edge are read byte by byte with clamped coordinates
+    // (clamped values only feed pixels inside the border, which score 0). All loads of a thread are
+    // issued before the first use (the loop has a constant trip count and is unrolled).
+    constexpr int kWordsPerRow = kSmemW / 4;
+    constexpr int kWords = kWordsPerRow * kSmemH;
+    constexpr int kThreads = kThreadsX * kThreadsY;
+    std::uint32_t* tile_words = reinterpret_cast<std::uint32_t*>(&tile[0][0]);
+#pragma unroll
+    for (int j = 0; j < (kWords + kThreads - 1) / kThreads; ++j) {
+        const int i = tid + j * kThreads;
+        if (i < kWords) {
+            const int ly = i / kWordsPerRow, wx = i % kWordsPerRow;
+            const int gy = min(max(y0 + ly - kHalo, 0), L.height - 1);
+            tile_words[i] = load_word4(L, gy, x0 + 4 * wx - kHalo);
+        }
+    }
+    __syncthreads();
+    for (int i = tid; i < kGradW * kGradH; i += kThreadsX * kThreadsY) {
+        const int gx = i % kGradW + 1, gy = i / kGradW + 1;  // tile coordinates of the gradient's centre
+        const int a0 = tile[gy - 1][gx - 1], a1 = tile[gy - 1][gx], a2 = tile[gy - 1][gx + 1];
+        const int b0 = tile[gy][gx - 1], b2 = tile[gy][gx + 1];
+        const int c0 = tile[gy + 1][gx - 1], c1 = tile[gy + 1][gx], c2 = tile[gy + 1][gx + 1];
+        grad_x[gy - 1][gx - 1] = static_cast<short>((a2 + 2 * b2 + c2) - (a0 + 2 * b0 + c0));
+        grad_y[gy - 1][gx - 1] = static_cast<short>((c0 + 2 * c1 + c2) - (a0 + 2 * a1 + a2));
+    }
+    __syncthreads();
+
+    const int border = detail::score_border_px(true);
+    const int t = d.threshold;
+    const int lx = threadIdx.x;
+    const int x = x0 + lx;
+#pragma unroll
+    for (int r = 0; r < kScoreTileH / kThreadsY; ++r) {
+        const int ly = threadIdx.y + r * kThreadsY;
+        const int y = y0 + ly;
+        if (x >= L.width || y >= L.height) continue;
+        float s = 0.0f;
+        if (x >= border && y >= border && x < L.width - border && y < L.height - border) {
+            const int cx = lx + kHalo, cy = ly + kHalo;
+            const int c = tile[cy][cx];
+            int p[detail::kCircleSize];
+#pragma unroll
+            for (int i = 0; i < detail::kCircleSize; ++i) p[i] = tile[cy + detail::circle_dy(i)][cx + detail::circle_dx(i)];
+            std::uint32_t bright, dark;
+            detail::segment_masks(p, c, t, bright, dark);
+            const bool corner = detail::mask_is_arc(d.lut, bright, d.arc_min) | detail::mask_is_arc(d.lut, dark, d.arc_min);
+            if (corner) {
+                // Window of gradients centred on (cx, cy): gradient index = tile index - 1.
+                int sxx = 0, syy = 0, sxy = 0;
+                for (int dy = -3; dy <= 3; ++dy)
+#pragma unroll
+                    for (int dx = -3; dx <= 3; ++dx) {
+                        const int gx = grad_x[cy + dy - 1][cx + dx - 1], gy = grad_y[cy + dy - 1][cx + dx - 1];
+                        sxx += gx * gx;
+                        syy += gy * gy;
+                        sxy += gx * gy;
+                    }
+                s = detail::harris_from_sums(sxx, syy, sxy);
+            }
+        }
+        reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
+    }
+}
+
+
+// ---- SAD-B, SAD-A, MT: four centres per thread -------------------------------------------------
+constexpr int kSwarThreadsX = kSwarTileW / 4;                  // 32
+constexpr int kSwarThreadsY = kSwarTileH;                      // 8
+constexpr int kSwarRows = kSwarTileH + 6;                      // 3-row halo above and below
+constexpr int kSwarRowPixels = kSwarTileW + 8;                 // 4-column halo: words stay aligned
+constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 16-bit lane
+constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global loads per tile
+static_assert(kSwarThreadsX == 32, "one warp per tile row");
+
+
+template <ScoreType kType>
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(ScoreDesc d) {
+    __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
+    __shared__ unsigned survivor_count;
+    if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
+    int local;
+    const ScoreLevel L = block_level(d, local);
+    const int x0 = (local % L.blocks_x) * kSwarTileW, y0 = (local / L.blocks_x) * kSwarTileH;
+    const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
+    constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
+
+    // Stage pixels x0 - 4 .. x0 + kSwarTileW + 3 of rows y0 - 3 .. y0 + kSwarTileH + 2 (clamped into the
+    // level: clamped values only reach centres within the border, which score 0). A 32-bit load of four
+    // pixels becomes two words of pixel pairs, one pixel per 16-bit lane.
+    constexpr int kLoadsPerRow = kSwarRowPixels / 4;
+#pragma unroll
+    for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
+        const int i = tid + j * kThreads;
+        if (i < kSwarLoadWords) {
+            const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
+            const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
+            const int gx = x0 + 4 * wx - 4;
+            if (L.parent == nullptr) {  // block-uniform
+                const std::uint32_t w = load_word4(L, gy, gx);
+                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
+                    make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
+            } else {
+                // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
+                // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
+                // columns are also written to the level's image. Clamped coordinates give the value of the
+                // clamped pixel.
+                const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+                const std::uint8_t* r1 = r0 + L.parent_pitch;
+                std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
+                if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
+                    const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
+                    const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
+                    lo = swar::average4_pair(a.x, b.x);
+                    hi = swar::average4_pair(a.y, b.y);
+                } else {
+                    std::uint32_t v[4];
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        const int px = 2 * min(max(gx + q, 0), L.width - 1);
+                        v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
+                    }
+                    lo = v[0] | (v[1] << 16);
+                    hi = v[2] | (v[3] << 16);
+                }
+                const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
+                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
+                const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
+                if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
+                    std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+                    if (L.aligned4 && gx + 3 < L.width) {
+                        *reinterpret_cast<std::uint32_t*>(out) = w;
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            if (gx + q < L.width) out[q] = static_cast<std::uint8_t>(w >> (8 * q));
+                    }
+                }
+            }
+        }
+    }
+    __syncthreads();
+
+    const int lane = static_cast<int>(threadIdx.x), wy = static_cast<int>(threadIdx.y);
+    const int x = x0 + 4 * lane, y = y0 + wy;
+    const bool active = x < L.width && y < L.height;
+    constexpr int border = 3;  // detail::score_border_px(false)
+    const int t = d.threshold;
+
+    // Pass 1: compass pre-test of the thread's four centres (rows y - 3, y, y + 3: 5 of the 21 words);
+    // groups that may hold a corner join the block's list (one shared atomic per warp).
+    __shared__ __align__(16) float block_scores[kSwarThreadsY][kSwarTileW];
+    __shared__ std::uint8_t survivors[kThreads];  // (tile row << 5) | lane of the group
+    __shared__ std::uint16_t todo[kSwarThreadsY][kSwarTileW];
+    *reinterpret_cast<float4*>(&block_scores[wy][4 * lane]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    bool may = false;
+    if (active && y >= border && y < L.height - border && x + 3 >= border && x < L.width - border) {
+        swar::RowWords r3[3];  // rows y - 3, y, y + 3
+        swar::load_rows(&tile[wy][2 * lane], kSwarRowWords, 3, r3);
+        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, d.arc_min);
+    }
+    const unsigned slot = warp::append_one(may, &survivor_count);
+    if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
+    __syncthreads();
+
+    // Pass 2: the block's threads share the surviving groups (about a third on real images): full
+    // segment test of four centres in SIMD lanes (kernels/detect/fast_swar.cuh), classification with the lookup
+    // table, then the warp's corners are spread over its lanes (each lane scores todo[i], i = lane, lane +
+    // 32, ...) with the reference's own score function into the block's score tile.
+    const int n_groups = static_cast<int>(survivor_count);
+    if (wy * 32 < n_groups) {  // warp-uniform: every lane takes part in the shuffles below
+        const int i = wy * 32 + lane;
+        unsigned corners = 0;  // bit j: centre gx + j is a corner
+        int g = 0;
+        if (i < n_groups) {
+            g = survivors[i];
+            const int gr = g >> 5, gl = g & 31;
+            const int gx = x0 + 4 * gl;
+            swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
+            swar::load_rows(&tile[gr][2 * gl], kSwarRowWords, 1, rows);
+            unsigned in = 0;  // centres inside the border (the group's row is: pass 1)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) in |= static_cast<unsigned>(gx + j >= border && gx + j < L.width - border) << j;
+            corners = swar::corners4(rows, t, d.lut, d.arc_min, in);
+        }
+        const unsigned mine = static_cast<unsigned>(__popc(corners));
+        const unsigned incl = warp::inclusive_sum(mine);
+        const int total = static_cast<int>(__shfl_sync(warp::kFullMask, incl, 31));
+        unsigned pos = incl - mine;
+        const int centre0 = ((g >> 5) << 7) | (4 * (g & 31));  // tile row << 7 | tile column of centre gx
+        for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(centre0 + __ffs(m) - 1);
+        __syncwarp();
+        for (int k = lane; k < total; k += 32) {
+            const int idx = todo[wy][k];
+            const int cr = idx >> 7, cc = idx & 127;
+            const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
+            const int c = base[0];
+            int p[detail::kCircleSize];
+#pragma unroll
+            for (int q = 0; q < detail::kCircleSize; ++q)
+                p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
+            block_scores[cr][cc] = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+        }
+    }
+    __syncthreads();
+
+    // Pass 3: one 16-byte store of the thread's four scores.
+    const float4 s4 = *reinterpret_cast<const float4*>(&block_scores[wy][4 * lane]);
+    if (!active) return;
+    float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + x;
+    if (x + 3 < L.width) {
+        *reinterpret_cast<float4*>(out) = s4;  // maps are cudaMallocPitch'ed
+    } else {
+        const float s[4] = {s4.x, s4.y, s4.z, s4.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (x + j < L.width) out[j] = s[j];
+    }
+}
+
+}  // namespace
+
+void plan_score_blocks(ScoreDesc& d, ScoreType type) {
+    d.tile_w = type == ScoreType::Harris ? kScoreTileW : kSwarTileW;
+    d.tile_h = type == ScoreType::Harris ? kScoreTileH : kSwarTileH;
+    int begin = 0;
+    for (int k = 0; k < d.levels; ++k) {
+        ScoreLevel& L = d.level[k];
+        L.blocks_x = (L.width + d.tile_w - 1) / d.tile_w;
+        L.block_begin = begin;
+        begin += L.blocks_x * ((L.height + d.tile_h - 1) / d.tile_h);
+    }
+    d.total_blocks = begin;
+}
+
+void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
+    const dim3 grid(static_cast<unsigned>(d.total_blocks));
+    const dim3 swar_block(kSwarThreadsX, kSwarThreadsY);
+    switch (type) {
+        case ScoreType::SadCircle: fast_score_swar_kernel<ScoreType::SadCircle><<<grid, swar_block, 0, stream>>>(d); break;
+        case ScoreType::SadArc: fast_score_swar_kernel<ScoreType::SadArc><<<grid, swar_block, 0, stream>>>(d); break;
+        case ScoreType::MaxThreshold:
+            fast_score_swar_kernel<ScoreType::MaxThreshold><<<grid, swar_block, 0, stream>>>(d);
+            break;
+        case ScoreType::Harris:
+            fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            break;
+    }
+    KESTREL_CUDA_LAUNCH("fast score");
+}
+
+}  // namespace kestrel::kernels

@@ -1,0 +1,507 @@
+// Pyramidal inverse-compositional Lucas-Kanade with gain and offset, one warp per feature.
+// CPU reference it must match: kestrel::lk_track_cpu (src/track/lk_cpu.cpp); both run
+// detail::lk_track_one (include/kestrel/detail/lk_rules.hpp), which holds every formula below.
+//
+// Model (Baker & Matthews, "Lucas-Kanade 20 Years On: A Unifying Framework", Part 1 sec. 3.2 for the
+// inverse compositional algorithm, Part 3 (Baker, Gross, Matthews 2003) sec. 4 for the simultaneous
+// inverse compositional algorithm with linear appearance variation). For a feature with template
+// T(x) (x: patch offsets, sampled at the reference position), translation t, gain alpha, offset beta:
+//     I(x + t) ~= alpha * T(x) + beta.
+// The appearance basis is {A1 = T - mu, A2 = 1} (mu = mean of T when the offset is estimated, else 0;
+// centring changes nothing but the conditioning of H), so beta_c = beta + alpha * mu and the error is
+//     e(x) = alpha * (T(x) - mu) + beta_c - I(x + t).
+// Simultaneous inverse compositional (SIC): the template side is warped by the increment dt and the
+// appearance parameters are incremented, e(x; dq) ~= e(x) + J(x) dq with dq = (dtx, dty, dalpha, dbeta_c),
+//     J(x) = [alpha * dT/dx, alpha * dT/dy, T(x) - mu, 1]   (the gradient of alpha*A1 + A2 is alpha*grad T).
+// Part 3 approximates J at alpha = 1 so that H = sum J^T J is constant. Here the approximation is not
+// needed: J(alpha) = J(1) diag(alpha, alpha, 1, 1), hence with H1 = sum J(1)^T J(1), b1 = sum J(1)^T e,
+//     dq = -(J^T J)^-1 J^T e = -diag(1/alpha, 1/alpha, 1, 1) H1^-1 b1,
+// which is the exact Gauss-Newton step for the current alpha with H1 computed once per level.
+// H1 is built from 9 template sums (gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a; a = T - mu, n pixels),
+// factorized once per level (LDL^T, with the reciprocal pivots 1/d_j: an iteration's solve is two
+// triangular substitutions and four multiplies, dt = dq_t * (1/alpha)); inactive parameters (by LkMode)
+// get an identity row and column.
+// Update, inverse composition of the translation warp W(x; t) = x + t with W(x; dt)^-1:
+//     t <- t - dt,   alpha <- alpha + dalpha,   beta_c <- beta_c + dbeta_c.
+// Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
+// Stop when |dt|^2 < min_update^2 (level pixels), when a step undoes the previous one (oscillation:
+// settle half-way), or after max_iterations.
+// Sampling: a patch is a grid of n x n samples at (cx - h + i, cy - h + j), h = (n-1)/2, that share one
+// pair of bilinear weights (detail::PatchGrid, as in OpenCV's LK): per iteration one floor per axis,
+// then four taps, three multiplies and three fused multiply-adds per pixel at fixed offsets from the grid's
+// first tap.
+// Gradients: central differences of bilinear samples of the reference level on the template's grid,
+// (T(i+1, j) - T(i-1, j)) / 2.
+// Coarse to fine: level-0 coordinate X maps to level k as (X + 0.5) / s_k - 0.5, s_k = level_scale(k);
+// each level starts from the coarser one's estimate. The gain is estimated on level 0 only; coarse
+// levels that do not fit, are singular, end worse than they started or leave the search window are
+// skipped or discarded; on level 0 the same events end the track. The full policy and the status
+// rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
+//
+// GPU mapping: warp w tracks feature w. Lane l owns the patch pixels detail::lane_pixel(l, j, n) (at most
+// 8 for 16x16: for 16x16 lane l owns column l % 16, rows 8 (l / 16) .. + 7), keeps T (centred, T - mu,
+// once mu is known), gx, gy of its pixels in registers (when n divides 32 they form a run of rows of one
+// patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
+// share a tap row; for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel
+// branches: `full`),
+// accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
+// every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
+// control flow stays warp-uniform. All levels in one launch.
+// Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
+// the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
+// it; the samples are bit-identical to reading the image (detail::grid_sample with detail::GridTaps). A
+// window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
+// Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
+// per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
+// All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
+// (detail::ffma; std::fma on the CPU), matching the CPU bit for bit.
+#include "kernels/common/cuda_check.hpp"
+#include "lk_track.cuh"
+
+namespace kestrel::kernels {
+namespace {
+
+constexpr int kWarpsPerBlock = 2;  // 2 x 2 staged windows of 6 KiB each: 24 KiB static shared memory
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
+// shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
+// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 16 8-byte stores per window.
+// Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8 (lanes 16-31) in one
+// warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank conflicts.
+// A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window lets the
+// estimate move at least +-4 px (+-5 on average) before it is staged again.
+constexpr int kWin = 32;
+constexpr int kWinStride = kWin + 18;
+constexpr int kWinFloats = kWin * kWinStride;
+constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
+constexpr int kWinRowsPerLoad = detail::kLkLanes / kWinWords;  // rows one warp-wide load covers
+constexpr int kWinLoads = kWin / kWinRowsPerLoad;              // loads per lane and window
+static_assert(kWinStride % 2 == 0 && (8 * kWinStride) % 32 == 16, "8-byte aligned rows, half-warps on disjoint banks");
+// Window::place covers the taps [ix - 14, ix + 14] x [iy - 15, iy + 16] around (ix, iy) = floor of the
+// centre; a template's are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c -
+// h) - 1 >= c - h - 2 > ix - 10 and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2).
+static_assert(kMaxPatchSize <= 16, "the window must cover a template");
+
+template <int K>
+__device__ __forceinline__ void warp_allreduce(float* v) {
+#pragma unroll
+    for (int off = detail::kLkLanes / 2; off >= 1; off >>= 1) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = __fadd_rn(v[k], __shfl_xor_sync(kFullMask, v[k], off));
+    }
+}
+
+/// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
+/// x0 <= x < x0 + w, y0 <= y < y0 + h.
+struct Window {
+    float* buf;
+    int x0, y0, w, h;
+    float xa, xb, ya, yb;  // covers()'s bounds, set by place()
+
+    /// Window address of pixel (x, y).
+    __device__ __forceinline__ const float* ptr(int x, int y) const { return buf + (y - y0) * kWinStride + (x - x0); }
+
+    /// True when the window holds every tap of the grid whose first sample is at (vx, vy) (detail::PatchGrid,
+    /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx), clipped
+    /// to the image (the taps themselves are inside it: the callers' inside() preconditions). For integer
+    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + w - 1 <=> vx < x0 + w - n - m:
+    /// four float compares against bounds fixed at placement (+-inf for the image's own edges).
+    __device__ __forceinline__ bool covers(float vx, float vy) const { return vx >= xa && vx < xb && vy >= ya && vy < yb; }
+
+    /// Chooses the window of `im` around (cx, cy), clamped into the image (w, h < kWin only when the
+    /// window reaches the image's last column or row), for grids of side n widened by `margin` taps.
+    /// Warp-uniform. x0 is a multiple of 4 (aligned word loads): x0 = (ix - 14) rounded down to a multiple
+    /// of 4, so the window [x0, x0 + 31] contains [ix - 14, ix + 14]; clamped, it starts at 0 or ends at
+    /// the row's last word (beyond the last column: covered up to the edge). Rows: [iy - 15, iy + 16],
+    /// clamped. Afterwards covers() holds for the grid around (cx, cy) (see the static_assert above).
+    __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy, int n, int margin) {
+        // Clamp before the conversion: the estimate may be far outside (it is then not used).
+        const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
+        const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
+        const int last_start = ((im.width + 3) & ~3) - kWin;  // aligned start whose window ends at the row's last word
+        x0 = max(0, min((ix - (kWin / 2 - 2)) & ~3, last_start));
+        y0 = max(0, min(iy - (kWin / 2 - 1), im.height - kWin));
+        w = min(kWin, im.width - x0);
+        h = min(kWin, im.height - y0);
+        const float inf = __int_as_float(0x7f800000);
+        xa = x0 == 0 ? -inf : static_cast<float>(x0 + margin);
+        xb = x0 + w == im.width ? inf : static_cast<float>(x0 + w - n - margin);
+        ya = y0 == 0 ? -inf : static_cast<float>(y0 + margin);
+        yb = y0 + h == im.height ? inf : static_cast<float>(y0 + h - n - margin);
+    }
+};
+
+/// Taps of a grid from a staged window (detail::grid_sample's tap source): p = the window address of the
+/// grid's tap (x0g + di, y0g + dj) for this lane's (di, dj); at(i, j) is then tap (x0g + di + i, y0g + dj + j).
+struct WinTaps {
+    const float* p;
+    __device__ __forceinline__ float at(int i, int j) const { return p[j * kWinStride + i]; }
+};
+
+/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i.
+/// A word is loaded when it starts inside the image row (a word that crosses the row's end reads the
+/// row's padding: DevicePyramid levels have a pitch that is a multiple of 4, zeroed padding, and a
+/// 4-byte aligned start, checked on the host); rows below the image give 0.
+__device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
+                                           unsigned (&v)[kWinLoads]) {
+    const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
+    const bool in_row = win.x0 + col < im.width;
+    const std::uint8_t* p = im.data + static_cast<std::size_t>(win.y0 + row) * im.pitch + win.x0 + col;
+    const std::size_t step = kWinRowsPerLoad * im.pitch;
+#pragma unroll
+    for (int i = 0; i < kWinLoads; ++i)
+        v[i] = (in_row && row + i * kWinRowsPerLoad < win.h) ? __ldg(reinterpret_cast<const unsigned*>(p + i * step))
+                                                             : 0u;
+}
+
+/// Stores the words of load_words as floats (little-endian: byte j is column col + j), 8 bytes at a time.
+__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads]) {
+    const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
+#pragma unroll
+    for (int i = 0; i < kWinLoads; ++i) {
+        float2* dst = reinterpret_cast<float2*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col);
+        dst[0] = make_float2(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu));
+        dst[1] = make_float2(static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
+    }
+}
+
+/// Copies the placed windows a (and b when two) from their images: every load is issued before the
+/// first store, so the whole copy costs one memory latency.
+template <bool Two>
+__device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a, const detail::LkImage& ib,
+                                      const Window& b, int lane) {
+    unsigned va[kWinLoads], vb[kWinLoads];
+    load_words(ia, a, lane, va);
+    if (Two) load_words(ib, b, lane, vb);
+    __syncwarp();  // every lane is done reading the previous contents
+    store_words(a, lane, va);
+    if (Two) store_words(b, lane, vb);
+    __syncwarp();  // the copy is visible to every lane
+}
+
+/// Window w placed around (cx, cy) on *cur (grids of side n) and staged. Not inlined: it runs rarely, and out
+/// of line it keeps the iteration loop's code short (16x16: 389 SASS instructions instead of 695). Window
+/// and result by value, so that the engine itself stays in registers.
+__device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
+    w.place(*cur, cx, cy, n, 0);
+    stage<false>(*cur, w, *cur, w, lane);
+    return w;
+}
+
+/// The warp as the engine of detail::lk_track_one (one instance per lane). N > 0: every level's patch
+/// side is N, known at compile time (the default 16 x 16 on all levels: the pixel loops have no guards
+/// and the code holds only that layout); N = 0: the side of level k is setup.patch[k]. Per level it stages the
+/// template's neighbourhood of the reference level (live templates) and the neighbourhood of the
+/// level's start in the current level together, computes T, gx, gy of its pixels from shared memory,
+/// and samples the current image from its window; the window is staged again (centred on the
+/// estimate) only when the patch's grid no longer fits in it. The samples are the same bytes and the same
+/// arithmetic as detail::grid_sample on the image, so the results do not depend on the staging.
+/// Lane l owns patch pixels i = detail::lane_pixel(l, j, n), at grid column i % n and row i / n; when n
+/// divides 32 they are rows (l / n) R + j of column l % n (`column`, R = ceil(n^2 / 32)): their taps are
+/// at fixed offsets from one window address, so a sample is shared-memory loads with immediate offsets
+/// and the weights' arithmetic, and consecutive samples share a tap row.
+template <int N>
+struct WarpEngine {
+    static constexpr bool kFixed = N > 0;
+    const detail::LkSetup& s;
+    const detail::LkImage* ref;   // live templates (nullptr: stored)
+    const float* slot_base;       // stored templates of this feature
+    const std::int32_t* valid;    // their per-level flags
+    int lane;
+    Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
+    Window rw;                    // reference window (template extraction)
+    int cw_level;
+    bool one_column;              // n divides 32: all of this lane's pixels lie in one patch column
+    bool full;                    // n == 16: every lane has kLkMaxPerLane pixels (and one_column)
+    float half_k;                 // patch_half(n) of the level being tracked
+    // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
+    float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
+    // Pixel j of this lane is grid pixel (org_x + pi[j], org_y + pj[j]): in the column layout org = (l % n,
+    // first row (l / n) R) and (pi, pj) = (0, j), so the taps are at compile-time offsets from one window
+    // address; otherwise org = (0, 0) and (pi, pj) = (i % n, i / n).
+    int org_x, org_y;
+    int pi[detail::kLkMaxPerLane], pj[detail::kLkMaxPerLane];
+    unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
+
+    __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
+                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
+        : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
+          cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
+
+    __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
+    /// Every lane has kLkMaxPerLane pixels (16 x 16).
+    __device__ __forceinline__ bool is_full() const {
+        if constexpr (kFixed) return N * N == detail::kLkLanes * detail::kLkMaxPerLane;
+        else return full;
+    }
+    /// All of a lane's pixels lie in one patch column (n divides 32).
+    __device__ __forceinline__ bool is_column() const {
+        if constexpr (kFixed) return detail::kLkLanes % N == 0;
+        else return one_column;
+    }
+    /// Slot j of this lane holds a pixel.
+    __device__ __forceinline__ bool has(int j) const { return is_full() || ((slots >> j) & 1u) != 0u; }
+    /// The lane's taps on grid g from window w: at(pi[j] + di, pj[j] + dj) is tap (di, dj) of pixel j.
+    __device__ __forceinline__ WinTaps taps(const Window& w, const detail::PatchGrid& g) const {
+        return WinTaps{w.ptr(g.x0 + org_x, g.y0 + org_y)};
+    }
+
+    __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
+                                                  float cy) {
+        const int n = side(k);
+        const int npx = n * n;
+        one_column = detail::kLkLanes % n == 0;  // all of the lane's pixels lie in column l % n (lane_pixel)
+        full = npx == detail::kLkLanes * detail::kLkMaxPerLane;  // 16 x 16: every lane has 8 pixels
+        half_k = detail::patch_half(n);
+        slots = 0u;
+        org_x = is_column() ? lane % n : 0;
+        org_y = is_column() ? (lane / n) * ((npx + detail::kLkLanes - 1) / detail::kLkLanes) : 0;  // (l / n) R
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            slots |= (i >= 0 ? 1u : 0u) << j;
+            pi[j] = is_column() ? 0 : i % n;
+            pj[j] = is_column() ? j : i / n;
+        }
+        cw.place(cur, cx, cy, n, 0);
+        cw_level = k;
+        if (ref == nullptr) {
+            if (valid[k] == 0) {
+                stage<false>(cur, cw, cur, cw, lane);
+                return false;
+            }
+            const float* base = slot_base + detail::store_level_offset(s, k);
+#pragma unroll
+            for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+                if (has(j)) {
+                    const int i = detail::lane_pixel(lane, j, n);
+                    t[j] = base[i];
+                    gx[j] = base[npx + i];
+                    gy[j] = base[2 * npx + i];
+                }
+            }
+            stage<false>(cur, cw, cur, cw, lane);
+            return true;
+        }
+        if (!detail::inside(ref[k], rx, ry, n, 1)) {
+            stage<false>(cur, cw, cur, cw, lane);
+            return false;
+        }
+        rw.place(ref[k], rx, ry, n, 1);  // covers the template's taps (see Window::place)
+        stage<true>(cur, cw, ref[k], rw, lane);
+        const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
+        const WinTaps src = taps(rw, g);
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
+        return true;
+    }
+
+    __device__ __forceinline__ float template_sum(int k) {
+        float acc[1] = {0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
+        warp_allreduce<1>(acc);
+        return acc[0];
+    }
+
+    /// Also centres the template in place: t[j] <- T - mu, which the level's iterations then use
+    /// directly (the CPU reference computes the same fsub(T, mu) per use).
+    __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
+#pragma unroll
+        for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (has(j)) {
+                t[j] = detail::fsub(t[j], mu);
+                detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
+            }
+        }
+        warp_allreduce<detail::kLkHessianSums>(out);
+    }
+
+    /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
+    /// cy, n, 0)); the window is staged again, centred on the estimate, when it no longer covers the grid.
+    __device__ __forceinline__ void sample(int k, const detail::LkImage& cur, float cx, float cy, float* img) {
+        const int n = side(k);
+        const detail::PatchGrid g = detail::patch_grid(cx, cy, half_k);
+        if (!(cw_level == k && cw.covers(g.vx, g.vy))) {
+            cw = restaged(cw, &cur, cx, cy, n, lane);
+            cw_level = k;
+        }
+        const WinTaps src = taps(cw, g);
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) img[j] = detail::grid_sample(src, g, pi[j], pj[j]);
+    }
+
+    /// The image sums of the lane's pixels (add_image_sums<Sad>), reduced over the warp: 4 values, 5 with Sad.
+    template <bool Sad>
+    __device__ __forceinline__ void reduce_image_sums(const float* img, float alpha, float beta_c, float* out) {
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j))
+                detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
+        warp_allreduce<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
+    }
+
+    /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
+    /// test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
+    __device__ __forceinline__ void image_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                               float beta_c, float /*mu: t is centred*/, float* out, bool with_sad) {
+        float img[detail::kLkMaxPerLane];
+        sample(k, cur, cx, cy, img);
+#pragma unroll
+        for (int q = 0; q <= detail::kLkImageSums; ++q) out[q] = 0.0f;
+        if (with_sad)
+            reduce_image_sums<true>(img, alpha, beta_c, out);
+        else
+            reduce_image_sums<false>(img, alpha, beta_c, out);
+    }
+
+    __device__ __forceinline__ void residual_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
+                                                  float beta_c, float alpha0, float beta_c0, float /*mu*/, float* sad,
+                                                  float* sad0) {
+        float img[detail::kLkMaxPerLane];
+        sample(k, cur, cx, cy, img);
+        float v[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (has(j)) {
+                v[0] = detail::fadd(v[0], fabsf(detail::pixel_error_centred(t[j], img[j], alpha, beta_c)));
+                v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
+            }
+        }
+        warp_allreduce<2>(v);
+        *sad = v[0];
+        *sad0 = v[1];
+    }
+};
+
+__device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
+
+// The launch descriptor is copied once per block into shared memory: the driver indexes the level
+// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy.
+#define KESTREL_LK_SHARED_PARAMS(p_in, p)      \
+    __shared__ LkLaunch p;                     \
+    if (threadIdx.x == 0) p = p_in;            \
+    __syncthreads();
+
+// The staged windows of the block: per warp one current-image and one reference window.
+#define KESTREL_LK_WINDOWS(cur_buf, ref_buf)                                       \
+    __shared__ __align__(16) float lk_windows[kWarpsPerBlock][2][kWinFloats];                    \
+    float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes][0];                \
+    float* ref_buf = lk_windows[threadIdx.x / detail::kLkLanes][1];
+
+template <int N>
+__global__ void lk_track_live_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;  // warp-uniform
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const Point2f r = p.points[f];
+    const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
+    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
+    if (lane == 0) p.results[f] = res;
+}
+
+template <int N>
+__global__ void lk_track_stored_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int slot = p.slots[f];
+    const LkGuess g = p.guesses[f];
+    LkResult res;
+    if (slot < 0 || slot >= p.capacity) {
+        res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
+        res.status = TrackStatus::LostOutOfBounds;  // no such slot
+    } else {
+        KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+        WarpEngine<N> eng(p.setup, nullptr,
+                       p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
+                       p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, cur_buf, ref_buf);
+        res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+    }
+    if (lane == 0) p.results[f] = res;
+}
+
+__global__ void lk_store_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int slot = p.slots[f];
+    if (slot < 0 || slot >= p.capacity) return;
+    const Point2f r = p.points[f];
+    float* base = p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup);
+    for (int k = 0; k < p.setup.levels; ++k) {
+        const float sk = p.setup.scale[k];
+        const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
+        // The CPU's extract_template_cpu, its pixels spread over the lanes.
+        const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
+                                                 base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
+        if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+    }
+}
+
+__global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f* origins, Point2f* back_points,
+                                          LkGuess* back_guesses, int count) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= count) return;
+    const LkResult f = forward[i];
+    const float nan = __int_as_float(0x7fc00000);
+    const bool alive = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
+    back_points[i] = alive ? Point2f{f.x, f.y} : Point2f{nan, nan};
+    const Point2f o = origins[i];
+    back_guesses[i] = LkGuess{o.x, o.y, 1.0f, 0.0f};
+}
+
+dim3 grid_for(int count) {
+    return dim3(static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock));
+}
+
+/// True when every level's patch is kMaxPatchSize x kMaxPatchSize: the kernels' instance N = 16 applies,
+/// every other layout runs the general instance N = 0.
+bool every_patch_full(const detail::LkSetup& s) {
+    for (int k = 0; k < s.levels; ++k)
+        if (s.patch[k] != kMaxPatchSize) return false;
+    return true;
+}
+
+}  // namespace
+
+void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    const auto kernel = every_patch_full(p.setup) ? lk_track_live_kernel<kMaxPatchSize> : lk_track_live_kernel<0>;
+    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk track");
+}
+
+void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    const auto kernel = every_patch_full(p.setup) ? lk_track_stored_kernel<kMaxPatchSize> : lk_track_stored_kernel<0>;
+    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk track stored");
+}
+
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    lk_store_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk store templates");
+}
+
+void launch_lk_backward_inputs(const LkResult* forward, const Point2f* origins, Point2f* back_points,
+                               LkGuess* back_guesses, int count, cudaStream_t stream) {
+    if (count <= 0) return;
+    lk_backward_inputs_kernel<<<(count + 127) / 128, 128, 0, stream>>>(forward, origins, back_points, back_guesses,
+                                                                     count);
+    KESTREL_CUDA_LAUNCH("lk forward-backward inputs");
+}
+
+}  // namespace kestrel::kernels

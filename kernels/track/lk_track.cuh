@@ -1,0 +1,38 @@
+// Internal launch interface of kernels/track/lk_track.cu (host-callable, no device code).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kestrel/detail/lk_rules.hpp"
+
+namespace kestrel::kernels {
+
+/// Everything one launch needs, passed by value (no __constant__ or global state).
+struct LkLaunch {
+    detail::LkSetup setup;
+    detail::LkImage ref[kMaxLevels];  // template pyramid (live tracking, template storing)
+    detail::LkImage cur[kMaxLevels];  // pyramid tracked into
+    const Point2f* points;            // live: template positions; store: positions to store
+    const LkGuess* guesses;           // initial estimates; live mode may pass nullptr (= points)
+    const std::int32_t* slots;        // stored-template slots (store / tracking from the store)
+    LkResult* results;
+    float* store;                     // capacity slots laid out by detail::store_level_offset()
+    std::int32_t* store_valid;        // capacity * levels flags
+    int capacity;
+    int count;
+};
+
+/// Templates from `ref` at points[i], tracked into `cur`: results[i].
+void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream);
+/// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i].
+void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream);
+/// Stores the templates of points[i] in `ref` into slots[i].
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream);
+
+/// Forward-backward check inputs: back_points[i] = forward[i]'s position when it was Tracked or NotConverged, else NaN
+/// (the backward track then ends at once); back_guesses[i] = (origins[i], gain 1, offset 0).
+void launch_lk_backward_inputs(const LkResult* forward, const Point2f* origins, Point2f* back_points,
+                               LkGuess* back_guesses, int count, cudaStream_t stream);
+
+}  // namespace kestrel::kernels

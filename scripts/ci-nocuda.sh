@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The build without CUDA, as on a machine that has no CUDA toolkit at all: the library with its CPU
+# backend, the CPU tests, the examples (CPU backend), the bench's CPU rows and the installed-package
+# consumer. The toolkit is hidden rather than removed: no CUDA directory on PATH, CMake told to ignore
+# the toolkit's prefixes, and the host compiler run without /usr/local/include (where some toolkit
+# installs put the CUDA headers), so that any CUDA include left in the CPU build fails here. The
+# configure step must then find no CUDA compiler on its own (KESTREL_WITH_CUDA defaults to OFF).
+#
+# Usage: scripts/ci-nocuda.sh
+# Environment: BUILD_DIR_NOCUDA (default: build-nocuda), KESTREL_JOBS, CTEST_ARGS
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$KESTREL_ROOT"
+dir="${BUILD_DIR_NOCUDA:-build-nocuda}"
+mkdir -p "$dir"
+shim="$(cd "$dir" && mkdir -p no-cuda-tools && cd no-cuda-tools && pwd)"
+
+# PATH without any CUDA directory, and without nvcc wherever it sits (e.g. a wrapper in /usr/local/bin).
+clean_path="$shim"
+IFS=: read -r -a entries <<<"$PATH"
+for e in "${entries[@]}"; do
+    [[ -z "$e" || "$e" == *cuda* || -x "$e/nvcc" ]] && continue
+    clean_path="$clean_path:$e"
+done
+export PATH="$clean_path"
+unset CUDACXX CUDAHOSTCXX CUDA_PATH CUDA_HOME CUDAToolkit_ROOT
+for v in LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LD_LIBRARY_PATH; do
+    if [[ "${!v:-}" == *cuda* ]]; then unset "$v"; fi
+done
+if command -v nvcc >/dev/null 2>&1; then die "nvcc still on PATH: $(command -v nvcc)"; fi
+
+# g++ with its own include path minus /usr/local/include (same order, include_next intact).
+sysinc=()
+while read -r d; do
+    [[ "$d" == /usr/local/include* ]] || sysinc+=(-isystem "$d")
+done < <(g++ -xc++ -E -v - </dev/null 2>&1 | sed -n '/#include <...> search starts here:/,/End of search list./{//!p}')
+((${#sysinc[@]} > 0)) || die "could not read g++'s include path"
+real_gxx="$(command -v g++)"
+{
+    echo '#!/bin/sh'
+    echo '# g++ without /usr/local/include (written by scripts/ci-nocuda.sh)'
+    printf 'exec %q -nostdinc' "$real_gxx"
+    printf " %q" "${sysinc[@]}"
+    echo ' "$@"'
+} >"$shim/g++"
+chmod +x "$shim/g++"
+echo '#include <cuda_runtime.h>' >"$shim/probe.cpp"
+if "$shim/g++" -fsyntax-only "$shim/probe.cpp" 2>/dev/null; then
+    die "cuda_runtime.h is still reachable by the host compiler: the toolkit is not hidden"
+fi
+log "toolkit hidden: no nvcc on PATH, <cuda_runtime.h> not found by $shim/g++"
+
+ignore="/usr/local/cuda;$(ls -d /usr/local/cuda-* 2>/dev/null | tr '\n' ';')"
+log "configure $dir (no CUDA toolkit visible)"
+rm -f "$dir/CMakeCache.txt"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$shim/g++" \
+    "-DCMAKE_IGNORE_PREFIX_PATH=$ignore" | tee "$dir/configure.log"
+grep -q 'Kestrel: CUDA backend OFF' "$dir/configure.log" || die "the configure step did not fall back to the CPU-only build"
+
+log "build everything ($KESTREL_JOBS jobs)"
+cmake --build "$dir" -j "$KESTREL_JOBS"
+
+log "ctest ($dir)"
+# shellcheck disable=SC2086
+ctest --test-dir "$dir" --output-on-failure -j "$KESTREL_JOBS" ${CTEST_ARGS:-}
+
+log "package consumer against the CPU-only install"
+prefix="$dir/prefix"
+rm -rf "$prefix" "$dir/consumer"
+cmake --install "$dir" --prefix "$prefix" >/dev/null
+cmake -S tests/package -B "$dir/consumer" -G Ninja -DCMAKE_CXX_COMPILER="$shim/g++" -DCMAKE_PREFIX_PATH="$prefix" \
+    "-DCMAKE_IGNORE_PREFIX_PATH=$ignore"
+cmake --build "$dir/consumer"
+out="$("$dir/consumer/kestrel_consumer")"
+echo "$out"
+grep -q '^kestrel consumer: OK' <<<"$out" || die "the consumer did not report OK"
+log "build without CUDA passed"

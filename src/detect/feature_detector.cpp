@@ -1,0 +1,114 @@
+// FeatureDetector (both backends) and detect_cpu, the CPU reference of the whole detector:
+// pyramid -> FAST score maps -> grid selection (src/detect/grid_select_cpu.cpp).
+#include "kestrel/feature_detector.hpp"
+
+#include "detector_cuda.hpp"
+#include "detector_geometry.hpp"
+#include "src/core/cuda_required.hpp"
+#include "kestrel/device_image.hpp"
+
+namespace kestrel {
+
+std::vector<Keypoint> detect_cpu(HostView image, const DetectorConfig& cfg, const DetectionMasks& masks) {
+    const char* where = "detect_cpu";
+    validate_view(where, "image", image);
+    const detail::GridGeometry g = detail::grid_geometry(where, image.width, image.height, cfg);
+    detail::check_cell_mask(where, g, masks.cell_skip, masks.cell_grid);
+    detail::check_pixel_mask(where, g, masks.pixel_mask);
+    const std::vector<HostImage> pyramid = build_pyramid_cpu(image, cfg.pyramid);
+    const std::vector<ScoreMap> maps = fast_score_maps_cpu(pyramid, cfg.fast);
+    return detail::grid_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
+}
+
+struct FeatureDetector::Impl {
+    DetectorConfig cfg;
+    Backend backend = Backend::Cuda;
+    std::unique_ptr<detail::CudaDetector> cuda;  // Backend::Cuda
+    std::vector<Keypoint> cpu_result;            // Backend::Cpu: the last detect()
+    int cpu_capacity = 0;
+};
+
+FeatureDetector::FeatureDetector(const DetectorConfig& cfg, Backend backend) {
+    const char* where = "FeatureDetector";
+    validate(cfg, where);
+    if (backend != Backend::Cuda && backend != Backend::Cpu)
+        detail::fail(where, "backend", "must be Backend::Cuda or Backend::Cpu");
+    auto m = std::make_unique<Impl>();
+    m->cfg = cfg;
+    m->backend = backend;
+    if (backend == Backend::Cuda) {
+        detail::require_cuda(where);
+        m->cuda = std::make_unique<detail::CudaDetector>(cfg);
+    }
+    impl_ = std::move(m);
+}
+
+FeatureDetector::FeatureDetector(FeatureDetector&&) noexcept = default;
+FeatureDetector& FeatureDetector::operator=(FeatureDetector&&) noexcept = default;
+FeatureDetector::~FeatureDetector() = default;
+
+FeatureDetector::Impl& FeatureDetector::impl(const char* where) const {
+    if (!impl_) throw StateError(std::string("kestrel: FeatureDetector::") + where + ": object is empty or moved-from");
+    return *impl_;
+}
+
+const DetectorConfig& FeatureDetector::config() const { return impl("config").cfg; }
+Backend FeatureDetector::backend() const { return impl("backend").backend; }
+
+std::vector<Keypoint> FeatureDetector::detect(HostView image, const DetectionMasks& masks) {
+    Impl& m = impl("detect");
+    if (m.cuda) return m.cuda->detect(image, masks);
+    m.cpu_result = detect_cpu(image, m.cfg, masks);
+    m.cpu_capacity = detail::grid_geometry("FeatureDetector::detect", image.width, image.height, m.cfg).capacity;
+    return m.cpu_result;
+}
+
+namespace {
+[[noreturn]] void cuda_only(const char* what) {
+    throw StateError(std::string("kestrel: FeatureDetector::") + what +
+                     ": needs Backend::Cuda (this detector uses Backend::Cpu; call detect())");
+}
+}  // namespace
+
+void FeatureDetector::detect_async(DeviceView image, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    Impl& m = impl("detect_async");
+    if (!m.cuda) cuda_only("detect_async");
+    m.cuda->enqueue(image, stream, masks);
+}
+
+void FeatureDetector::detect_async(HostView pinned_image, StreamHandle stream, const DeviceDetectionMasks& masks) {
+    Impl& m = impl("detect_async");
+    if (!m.cuda) cuda_only("detect_async");
+    m.cuda->enqueue(pinned_image, stream, masks);
+}
+
+const Keypoint* FeatureDetector::device_keypoints() const {
+    const Impl& m = impl("device_keypoints");
+    return m.cuda ? m.cuda->device_keypoints() : nullptr;
+}
+const int* FeatureDetector::device_count() const {
+    const Impl& m = impl("device_count");
+    return m.cuda ? m.cuda->device_count() : nullptr;
+}
+const Keypoint* FeatureDetector::host_keypoints() const {
+    const Impl& m = impl("host_keypoints");
+    if (m.cuda) return m.cuda->host_keypoints();
+    return m.cpu_result.empty() ? nullptr : m.cpu_result.data();
+}
+int FeatureDetector::host_count() const {
+    const Impl& m = impl("host_count");
+    return m.cuda ? m.cuda->host_count() : static_cast<int>(m.cpu_result.size());
+}
+int FeatureDetector::capacity() const {
+    const Impl& m = impl("capacity");
+    return m.cuda ? m.cuda->capacity() : m.cpu_capacity;
+}
+
+}  // namespace kestrel
+
+namespace kestrel {
+bool FeatureDetector::uses_cuda_graph() const {
+    const Impl& m = impl("uses_cuda_graph");
+    return m.cuda ? m.cuda->last_frame_used_graph() : false;
+}
+}  // namespace kestrel

@@ -1,0 +1,114 @@
+// CPU reference of the grid selection: NMS on every level, best K per cell over all levels, global cap,
+// output in cell order. The definition kernels/detect/grid_nms.cu must match exactly (same list, same order).
+// Rules: include/kestrel/detail/grid_rules.hpp (geometry, eligibility) and fast_rules.hpp (order, NMS).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "detector_geometry.hpp"
+#include "kestrel/detail/grid_rules.hpp"
+#include "kestrel/grid_select.hpp"
+
+namespace kestrel::detail {
+
+namespace {
+
+/// Inserts key into the best-first list top[0..K-1] (0 = empty) when it beats the last entry.
+void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
+    if (key <= top[K - 1]) return;
+    int i = K - 1;
+    while (i > 0 && top[i - 1] < key) {
+        top[i] = top[i - 1];
+        --i;
+    }
+    top[i] = key;
+}
+
+}  // namespace
+
+std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
+                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                                            HostView pixel_mask) {
+    const int K = cfg.per_cell;
+    std::vector<std::uint64_t> slots(static_cast<std::size_t>(g.cells()) * K, 0);
+
+    // 1. Candidates: positive, eligible, maxima of their (2n+1)^2 neighbourhood; best K per cell.
+    for (int k = 0; k < g.levels; ++k) {
+        const ScoreMap& m = maps[static_cast<std::size_t>(k)];
+        const float s = g.scale[k];
+        const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
+        for (int y = 0; y < m.height; ++y) {
+            const int Y0 = level0_pixel(y, s, g.height);
+            if (!inside_border(Y0, g.height, cfg.border)) continue;
+            const int cy = Y0 / cfg.cell_height;
+            for (int x = 0; x < m.width; ++x) {
+                const float sp = m.at(x, y);
+                if (!(sp > 0.0f)) continue;
+                const int X0 = level0_pixel(x, s, g.width);
+                if (!inside_border(X0, g.width, cfg.border)) continue;
+                const int cell = cy * g.cols + X0 / cfg.cell_width;
+                if (cell_skip && cell_skip[cell]) continue;
+                if (pixel_mask.data && pixel_mask.row(Y0)[X0] == 0) continue;
+                if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, cfg.nms_radius, sp)) continue;
+                insert_best_first(&slots[static_cast<std::size_t>(cell) * K], K, keypoint_key(sp, k, x, y));
+            }
+        }
+    }
+
+    // 2. Global cap: keep the max_features largest keys (keys are unique), never an arrival-order cut.
+    std::uint64_t threshold = 1;  // keeps every non-empty slot
+    if (cfg.max_features > 0) {
+        std::vector<std::uint64_t> keys;
+        for (std::uint64_t key : slots)
+            if (key) keys.push_back(key);
+        const std::size_t M = static_cast<std::size_t>(cfg.max_features);
+        if (keys.size() > M) {
+            std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(M - 1), keys.end(),
+                             std::greater<std::uint64_t>());
+            threshold = keys[M - 1];
+        }
+    }
+
+    // 3. Output in cell order, then rank.
+    std::vector<Keypoint> out;
+    for (std::uint64_t key : slots) {
+        if (key < threshold) continue;
+        const int level = key_level(key);
+        Keypoint kp;
+        kp.x = level0_coord(key_x(key), g.scale[level]);
+        kp.y = level0_coord(key_y(key), g.scale[level]);
+        kp.score = key_score(key);
+        kp.level = level;
+        out.push_back(kp);
+    }
+    return out;
+}
+
+GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg) {
+    validate(cfg, where);
+    check_range(where, "maps.size()", static_cast<int>(maps.size()), cfg.pyramid.levels, cfg.pyramid.levels);
+    const GridGeometry g = grid_geometry(where, maps[0].width, maps[0].height, cfg);
+    for (int k = 0; k < g.levels; ++k) {
+        const ScoreMap& m = maps[static_cast<std::size_t>(k)];
+        if (m.width != g.level_size[k].width || m.height != g.level_size[k].height ||
+            m.scores.size() != static_cast<std::size_t>(m.width) * m.height)
+            fail(where, "maps", "level " + to_text(k) + " is " + to_text(m.width) + "x" + to_text(m.height) +
+                                    ", the pyramid level is " + to_text(g.level_size[k].width) + "x" +
+                                    to_text(g.level_size[k].height));
+        for (float v : m.scores)
+            if (!(std::isfinite(v) && v >= 0.0f))
+                fail(where, "maps", "level " + to_text(k) + " holds a score that is negative or not finite");
+    }
+    return g;
+}
+
+std::vector<Keypoint> grid_select_cpu(const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                                      const DetectionMasks& masks) {
+    const char* where = "grid_select_cpu";
+    const GridGeometry g = check_score_maps(where, maps, cfg);
+    check_cell_mask(where, g, masks.cell_skip, masks.cell_grid);
+    check_pixel_mask(where, g, masks.pixel_mask);
+    return grid_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
+}
+
+}  // namespace kestrel::detail

@@ -1,0 +1,276 @@
+// FeatureTracker: track bookkeeping shared by both backends (ids, ages, previous positions, lost
+// tracks, forward-backward check, the re-detection policy and template slots). Policy, per frame:
+//   1. track every live track (LK from its previous position, or from the caller's prediction);
+//   2. drop those whose status is not Tracked or NotConverged (a track whose level 0 ran out of
+//      iterations but whose residual passed is kept, as OpenCV's LK keeps it), and with
+//      forward_backward those whose backward track is lost or ends more than fb_max_error px from the
+//      previous position (LostForwardBackward);
+//   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
+//      this frame with every grid cell holding a live track masked, and add the best new keypoints by
+//      score (whose level-0 template fits in the image) until target_features tracks are live.
+#include "kestrel/feature_tracker.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "feature_tracker_backend.hpp"
+#include "kestrel/device_image.hpp"
+#include "lk_internal.hpp"
+#include "src/core/cuda_required.hpp"
+
+namespace kestrel {
+
+void validate(const TrackerConfig& cfg, const char* where) {
+    const std::string w(where);
+    validate(cfg.lk, (w + ".lk").c_str());
+    validate(cfg.detector, (w + ".detector").c_str());
+    detail::check_range(where, "target_features", cfg.target_features, 1, 65536);
+    detail::check_range(where, "redetect_fraction", cfg.redetect_fraction, 0.0f, 1.0f);
+    detail::check(std::isfinite(cfg.fb_max_error) && cfg.fb_max_error > 0.0f && cfg.fb_max_error <= 100.0f, where,
+                  "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
+}
+
+struct FeatureTracker::Impl {
+    int width = 0, height = 0;
+    TrackerConfig cfg;
+    Backend backend = Backend::Cuda;
+    std::unique_ptr<detail::TrackerBackend> be;
+    std::vector<Track> tracks, lost, next;
+    std::vector<std::int32_t> slots, next_slots, free_slots;  // template slots, aligned with tracks
+    Size2 grid{};
+    std::vector<std::uint8_t> cell_mask;
+    std::vector<Keypoint> candidates;
+    detail::LkImage frame_box{};  // level-0 geometry only, for the template-fits test
+    int template_side = 0;  // level 0's patch side
+    std::uint64_t next_id = 1;
+    std::int64_t frames = 0;
+    bool redetected = false;
+    bool in_flight = false;
+    int in_flight_count = 0;
+
+    void check_frame(const char* where, int w, int h) const {
+        detail::check(w == width && h == height, where, "frame",
+                      "is " + detail::to_text(w) + "x" + detail::to_text(h) + ", the tracker was made for " +
+                          detail::to_text(width) + "x" + detail::to_text(height));
+    }
+
+    // Stages the inputs of every live track; returns their count.
+    int stage(const char* where, const std::vector<Point2f>* predictions) {
+        if (in_flight)
+            throw StateError(std::string("kestrel: FeatureTracker::") + where +
+                             ": the previous frame is still in flight; call finish() first");
+        const int n = static_cast<int>(tracks.size());
+        if (predictions) {
+            detail::check(predictions->size() == tracks.size(), where, "predictions",
+                          "has " + detail::to_text(predictions->size()) + " entries, must have one per live track (" +
+                              detail::to_text(tracks.size()) + ")");
+            for (std::size_t i = 0; i < predictions->size(); ++i)
+                detail::check_point(where, "predictions", i, (*predictions)[i].x, (*predictions)[i].y);
+        }
+        const bool first_frame_templates = cfg.lk.template_source == TemplateSource::FirstFrame;
+        Point2f* o = be->origins();
+        LkGuess* g = be->guesses();
+        std::int32_t* s = be->slots();
+        for (int i = 0; i < n; ++i) {
+            const Track& t = tracks[static_cast<std::size_t>(i)];
+            o[i] = {t.x, t.y};
+            const Point2f p = predictions ? (*predictions)[static_cast<std::size_t>(i)] : Point2f{t.x, t.y};
+            g[i] = first_frame_templates ? LkGuess{p.x, p.y, t.gain, t.offset} : LkGuess{p.x, p.y, 1.0f, 0.0f};
+            s[i] = slots[static_cast<std::size_t>(i)];
+        }
+        return n;
+    }
+
+    void update_tracks() {
+        const LkResult* r = be->results();
+        const LkResult* b = be->back_results();
+        lost.clear();
+        next.clear();
+        next_slots.clear();
+        for (std::size_t i = 0; i < static_cast<std::size_t>(in_flight_count); ++i) {
+            Track t = tracks[i];
+            const LkResult& f = r[i];
+            // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as
+            // OpenCV's LK does; the live track's status is Tracked.
+            TrackStatus st = f.status == TrackStatus::NotConverged ? TrackStatus::Tracked : f.status;
+            if (st == TrackStatus::Tracked && cfg.forward_backward) {
+                const float ex = b[i].x - t.x, ey = b[i].y - t.y;
+                const bool back_ok = b[i].status == TrackStatus::Tracked || b[i].status == TrackStatus::NotConverged;
+                if (!back_ok || !(std::sqrt(ex * ex + ey * ey) <= cfg.fb_max_error))
+                    st = TrackStatus::LostForwardBackward;
+            }
+            t.prev_x = t.x;
+            t.prev_y = t.y;
+            t.x = f.x;
+            t.y = f.y;
+            t.gain = f.gain;
+            t.offset = f.offset;
+            t.residual = f.residual;
+            t.status = st;
+            if (st == TrackStatus::Tracked) {
+                ++t.age;
+                next.push_back(t);
+                next_slots.push_back(slots[i]);
+            } else {
+                lost.push_back(t);
+                if (slots[i] >= 0) free_slots.push_back(slots[i]);
+            }
+        }
+        tracks.swap(next);
+        slots.swap(next_slots);
+    }
+
+    void redetect() {
+        const int live = static_cast<int>(tracks.size());
+        redetected = false;
+        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features)))
+            return;
+        if (live >= cfg.target_features) return;
+        redetected = true;
+        std::fill(cell_mask.begin(), cell_mask.end(), std::uint8_t{0});
+        for (const Track& t : tracks) {
+            const int cx = std::clamp(static_cast<int>(t.x) / cfg.detector.cell_width, 0, grid.width - 1);
+            const int cy = std::clamp(static_cast<int>(t.y) / cfg.detector.cell_height, 0, grid.height - 1);
+            cell_mask[static_cast<std::size_t>(cy) * grid.width + cx] = 1;
+        }
+        be->detect(cell_mask.data(), grid, candidates);
+        // Best score first; ties by position (a total order: no allocation, unlike stable_sort).
+        std::sort(candidates.begin(), candidates.end(), [](const Keypoint& a, const Keypoint& b) {
+            if (a.score != b.score) return a.score > b.score;
+            if (a.y != b.y) return a.y < b.y;
+            if (a.x != b.x) return a.x < b.x;
+            return a.level < b.level;
+        });
+        const bool stored = cfg.lk.template_source == TemplateSource::FirstFrame;
+        int added = 0;
+        for (const Keypoint& k : candidates) {
+            if (live + added >= cfg.target_features) break;
+            if (!detail::inside(frame_box, k.x, k.y, template_side, 1)) continue;
+            Track t;
+            t.id = next_id++;
+            t.x = t.prev_x = k.x;
+            t.y = t.prev_y = k.y;
+            t.score = k.score;
+            t.level = k.level;
+            std::int32_t slot = -1;
+            if (stored) {
+                slot = free_slots.back();
+                free_slots.pop_back();
+                be->new_points()[added] = {k.x, k.y};
+                be->new_slots()[added] = slot;
+            }
+            tracks.push_back(t);
+            slots.push_back(slot);
+            ++added;
+        }
+        if (stored && added > 0) be->store_templates(added);
+    }
+};
+
+FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend) {
+    const char* where = "FeatureTracker";
+    validate(cfg, where);
+    detail::check_range(where, "width", width, kMinLevelSide, kMaxImageSide);
+    detail::check_range(where, "height", height, kMinLevelSide, kMaxImageSide);
+    (void)pyramid_sizes(width, height, cfg.lk.pyramid);  // throws naming 'levels' when too many for the frame
+    validate_image_size(width, height, cfg.detector, where);  // the detector's border and levels fit
+    if (backend != Backend::Cuda && backend != Backend::Cpu)
+        detail::fail(where, "backend", "must be Backend::Cuda or Backend::Cpu");
+    auto m = std::make_unique<Impl>();
+    m->width = width;
+    m->height = height;
+    m->cfg = cfg;
+    m->backend = backend;
+    if (backend == Backend::Cuda) {
+        detail::require_cuda(where);
+        m->be = detail::make_cuda_tracker_backend(width, height, cfg);
+    } else {
+        m->be = detail::make_cpu_tracker_backend(width, height, cfg);
+    }
+    m->grid = grid_size(width, height, cfg.detector);
+    m->cell_mask.assign(static_cast<std::size_t>(m->grid.width) * m->grid.height, 0);
+    m->frame_box = {nullptr, width, height, static_cast<std::size_t>(width)};
+    m->template_side = cfg.lk.patch_size;
+    const auto cap = static_cast<std::size_t>(cfg.target_features);
+    m->tracks.reserve(cap);
+    m->lost.reserve(cap);
+    m->next.reserve(cap);
+    m->slots.reserve(cap);
+    m->next_slots.reserve(cap);
+    m->free_slots.reserve(cap);
+    m->candidates.reserve(static_cast<std::size_t>(m->grid.width) * m->grid.height * 8 + 1);  // cells * per_cell max
+    for (int s = cfg.target_features - 1; s >= 0; --s) m->free_slots.push_back(s);
+    impl_ = std::move(m);
+}
+
+FeatureTracker::FeatureTracker(FeatureTracker&&) noexcept = default;
+FeatureTracker& FeatureTracker::operator=(FeatureTracker&&) noexcept = default;
+FeatureTracker::~FeatureTracker() = default;
+
+FeatureTracker::Impl& FeatureTracker::impl(const char* where) const {
+    if (!impl_) throw StateError(std::string("kestrel: FeatureTracker::") + where + ": object is empty or moved-from");
+    return *impl_;
+}
+
+const TrackerConfig& FeatureTracker::config() const { return impl("config").cfg; }
+Backend FeatureTracker::backend() const { return impl("backend").backend; }
+int FeatureTracker::width() const { return impl("width").width; }
+int FeatureTracker::height() const { return impl("height").height; }
+const std::vector<Track>& FeatureTracker::tracks() const { return impl("tracks").tracks; }
+const std::vector<Track>& FeatureTracker::lost_tracks() const { return impl("lost_tracks").lost; }
+std::int64_t FeatureTracker::frame_count() const { return impl("frame_count").frames; }
+bool FeatureTracker::redetected() const { return impl("redetected").redetected; }
+
+const std::vector<Track>& FeatureTracker::track(HostView frame, const std::vector<Point2f>* predictions) {
+    track_async(frame, nullptr, predictions);
+    return finish();
+}
+
+void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions) {
+    const char* where = "FeatureTracker::track_async";
+    Impl& m = impl("track_async");
+    validate_view(where, "frame", frame);
+    m.check_frame(where, frame.width, frame.height);
+    const int n = m.stage(where, predictions);
+    m.be->start(frame, n, stream);
+    m.in_flight = true;
+    m.in_flight_count = n;
+}
+
+void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions) {
+    const char* where = "FeatureTracker::track_async";
+    Impl& m = impl("track_async");
+    validate_view(where, "frame", frame);
+    m.check_frame(where, frame.width, frame.height);
+    if (m.backend != Backend::Cuda)
+        throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
+    const int n = m.stage(where, predictions);
+    m.be->start(frame, n, stream);
+    m.in_flight = true;
+    m.in_flight_count = n;
+}
+
+const std::vector<Track>& FeatureTracker::finish() {
+    Impl& m = impl("finish");
+    if (!m.in_flight) throw StateError("kestrel: FeatureTracker::finish: no frame in flight (call track_async first)");
+    m.in_flight = false;
+    m.be->wait();
+    m.update_tracks();
+    m.redetect();
+    m.be->swap();
+    ++m.frames;
+    return m.tracks;
+}
+
+void FeatureTracker::reset() {
+    Impl& m = impl("reset");
+    if (m.in_flight) throw StateError("kestrel: FeatureTracker::reset: a frame is in flight; call finish() first");
+    m.tracks.clear();
+    m.lost.clear();
+    m.slots.clear();
+    m.free_slots.clear();
+    for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
+    m.redetected = false;
+}
+
+}  // namespace kestrel

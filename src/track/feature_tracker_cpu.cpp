@@ -1,0 +1,121 @@
+// FeatureTracker's CPU reference backend: the LK driver with the host engine (the warp emulated lane
+// by lane, src/track/lk_cpu.cpp) and detect_cpu. Same operations, same order, same results as the CUDA backend.
+#include <limits>
+
+#include "feature_tracker_backend.hpp"
+#include "lk_internal.hpp"
+
+namespace kestrel::detail {
+namespace {
+
+class CpuTrackerBackend final : public TrackerBackend {
+public:
+    explicit CpuTrackerBackend(const TrackerConfig& cfg) : cfg_(cfg), setup_(make_lk_setup(cfg.lk)) {
+        const auto cap = static_cast<std::size_t>(cfg.target_features);
+        origins_.resize(cap);
+        guesses_.resize(cap);
+        slots_.resize(cap);
+        new_points_.resize(cap);
+        new_slots_.resize(cap);
+        results_.resize(cap);
+        back_.resize(cap);
+        if (cfg.lk.template_source == TemplateSource::FirstFrame) {
+            store_.assign(cap * static_cast<std::size_t>(store_floats_per_slot(setup_)), 0.0f);
+            valid_.assign(cap * static_cast<std::size_t>(setup_.levels), 0);
+        }
+    }
+
+    Point2f* origins() override { return origins_.data(); }
+    LkGuess* guesses() override { return guesses_.data(); }
+    std::int32_t* slots() override { return slots_.data(); }
+    Point2f* new_points() override { return new_points_.data(); }
+    std::int32_t* new_slots() override { return new_slots_.data(); }
+
+    void start(HostView frame, int count, StreamHandle) override {
+        cur_ = build_pyramid_cpu(frame, cfg_.lk.pyramid);
+        LkImage cur[kMaxLevels], prev[kMaxLevels];
+        levels(cur_, cur);
+        if (count > 0) levels(prev_, prev);
+        const bool stored = cfg_.lk.template_source == TemplateSource::FirstFrame;
+        for (int i = 0; i < count; ++i) {
+            if (stored) {
+                CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]), valid_.data() + slots_[i] * setup_.levels);
+                results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
+            } else {
+                CpuLkEngine eng(setup_, prev);
+                results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
+            }
+        }
+        if (cfg_.forward_backward) {
+            const float nan = std::numeric_limits<float>::quiet_NaN();
+            CpuLkEngine eng(setup_, cur);
+            for (int i = 0; i < count; ++i) {
+                const LkResult& f = results_[i];
+                const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
+                back_[i] = lk_track_one(eng, setup_, prev, ok ? f.x : nan, ok ? f.y : nan,
+                                        LkGuess{origins_[i].x, origins_[i].y, 1.0f, 0.0f});
+            }
+        }
+    }
+
+    void start(DeviceView, int, StreamHandle) override {
+        throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
+    }
+
+    void wait() override {}
+    const LkResult* results() const override { return results_.data(); }
+    const LkResult* back_results() const override { return back_.data(); }
+
+    void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) override {
+        DetectionMasks masks;
+        masks.cell_skip = cell_skip;
+        masks.cell_grid = grid;
+        out = detect_cpu(cur_[0].view(), cfg_.detector, masks);
+    }
+
+    void store_templates(int count) override {
+        LkImage cur[kMaxLevels];
+        levels(cur_, cur);
+        for (int i = 0; i < count; ++i) {
+            const std::int32_t slot = new_slots_[i];
+            float* base = store_.data() + slot_offset(slot);
+            for (int k = 0; k < setup_.levels; ++k) {
+                const float sk = setup_.scale[k];
+                valid_[static_cast<std::size_t>(slot) * setup_.levels + k] =
+                    extract_template_cpu(cur[k], to_level(new_points_[i].x, sk), to_level(new_points_[i].y, sk),
+                                         setup_.patch[k], base + store_level_offset(setup_, k))
+                        ? 1
+                        : 0;
+            }
+        }
+    }
+
+    void swap() override { std::swap(prev_, cur_); }
+
+private:
+    static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
+        for (std::size_t k = 0; k < pyr.size(); ++k)
+            out[k] = {pyr[k].data(), pyr[k].width(), pyr[k].height(), pyr[k].pitch()};
+    }
+    std::size_t slot_offset(std::int32_t slot) const {
+        return static_cast<std::size_t>(slot) * static_cast<std::size_t>(store_floats_per_slot(setup_));
+    }
+
+    TrackerConfig cfg_;
+    LkSetup setup_;
+    std::vector<Point2f> origins_, new_points_;
+    std::vector<LkGuess> guesses_;
+    std::vector<std::int32_t> slots_, new_slots_;
+    std::vector<LkResult> results_, back_;
+    std::vector<HostImage> prev_, cur_;
+    std::vector<float> store_;
+    std::vector<std::int32_t> valid_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int, int, const TrackerConfig& cfg) {
+    return std::make_unique<CpuTrackerBackend>(cfg);
+}
+
+}  // namespace kestrel::detail

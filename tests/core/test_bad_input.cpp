@@ -1,0 +1,445 @@
+// Bad input at the public entry points that run without a GPU (docs/bad-input.md, one row = one test
+// named after the row): each bad call must throw InvalidArgument naming the parameter and stating the
+// bound (or StateError for a moved-from object / wrong backend), and the same object must then work on
+// good input, checked against the CPU reference. Constructors of device objects validate before they
+// touch CUDA, so their bad half runs here too; their good half needs a GPU.
+// CUDA-object rows: tests/core/test_bad_input_cuda.cpp; FeatureTracker rows: tests/track/test_bad_input_tracker.cpp.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "bad_input_util.hpp"
+#include "detector_test_util.hpp"
+#include "kestrel/device_image.hpp"
+#include "kestrel/fast.hpp"
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/lk_tracker.hpp"
+#include "kestrel/pyramid.hpp"
+#include "test_data.hpp"
+
+namespace kestrel {
+namespace {
+
+using test::Case;
+using test::invalid;
+using test::Row;
+using test::state;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+const HostImage& frame() {
+    static const HostImage img = test::random_image(160, 120, 7);
+    return img;
+}
+
+HostView null_view(int w = 64, int h = 48) { return {nullptr, w, h, static_cast<std::size_t>(w)}; }
+HostView sized(int w, int h, std::size_t pitch) { return {frame().data(), w, h, pitch}; }
+
+DetectorConfig det_cfg() {
+    DetectorConfig c;
+    c.pyramid = {2, 2.0f};
+    return c;
+}
+
+void expect_detects(FeatureDetector& d) {
+    const std::vector<Keypoint> want = detect_cpu(frame().view(), d.config());
+    ASSERT_FALSE(want.empty());
+    test::expect_same_keypoints(d.detect(frame().view()), want, "detect() after the bad call");
+    EXPECT_EQ(d.host_count(), static_cast<int>(want.size()));
+}
+
+/// A free function: bad and good calls share nothing.
+Row fn(std::string id, std::string param, std::string text, std::function<void()> bad, std::function<void()> good,
+       bool good_needs_gpu = false) {
+    return invalid(std::move(id), std::move(param), std::move(text), [bad, good] { return Case{bad, good}; },
+                   good_needs_gpu);
+}
+
+/// A bad DetectorConfig given to the FeatureDetector constructor; then a good one works.
+Row detector_cfg(std::string id, std::string param, std::string text, std::function<void(DetectorConfig&)> edit) {
+    return fn(std::move(id), std::move(param), std::move(text),
+              [edit] {
+                  DetectorConfig c = det_cfg();
+                  edit(c);
+                  FeatureDetector d(c, Backend::Cpu);
+              },
+              [] {
+                  FeatureDetector d(det_cfg(), Backend::Cpu);
+                  expect_detects(d);
+              });
+}
+
+/// A bad detect() call on a CPU detector built with `cfg`; then detect() on good input works.
+Row detect(std::string id, std::string param, std::string text, DetectorConfig cfg,
+           std::function<void(FeatureDetector&)> bad) {
+    return invalid(std::move(id), std::move(param), std::move(text), [cfg, bad] {
+        auto d = std::make_shared<FeatureDetector>(cfg, Backend::Cpu);
+        return Case{[d, bad] { bad(*d); }, [d] { expect_detects(*d); }};
+    });
+}
+
+// ---- LK: a textured frame and the same frame shifted by (2, 1); three interior points. ---------------
+struct LkData {
+    LkConfig cfg;
+    std::vector<HostImage> ref, cur;
+    std::vector<Point2f> pts{{40.0f, 40.0f}, {80.5f, 60.25f}, {120.0f, 75.0f}};
+    LkData() {
+        const HostImage a = test::random_image(160, 120, 11);
+        HostImage b(160, 120);
+        for (int y = 0; y < 120; ++y)
+            for (int x = 0; x < 160; ++x) b.at(x, y) = a.at(std::max(x - 2, 0), std::max(y - 1, 0));
+        ref = build_pyramid_cpu(a.view(), cfg.pyramid);
+        cur = build_pyramid_cpu(b.view(), cfg.pyramid);
+    }
+    /// Good call: every point tracked onto its shifted position.
+    void expect_tracks() const {
+        const std::vector<LkResult> r = lk_track_cpu(ref, cur, pts, cfg);
+        ASSERT_EQ(r.size(), pts.size());
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            EXPECT_EQ(r[i].status, TrackStatus::Tracked) << "point " << i;
+            EXPECT_NEAR(r[i].x, pts[i].x + 2.0f, 0.05f) << "point " << i;
+            EXPECT_NEAR(r[i].y, pts[i].y + 1.0f, 0.05f) << "point " << i;
+        }
+    }
+};
+
+const LkData& lk() {
+    static const LkData d;
+    return d;
+}
+
+/// A bad LkConfig field, given to lk_track_cpu (pyramids of the default geometry); then a good call.
+Row lk_cfg(std::string id, std::string param, std::string text, std::function<void(LkConfig&)> edit) {
+    return fn(std::move(id), std::move(param), std::move(text),
+              [edit] {
+                  LkConfig c = lk().cfg;
+                  edit(c);
+                  lk_track_cpu(lk().ref, lk().cur, lk().pts, c);
+              },
+              [] { lk().expect_tracks(); });
+}
+
+/// A bad lk_track_cpu call with the given points / guesses; then a good call.
+Row lk_call(std::string id, std::string param, std::string text, std::vector<Point2f> pts,
+            std::vector<LkGuess> guesses, bool with_guesses) {
+    return fn(std::move(id), std::move(param), std::move(text),
+              [pts, guesses, with_guesses] {
+                  lk_track_cpu(lk().ref, lk().cur, pts, lk().cfg, with_guesses ? &guesses : nullptr);
+              },
+              [] { lk().expect_tracks(); });
+}
+
+std::vector<Row> cpu_rows() {
+    std::vector<Row> rows;
+    auto add = [&rows](Row r) { rows.push_back(std::move(r)); };
+    const auto good_image = [] { EXPECT_EQ(HostImage(16, 8, 3).at(15, 7), 3); };
+
+    // ---- host images ---------------------------------------------------------------------------------
+    add(fn("host_image_width_zero", "width", "[1, 16383]", [] { HostImage(0, 10); }, good_image));
+    add(fn("host_image_height_negative", "height", "[1, 16383]", [] { HostImage(10, -3); }, good_image));
+    add(fn("host_image_width_too_large", "width", "[1, 16383]", [] { HostImage(16384, 1); }, good_image));
+    const auto good_copy = [] {
+        const HostImage c = HostImage::copy_of(sized(20, 10, 160));
+        EXPECT_EQ(c.at(19, 9), frame().at(19, 9));
+    };
+    add(fn("copy_of_null", "v.data", "must not be null", [] { HostImage::copy_of(null_view()); }, good_copy));
+    add(fn("copy_of_pitch_below_width", "v.pitch", "must be >= width (20)",
+           [] { HostImage::copy_of(sized(20, 10, 19)); }, good_copy));
+
+    // ---- pyramid -------------------------------------------------------------------------------------
+    const auto good_pyr = [] {
+        const auto p = build_pyramid_cpu(frame().view(), {3, 2.0f});
+        ASSERT_EQ(p.size(), 3u);
+        EXPECT_EQ(p[2].width(), 40);
+        EXPECT_EQ(p[1].at(0, 0), (frame().at(0, 0) + frame().at(1, 0) + frame().at(0, 1) + frame().at(1, 1) + 2) / 4);
+    };
+    const auto pyr = [&](std::string id, std::string param, std::string text, PyramidConfig c) {
+        add(fn(std::move(id), std::move(param), std::move(text), [c] { build_pyramid_cpu(frame().view(), c); },
+               good_pyr));
+    };
+    pyr("pyramid_levels_zero", "levels", "[1, 8]", {0, 2.0f});
+    pyr("pyramid_levels_nine", "levels", "[1, 8]", {9, 2.0f});
+    pyr("pyramid_scale_one", "scale", "(1, 2]", {2, 1.0f});
+    pyr("pyramid_scale_above_two", "scale", "(1, 2]", {2, 2.5f});
+    pyr("pyramid_scale_nan", "scale", "(1, 2]", {2, kNaN});
+    pyr("pyramid_scale_infinite", "scale", "(1, 2]", {2, kInf});
+    // 40 -> 20 -> 10 -> 5: a fourth level would be below 7x7.
+    add(fn("pyramid_too_many_levels_for_image", "levels", "at most 3",
+           [] { build_pyramid_cpu(sized(40, 40, 160), {4, 2.0f}); }, good_pyr));
+    add(fn("pyramid_image_smaller_than_circle", "width", "[7, 16383]",
+           [] { build_pyramid_cpu(sized(6, 40, 160), {1, 2.0f}); }, good_pyr));
+    add(fn("pyramid_null_image", "image.data", "must not be null",
+           [] { build_pyramid_cpu(null_view(), {2, 2.0f}); }, good_pyr));
+    add(fn("pyramid_width_zero", "image.width", "[1, 16383]", [] { build_pyramid_cpu(sized(0, 40, 160), {1, 2.0f}); },
+           good_pyr));
+    add(fn("pyramid_height_negative", "image.height", "[1, 16383]",
+           [] { build_pyramid_cpu(sized(40, -1, 160), {1, 2.0f}); }, good_pyr));
+    add(fn("pyramid_pitch_below_width", "image.pitch", "must be >= width (64)",
+           [] { build_pyramid_cpu(sized(64, 40, 63), {1, 2.0f}); }, good_pyr));
+    add(fn("pyramid_sizes_height_too_large", "height", "[7, 16383]",
+           [] { pyramid_sizes(64, 16384, {1, 2.0f}); },
+           [] { EXPECT_EQ(pyramid_sizes(640, 480, {3, 2.0f})[2].height, 120); }));
+    add(fn("level_scale_level_out_of_range", "level", "[0, 2]", [] { level_scale({3, 2.0f}, 3); },
+           [] { EXPECT_EQ(level_scale({3, 2.0f}, 2), 4.0f); }));
+    add(fn("device_pyramid_ctor_too_many_levels", "levels", "at most 2", [] { DevicePyramid(20, 20, {3, 2.0f}); },
+           [] { EXPECT_EQ(DevicePyramid(20, 20, {2, 2.0f}).levels(), 2); }, true));
+    add(state("device_pyramid_empty", "DevicePyramid::build", [] {
+        auto p = std::make_shared<DevicePyramid>();
+        return Case{[p] { p->build(nullptr); }, [p] {
+                        *p = DevicePyramid(64, 48, {2, 2.0f});
+                        p->build(nullptr);
+                        synchronize(nullptr);
+                    }};
+    }, true));
+
+    // ---- FAST ----------------------------------------------------------------------------------------
+    const auto good_fast = [] {
+        const ScoreMap m = fast_score_map_cpu(frame().view(), FastConfig{});
+        EXPECT_EQ(m.width, 160);
+        EXPECT_EQ(m.at(0, 0), 0.0f);  // border
+        EXPECT_GT(*std::max_element(m.scores.begin(), m.scores.end()), 0.0f);
+    };
+    const auto fast = [&](std::string id, std::string param, std::string text, FastConfig c) {
+        add(fn(std::move(id), std::move(param), std::move(text), [c] { fast_score_map_cpu(frame().view(), c); },
+               good_fast));
+    };
+    fast("fast_threshold_negative", "fast.threshold", "[0, 254]", {-1, 9, 16});
+    fast("fast_threshold_255", "fast.threshold", "[0, 254]", {255, 9, 16});
+    fast("fast_arc_min_zero", "fast.arc_min", "[1, 16]", {10, 0, 16});
+    fast("fast_arc_min_17", "fast.arc_min", "[1, 16]", {10, 17, 17});
+    fast("fast_arc_max_17", "fast.arc_max", "[9, 16]", {10, 9, 17});
+    fast("fast_arc_min_above_max", "fast.arc_max", "[12, 16]", {10, 12, 11});
+    fast("fast_score_type_unknown", "fast.score", "[0, 3]", {10, 9, 16, static_cast<ScoreType>(7)});
+    add(fn("corner_lut_min_above_max", "arc_max", "[12, 16]", [] { corner_lut(12, 11); },
+           [] { EXPECT_EQ(corner_lut(9, 16).size(), 2048u); }));
+    add(fn("fast_null_image", "image.data", "must not be null", [] { fast_score_map_cpu(null_view(), {}); },
+           good_fast));
+    add(fn("fast_width_negative", "image.width", "[1, 16383]", [] { fast_score_map_cpu(sized(-5, 40, 160), {}); },
+           good_fast));
+    add(fn("fast_pitch_below_width", "image.pitch", "must be >= width (32)",
+           [] { fast_score_map_cpu(sized(32, 32, 31), {}); }, good_fast));
+    add(fn("fast_maps_empty_pyramid", "pyramid", "at least one level", [] { fast_score_maps_cpu({}, {}); },
+           good_fast));
+    const auto good_maps = [] {
+        DeviceScoreMaps m(pyramid_sizes(64, 48, {2, 2.0f}), FastConfig{});
+        EXPECT_EQ(m.levels(), 2);
+    };
+    add(fn("device_score_maps_no_levels", "level_sizes.size()", "[1, 8]", [] { DeviceScoreMaps({}, FastConfig{}); },
+           good_maps, true));
+    add(fn("device_score_maps_level_width_zero", "level_sizes[].width", "[1, 16383]",
+           [] { DeviceScoreMaps({{0, 5}}, FastConfig{}); }, good_maps, true));
+    add(fn("device_score_maps_bad_threshold", "fast.threshold", "[0, 254]",
+           [] { DeviceScoreMaps({{64, 48}}, FastConfig{300}); }, good_maps, true));
+
+    // ---- detector configuration (FeatureDetector constructor) ------------------------------------------
+    add(detector_cfg("detector_nms_radius_zero", "nms_radius", "[1, 4]", [](DetectorConfig& c) { c.nms_radius = 0; }));
+    add(detector_cfg("detector_nms_radius_five", "nms_radius", "[1, 4]", [](DetectorConfig& c) { c.nms_radius = 5; }));
+    add(detector_cfg("detector_cell_width_16", "cell_width", "[32, 1024]",
+        [](DetectorConfig& c) { c.cell_width = 16; }));
+    add(detector_cfg("detector_cell_width_48", "cell_width", "multiple of 32",
+        [](DetectorConfig& c) { c.cell_width = 48; }));
+    add(detector_cfg("detector_cell_width_1056", "cell_width", "[32, 1024]",
+        [](DetectorConfig& c) { c.cell_width = 1056; }));
+    add(detector_cfg("detector_cell_height_7", "cell_height", "[8, 1024]",
+        [](DetectorConfig& c) { c.cell_height = 7; }));
+    add(detector_cfg("detector_per_cell_zero", "per_cell", "[1, 8]", [](DetectorConfig& c) { c.per_cell = 0; }));
+    add(detector_cfg("detector_per_cell_nine", "per_cell", "[1, 8]", [](DetectorConfig& c) { c.per_cell = 9; }));
+    add(detector_cfg("detector_max_features_negative", "max_features", "[0, 16777216]",
+                 [](DetectorConfig& c) { c.max_features = -1; }));
+    add(detector_cfg("detector_border_negative", "border", "[0, 64]", [](DetectorConfig& c) { c.border = -1; }));
+    add(detector_cfg("detector_border_65", "border", "[0, 64]", [](DetectorConfig& c) { c.border = 65; }));
+    add(detector_cfg("detector_threshold_300", "fast.threshold", "[0, 254]",
+        [](DetectorConfig& c) { c.fast.threshold = 300; }));
+    add(detector_cfg("detector_arc_min_above_max", "fast.arc_max", "[13, 16]", [](DetectorConfig& c) {
+        c.fast.arc_min = 13;
+        c.fast.arc_max = 10;
+    }));
+    add(detector_cfg("detector_levels_zero", "levels", "[1, 8]", [](DetectorConfig& c) { c.pyramid.levels = 0; }));
+    add(detector_cfg("detector_scale_nan", "scale", "(1, 2]", [](DetectorConfig& c) { c.pyramid.scale = kNaN; }));
+    add(fn("detector_backend_unknown", "backend", "Backend::Cuda or Backend::Cpu",
+           [] { FeatureDetector d(det_cfg(), static_cast<Backend>(7)); },
+           [] {
+               FeatureDetector d(det_cfg(), Backend::Cpu);
+               expect_detects(d);
+           }));
+    add(fn("grid_size_width_zero", "width", "[1, 16383]", [] { grid_size(0, 10, det_cfg()); },
+           [] { EXPECT_EQ(grid_size(160, 120, det_cfg()).width, 5); }));
+
+    // ---- detection (one CPU detector, reused after the bad call) ----------------------------------------
+    const DetectorConfig dc = det_cfg();
+    rows.push_back(detect("detect_null_image", "image.data", "must not be null", dc,
+                          [](FeatureDetector& d) { d.detect(null_view()); }));
+    rows.push_back(detect("detect_width_zero", "image.width", "[1, 16383]", dc,
+                          [](FeatureDetector& d) { d.detect(sized(0, 40, 160)); }));
+    rows.push_back(detect("detect_height_negative", "image.height", "[1, 16383]", dc,
+                          [](FeatureDetector& d) { d.detect(sized(40, -7, 160)); }));
+    rows.push_back(detect("detect_pitch_below_width", "image.pitch", "must be >= width (160)", dc,
+                          [](FeatureDetector& d) { d.detect(sized(160, 120, 100)); }));
+    DetectorConfig bordered = dc;
+    bordered.border = 20;
+    rows.push_back(detect("detect_image_smaller_than_border", "image.width", ">= 2 * border + 7 = 47", bordered,
+                          [](FeatureDetector& d) { d.detect(sized(40, 60, 160)); }));
+    DetectorConfig deep = dc;
+    deep.pyramid.levels = 4;
+    rows.push_back(detect("detect_image_too_small_for_levels", "levels", "at most 3", deep,
+                          [](FeatureDetector& d) { d.detect(sized(40, 40, 160)); }));
+    rows.push_back(detect("detect_cell_mask_wrong_grid", "masks.cell_grid", "must equal the cell grid 5x4", dc,
+                          [](FeatureDetector& d) {
+                              const std::vector<std::uint8_t> skip(16, 0);
+                              d.detect(frame().view(), {skip.data(), {4, 4}, {}});
+                          }));
+    rows.push_back(detect("detect_pixel_mask_wrong_size", "masks.pixel_mask", "must equal the image size 160x120", dc,
+                          [](FeatureDetector& d) {
+                              const HostImage mask(80, 60, 1);
+                              d.detect(frame().view(), {nullptr, {}, mask.view()});
+                          }));
+    rows.push_back(detect("detect_pixel_mask_pitch_below_width", "masks.pixel_mask.pitch", "must be >= width (160)",
+                          dc, [](FeatureDetector& d) {
+                              const HostImage mask(160, 120, 1);
+                              d.detect(frame().view(), {nullptr, {}, {mask.data(), 160, 120, 159}});
+                          }));
+    add(fn("detect_cpu_null_image", "image.data", "must not be null", [] { detect_cpu(null_view(), det_cfg()); },
+           [] { EXPECT_FALSE(detect_cpu(frame().view(), det_cfg()).empty()); }));
+    add(state("detector_moved_from", "FeatureDetector::detect", [] {
+        auto a = std::make_shared<FeatureDetector>(det_cfg(), Backend::Cpu);
+        auto b = std::make_shared<FeatureDetector>(std::move(*a));
+        return Case{[a] { a->detect(frame().view()); },  // NOLINT(bugprone-use-after-move): on purpose
+                    [a, b] {
+                        expect_detects(*b);
+                        *a = FeatureDetector(det_cfg(), Backend::Cpu);  // a moved-from object can be assigned
+                        expect_detects(*a);
+                    }};
+    }));
+    add(state("detector_moved_from_config", "FeatureDetector::config", [] {
+        auto a = std::make_shared<FeatureDetector>(det_cfg(), Backend::Cpu);
+        auto b = std::make_shared<FeatureDetector>(std::move(*a));
+        return Case{[a] { (void)a->config(); }, [b] { expect_detects(*b); }};
+    }));
+    add(state("detector_cpu_detect_async", "needs Backend::Cuda", [] {
+        auto d = std::make_shared<FeatureDetector>(det_cfg(), Backend::Cpu);
+        return Case{[d] {
+                        const DeviceView v{frame().data(), 160, 120, 160};  // never dereferenced
+                        d->detect_async(v, nullptr);
+                    },
+                    [d] { expect_detects(*d); }};
+    }));
+
+    // ---- LK configuration and lk_track_cpu --------------------------------------------------------------
+    add(lk_cfg("lk_levels_zero", "pyramid.levels", "[1, 8]", [](LkConfig& c) { c.pyramid.levels = 0; }));
+    add(lk_cfg("lk_scale_nan", "pyramid.scale", "(1, 2]", [](LkConfig& c) { c.pyramid.scale = kNaN; }));
+    add(lk_cfg("lk_mode_unknown", "mode", "[0, 3]", [](LkConfig& c) { c.mode = static_cast<LkMode>(4); }));
+    add(lk_cfg("lk_template_source_unknown", "template_source", "[0, 1]",
+           [](LkConfig& c) { c.template_source = static_cast<TemplateSource>(2); }));
+    add(lk_cfg("lk_patch_size_3", "patch_size", "[4, 16]", [](LkConfig& c) { c.patch_size = 3; }));
+    add(lk_cfg("lk_patch_size_17", "patch_size", "[4, 16]", [](LkConfig& c) { c.patch_size = 17; }));
+    add(lk_cfg("lk_coarse_patch_size_20", "coarse_patch_size", "[4, 16]",
+        [](LkConfig& c) { c.coarse_patch_size = 20; }));
+    add(lk_cfg("lk_coarse_from_level_zero", "coarse_from_level", "[1, 8]",
+        [](LkConfig& c) { c.coarse_from_level = 0; }));
+    add(lk_cfg("lk_max_iterations_zero", "max_iterations", "[1, 100]", [](LkConfig& c) { c.max_iterations = 0; }));
+    add(lk_cfg("lk_min_update_zero", "min_update", "(0, 1]", [](LkConfig& c) { c.min_update = 0.0f; }));
+    add(lk_cfg("lk_min_update_nan", "min_update", "(0, 1]", [](LkConfig& c) { c.min_update = kNaN; }));
+    add(lk_cfg("lk_max_residual_infinite", "max_residual", "(0, 255]", [](LkConfig& c) { c.max_residual = kInf; }));
+    add(lk_cfg("lk_min_eigenvalue_negative", "min_eigenvalue", "[0, 1e+06]",
+        [](LkConfig& c) { c.min_eigenvalue = -1.0f; }));
+    add(lk_cfg("lk_min_eigenvalue_nan", "min_eigenvalue", "must be finite",
+        [](LkConfig& c) { c.min_eigenvalue = kNaN; }));
+    add(fn("lk_patch_size_level_out_of_range", "level", "[0, 2]", [] { lk_patch_size(lk().cfg, 3); },
+           [] {
+               const LkConfig& c = lk().cfg;
+               EXPECT_EQ(lk_patch_size(c, 2), 2 < c.coarse_from_level ? c.patch_size : c.coarse_patch_size);
+           }));
+    add(fn("lk_ref_pyramid_levels", "ref", "has 2 levels",
+           [] {
+               const auto ref2 = build_pyramid_cpu(frame().view(), {2, 2.0f});
+               lk_track_cpu(ref2, lk().cur, lk().pts, lk().cfg);
+           },
+           [] { lk().expect_tracks(); }));
+    add(fn("lk_cur_frame_size", "cur", "must equal ref's 160x120",
+           [] {
+               const auto small = build_pyramid_cpu(sized(100, 100, 160), lk().cfg.pyramid);
+               lk_track_cpu(lk().ref, small, lk().pts, lk().cfg);
+           },
+           [] { lk().expect_tracks(); }));
+    const std::vector<Point2f> p3 = lk().pts;
+    auto with = [&p3](std::size_t i, Point2f p) {
+        std::vector<Point2f> v = p3;
+        v[i] = p;
+        return v;
+    };
+    rows.push_back(lk_call("lk_point_nan", "ref_points", "[1] = (nan, 60.25) must be finite",
+                           with(1, {kNaN, 60.25f}), {}, false));
+    rows.push_back(lk_call("lk_point_infinite", "ref_points", "must be finite", with(2, {120.0f, -kInf}), {}, false));
+    const std::vector<LkGuess> g3{{42, 41, 1, 0}, {82.5f, 61.25f, 1, 0}, {122, 76, 1, 0}};
+    rows.push_back(lk_call("lk_guesses_count", "guesses", "one per point", p3, {g3[0], g3[1]}, true));
+    std::vector<LkGuess> gnan = g3, ggain = g3, goff = g3;
+    gnan[0].y = kNaN;
+    ggain[1].gain = 0.0f;
+    goff[2].offset = kInf;
+    rows.push_back(lk_call("lk_guess_nan", "guesses", "must be finite", p3, gnan, true));
+    rows.push_back(lk_call("lk_guess_gain_zero", "guesses", "gain must be finite and > 0", p3, ggain, true));
+    rows.push_back(lk_call("lk_guess_offset_infinite", "guesses", "offset finite", p3, goff, true));
+    const auto good_lk_tracker = [] { EXPECT_EQ(DeviceLkTracker(LkConfig{}, 16).capacity(), 16); };
+    add(fn("device_lk_capacity_zero", "capacity", "[1, 65536]", [] { DeviceLkTracker(LkConfig{}, 0); },
+           good_lk_tracker, true));
+    add(fn("device_lk_capacity_65537", "capacity", "[1, 65536]", [] { DeviceLkTracker(LkConfig{}, 65537); },
+           good_lk_tracker, true));
+    add(fn("device_lk_bad_config", "patch_size", "[4, 16]",
+           [] {
+               LkConfig c;
+               c.patch_size = 3;
+               DeviceLkTracker(c, 16);
+           },
+           good_lk_tracker, true));
+
+    // ---- device images: sizes are checked before any CUDA call ------------------------------------------
+    const auto good_dev = [] {
+        const DeviceImage d = upload(sized(20, 10, 160));
+        EXPECT_EQ(download(d.view()).at(19, 9), frame().at(19, 9));
+    };
+    add(fn("device_image_width_zero", "width", "[1, 16383]", [] { DeviceImage(0, 5); }, good_dev, true));
+    add(fn("device_image_height_too_large", "height", "[1, 16383]", [] { DeviceImage(5, 16384); }, good_dev, true));
+    add(fn("pinned_image_height_negative", "height", "[1, 16383]", [] { PinnedImage(5, -1); },
+           [] { EXPECT_EQ(PinnedImage(5, 5).view().width, 5); }, true));
+    add(fn("upload_null", "src.data", "must not be null", [] { upload(null_view()); }, good_dev, true));
+    add(fn("upload_pitch_below_width", "src.pitch", "must be >= width (20)", [] { upload(sized(20, 10, 12)); },
+           good_dev, true));
+    add(fn("download_null", "src.data", "must not be null", [] { download(DeviceView{nullptr, 8, 8, 8}); }, good_dev,
+           true));
+    return rows;
+}
+
+class BadInputCpu : public ::testing::TestWithParam<Row> {};
+
+TEST_P(BadInputCpu, ThrowsNamingParameterAndBoundThenWorks) { test::run_row(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Rows, BadInputCpu, ::testing::ValuesIn(cpu_rows()), test::row_name);
+
+// Not an error: features outside the image come back LostOutOfBounds, the others are tracked.
+TEST(BadInputCpuStatus, LkPointsOutsideTheImageAreLostOutOfBounds) {
+    std::vector<Point2f> pts = lk().pts;
+    pts.push_back({-40.0f, 30.0f});
+    pts.push_back({1e7f, 60.0f});
+    pts.push_back({159.9f, 119.9f});  // inside, but its patch is not
+    const std::vector<LkResult> r = lk_track_cpu(lk().ref, lk().cur, pts, lk().cfg);
+    ASSERT_EQ(r.size(), pts.size());
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(r[i].status, TrackStatus::Tracked) << i;
+    for (std::size_t i = 3; i < r.size(); ++i) EXPECT_EQ(r[i].status, TrackStatus::LostOutOfBounds) << i;
+    lk().expect_tracks();
+}
+
+// Backend::Cuda asked for on a machine without a device: NoDeviceError, nothing half-built.
+TEST(BadInputCpuStatus, CudaBackendWithoutDeviceThrowsNoDeviceError) {
+    if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: this row is about machines without one";
+    EXPECT_THROW(FeatureDetector(det_cfg(), Backend::Cuda), NoDeviceError);
+    EXPECT_THROW(DeviceLkTracker(LkConfig{}, 16), NoDeviceError);
+    FeatureDetector d(det_cfg(), default_backend());
+    EXPECT_EQ(d.backend(), Backend::Cpu);
+    expect_detects(d);
+}
+
+}  // namespace
+}  // namespace kestrel
