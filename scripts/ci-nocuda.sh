@@ -13,7 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$KESTREL_ROOT"
 dir="${BUILD_DIR_NOCUDA:-build-nocuda}"
 mkdir -p "$dir"
+rm -rf "$dir/no-cuda-tools"
 shim="$(cd "$dir" && mkdir -p no-cuda-tools && cd no-cuda-tools && pwd)"
+real_gxx="$(command -v g++)" || die "g++ not found"
 
 # PATH without any CUDA directory, and without nvcc wherever it sits (e.g. a wrapper in /usr/local/bin).
 clean_path="$shim"
@@ -35,7 +37,6 @@ while read -r d; do
     [[ "$d" == /usr/local/include* ]] || sysinc+=(-isystem "$d")
 done < <(g++ -xc++ -E -v - </dev/null 2>&1 | sed -n '/#include <...> search starts here:/,/End of search list./{//!p}')
 ((${#sysinc[@]} > 0)) || die "could not read g++'s include path"
-real_gxx="$(command -v g++)"
 {
     echo '#!/bin/sh'
     echo '# g++ without /usr/local/include (written by scripts/ci-nocuda.sh)'

@@ -12,7 +12,8 @@ log() { printf '\n==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # nvcc: PATH first, else the standard toolkit location (a fresh shell often lacks it on PATH).
-ensure_nvcc() {
+# find_nvcc returns non-zero when there is none; ensure_nvcc dies then.
+find_nvcc() {
     if ! command -v nvcc >/dev/null 2>&1; then
         for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
             if [[ -x "$d/nvcc" ]]; then
@@ -21,8 +22,7 @@ ensure_nvcc() {
             fi
         done
     fi
-    command -v nvcc >/dev/null 2>&1 ||
-        die "nvcc not found: install the CUDA toolkit (11.4 or newer) and put its bin/ on PATH"
+    command -v nvcc >/dev/null 2>&1 || return 1
     # The real compiler behind wrapper scripts (e.g. /usr/local/bin/nvcc running a toolkit's nvcc):
     # CMake locates the toolkit's headers and libraries next to the compiler it is given.
     local here
@@ -30,6 +30,9 @@ ensure_nvcc() {
     KESTREL_NVCC="$(command -v nvcc)"
     [[ -n "$here" && -x "$here/nvcc" ]] && KESTREL_NVCC="$here/nvcc"
     export KESTREL_NVCC
+}
+ensure_nvcc() {
+    find_nvcc || die "nvcc not found: install the CUDA toolkit (11.4 or newer) and put its bin/ on PATH"
 }
 
 # configure_and_build BUILD_DIR [extra cmake args...] -- [targets...]
@@ -42,10 +45,12 @@ configure_and_build() {
         if [[ "$1" == "--" ]]; then shift; targets=("$@"); break; fi
         cmake_args+=("$1"); shift
     done
-    ensure_nvcc
     # Pin the nvcc on PATH: CMake otherwise prefers an nvcc beside the C++ compiler (/usr/bin/nvcc
-    # of Debian's older nvidia-cuda-toolkit, when both are installed) over the one on PATH.
-    if [[ ! -f "$dir/CMakeCache.txt" && -z "${CUDACXX:-}" && " ${cmake_args[*]-} " != *CMAKE_CUDA_COMPILER=* ]]; then
+    # of Debian's older nvidia-cuda-toolkit, when both are installed) over the one on PATH. Without a
+    # toolkit the build holds the CPU backend only (KESTREL_WITH_CUDA=OFF).
+    if ! find_nvcc; then
+        log "no CUDA toolkit found (nvcc): building the CPU backend only"
+    elif [[ ! -f "$dir/CMakeCache.txt" && -z "${CUDACXX:-}" && " ${cmake_args[*]-} " != *CMAKE_CUDA_COMPILER=* ]]; then
         cmake_args+=("-DCMAKE_CUDA_COMPILER=$KESTREL_NVCC")
     fi
     log "configure $dir"

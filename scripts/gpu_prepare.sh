@@ -10,7 +10,11 @@
 #   .gpu/manifest.txt    commit, source hash, binaries, libraries, glibc needed
 # Then run on the GPU machine:  command `bash scripts/gpu_run.sh`, carry [".gpu"]  (docs/gpu-check.md)
 #
-# Environment: GPU_BUILD_DIR (default: build-gpu), KESTREL_JOBS, KESTREL_SKIP_DEPS=1
+# Environment: GPU_BUILD_DIR (default: build-gpu), KESTREL_JOBS, KESTREL_SKIP_DEPS=1,
+#   KESTREL_GPU_BASE_MICROBENCH  a kestrel_microbench built (the same way: sm_90, static runtime) from another
+#                                commit, e.g. the one before a change; it travels as .gpu/base/ and
+#                                gpu_run.sh's "compare" step times it and this tree's in turn, in one run
+#   KESTREL_GPU_BASE_COMMIT      what to call that build in the report (default: "base")
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$KESTREL_ROOT"
@@ -82,6 +86,14 @@ cat "$bundle/manifest.txt"
 log "pack bin/ lib/ glibc/ ($(du -sm "$stage" | cut -f1) MiB) into payload.tar.xz"
 tar -C "$stage" -cf - bin lib glibc | xz -T0 -6 >"$bundle/payload.tar.xz"
 rm -rf "$stage"
+
+if [[ -n "${KESTREL_GPU_BASE_MICROBENCH:-}" ]]; then
+    [[ -x "$KESTREL_GPU_BASE_MICROBENCH" ]] || die "KESTREL_GPU_BASE_MICROBENCH: not an executable: $KESTREL_GPU_BASE_MICROBENCH"
+    mkdir -p "$bundle/base"
+    xz -T0 -6 -c "$KESTREL_GPU_BASE_MICROBENCH" >"$bundle/base/kestrel_microbench.xz"
+    echo "${KESTREL_GPU_BASE_COMMIT:-base}" >"$bundle/base/commit.txt"
+    log "base microbench for the compare step: ${KESTREL_GPU_BASE_COMMIT:-base}"
+fi
 
 size_kib="$(du -sk "$bundle" | cut -f1)"
 log ".gpu/ is $((size_kib / 1024)) MiB ($size_kib KiB)"

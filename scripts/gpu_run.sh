@@ -15,6 +15,9 @@
 #   KESTREL_GPU_BUDGET_S      seconds for the whole run (default 520; one device call may run 600)
 #   KESTREL_BENCH_ARGS        arguments for kestrel_bench (default: --json <log dir>/bench.json)
 #   KESTREL_ALLOW_STALE=1     do not fail when the bundle was built from other sources
+#   KESTREL_COMPARE_FILTER    rows of the "compare" step (default: the detector end to end, the tracker frame,
+#                             LK of 200 features, the floors); the step runs when the bundle has .gpu/base/
+#   KESTREL_COMPARE_ROUNDS    rounds of the compare step, each this tree's build then the base (default 3)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/common.sh"
@@ -214,6 +217,25 @@ if [[ -x "$bindir/kestrel_bench" ]]; then
     run_step bench "$t_bench" 0 "$logdir/bench.log" plain_counts \
         "${with_libs[@]}" "${run[@]}" "$bindir/kestrel_bench" "${bench_args[@]}"
     tail -n 40 "$logdir/bench.log"
+fi
+
+# 5. Compare with another commit's microbench (gpu_prepare.sh KESTREL_GPU_BASE_MICROBENCH): both in turn,
+# several rounds, on the same GPU in the same run; the medians side by side.
+if [[ -f "$gpu/base/kestrel_microbench.xz" && -x "$bindir/kestrel_microbench" ]] && ! skipped compare; then
+    base_commit="$(cat "$gpu/base/commit.txt" 2>/dev/null || echo base)"
+    mkdir -p "$unpack/base"
+    if command -v xz >/dev/null; then
+        xz -dc "$gpu/base/kestrel_microbench.xz" >"$unpack/base/kestrel_microbench"
+    else
+        python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+            "$gpu/base/kestrel_microbench.xz" "$unpack/base/kestrel_microbench"
+    fi
+    chmod +x "$unpack/base/kestrel_microbench"
+    compare_counts() { echo "$(grep -c '/' "$1") rows against $base_commit"; }
+    run_step compare 240 0 "$logdir/compare.log" compare_counts \
+        "${with_libs[@]}" bash "$root/scripts/gpu_compare.sh" "$bindir/kestrel_microbench" \
+        "$unpack/base/kestrel_microbench" "$logdir" "$base_commit" ${run[@]+"${run[@]}"}
+    cat "$logdir/compare.log"
 fi
 
 print_table

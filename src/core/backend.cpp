@@ -1,11 +1,11 @@
 // The backend choice: its name, the default (the GPU when one is usable, else the CPU reference), and
-// the check that the CUDA backend can run here (src/core/cuda_required.hpp).
+// the check that the CUDA backend can run here (src/core/backend.hpp).
 #include <string>
 
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/keypoint.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 
 namespace kestrel {
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/common/cuda_check.hpp"
+#include "src/core/backend.hpp"
 
 namespace kestrel {
 
@@ -21,8 +22,7 @@ bool cuda_available() noexcept {
 bool built_with_cuda() noexcept { return true; }
 
 DeviceImage::DeviceImage(int width, int height) {
-    detail::check_range("DeviceImage", "width", width, 1, kMaxImageSide);
-    detail::check_range("DeviceImage", "height", height, 1, kMaxImageSide);
+    detail::check_image_size("DeviceImage", width, height);
     void* p = nullptr;
     KESTREL_CUDA(cudaMallocPitch(&p, &pitch_, static_cast<std::size_t>(width), static_cast<std::size_t>(height)),
                  "DeviceImage allocation");
@@ -36,8 +36,7 @@ DeviceImage::~DeviceImage() {
 }
 
 PinnedImage::PinnedImage(int width, int height) {
-    detail::check_range("PinnedImage", "width", width, 1, kMaxImageSide);
-    detail::check_range("PinnedImage", "height", height, 1, kMaxImageSide);
+    detail::check_image_size("PinnedImage", width, height);
     void* p = nullptr;
     KESTREL_CUDA(cudaMallocHost(&p, static_cast<std::size_t>(width) * height), "PinnedImage allocation");
     data_ = static_cast<std::uint8_t*>(p);
@@ -60,12 +59,7 @@ CudaStream::~CudaStream() {
 namespace {
 template <typename Src, typename Dst>
 void copy_2d(const char* where, Src src, Dst dst, cudaMemcpyKind kind, StreamHandle stream) {
-    validate_view(where, "src", src);
-    validate_view(where, "dst", dst);
-    if (src.width != dst.width || src.height != dst.height)
-        detail::fail(where, "dst",
-                  "size " + detail::to_text(dst.width) + "x" + detail::to_text(dst.height) + " must equal src size " +
-                      detail::to_text(src.width) + "x" + detail::to_text(src.height));
+    detail::check_copy(where, src, dst);
     KESTREL_CUDA(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, static_cast<std::size_t>(src.width),
                                    static_cast<std::size_t>(src.height), kind, stream),
                  where);

@@ -55,4 +55,12 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
 /// Checks score maps handed to detail::grid_select_*: count, sizes and values; returns their geometry.
 GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg);
 
+/// check_score_maps, then the masks: the argument checks of grid_select_cpu and grid_select_cuda.
+GridGeometry check_grid_select_args(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                                    const DetectionMasks& masks);
+
+/// The argument checks of DeviceScoreMaps (both builds run them before anything else;
+/// src/detect/fast_config.cpp).
+void check_score_maps_args(const char* where, const std::vector<Size2>& sizes, const FastConfig& cfg);
+
 }  // namespace kestrel::detail

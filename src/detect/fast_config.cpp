@@ -1,6 +1,7 @@
 // FAST configuration: validation, names, the lookup table.
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/fast.hpp"
+#include "detector_geometry.hpp"
 
 namespace kestrel {
 
@@ -32,4 +33,16 @@ std::vector<std::uint32_t> corner_lut(int arc_min, int arc_max) {
     return lut;
 }
 
+namespace detail {
+
+void check_score_maps_args(const char* where, const std::vector<Size2>& sizes, const FastConfig& cfg) {
+    validate(cfg, where);
+    check_range(where, "level_sizes.size()", static_cast<int>(sizes.size()), 1, kMaxLevels);
+    for (const Size2& s : sizes) {
+        check_range(where, "level_sizes[].width", s.width, 1, kMaxImageSide);
+        check_range(where, "level_sizes[].height", s.height, 1, kMaxImageSide);
+    }
+}
+
+}  // namespace detail
 }  // namespace kestrel

@@ -4,7 +4,9 @@
 
 #include "kernels/detect/fast_score.cuh"
 #include "kernels/common/cuda_check.hpp"
+#include "src/core/backend.hpp"
 #include "detector_buffers_cuda.hpp"
+#include "detector_geometry.hpp"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/fast.hpp"
@@ -30,13 +32,7 @@ DeviceScoreMaps& DeviceScoreMaps::operator=(DeviceScoreMaps&&) noexcept = defaul
 DeviceScoreMaps::~DeviceScoreMaps() = default;
 
 DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConfig& cfg) {
-    const char* where = "DeviceScoreMaps";
-    validate(cfg, where);
-    detail::check_range(where, "level_sizes.size()", static_cast<int>(sizes.size()), 1, kMaxLevels);
-    for (const Size2& s : sizes) {
-        detail::check_range(where, "level_sizes[].width", s.width, 1, kMaxImageSide);
-        detail::check_range(where, "level_sizes[].height", s.height, 1, kMaxImageSide);
-    }
+    detail::check_score_maps_args("DeviceScoreMaps", sizes, cfg);
     auto m = std::make_unique<Impl>();
     m->cfg = cfg;
     m->sizes = sizes;
@@ -64,7 +60,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
 }
 
 DeviceScoreMaps::Impl& DeviceScoreMaps::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: DeviceScoreMaps::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("DeviceScoreMaps", where);
     return *impl_;
 }
 

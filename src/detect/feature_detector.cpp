@@ -4,7 +4,7 @@
 
 #include "detector_cuda.hpp"
 #include "detector_geometry.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 #include "kestrel/device_image.hpp"
 
 namespace kestrel {

@@ -102,12 +102,17 @@ GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& ma
     return g;
 }
 
-std::vector<Keypoint> grid_select_cpu(const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
-                                      const DetectionMasks& masks) {
-    const char* where = "grid_select_cpu";
+GridGeometry check_grid_select_args(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                                    const DetectionMasks& masks) {
     const GridGeometry g = check_score_maps(where, maps, cfg);
     check_cell_mask(where, g, masks.cell_skip, masks.cell_grid);
     check_pixel_mask(where, g, masks.pixel_mask);
+    return g;
+}
+
+std::vector<Keypoint> grid_select_cpu(const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                                      const DetectionMasks& masks) {
+    const GridGeometry g = check_grid_select_args("grid_select_cpu", maps, cfg, masks);
     return grid_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
 }
 

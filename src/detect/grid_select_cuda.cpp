@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/cuda_check.hpp"
+#include "src/core/backend.hpp"
 #include "detector_buffers_cuda.hpp"
 #include "detector_geometry.hpp"
 #include "grid_select_cuda.hpp"
@@ -57,7 +58,7 @@ DeviceGridSelect::DeviceGridSelect(int width, int height, const DetectorConfig& 
 }
 
 DeviceGridSelect::Impl& DeviceGridSelect::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: DeviceGridSelect::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("DeviceGridSelect", where);
     return *impl_;
 }
 

@@ -6,7 +6,7 @@
 #include "detector_buffers_cuda.hpp"
 #include "detector_geometry.hpp"
 #include "grid_select_cuda.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 #include "kestrel/device_image.hpp"
 
 namespace kestrel::detail {
@@ -14,9 +14,7 @@ namespace kestrel::detail {
 std::vector<Keypoint> grid_select_cuda(const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
                                        const DetectionMasks& masks) {
     const char* where = "grid_select_cuda";
-    const GridGeometry g = check_score_maps(where, maps, cfg);
-    check_cell_mask(where, g, masks.cell_skip, masks.cell_grid);
-    check_pixel_mask(where, g, masks.pixel_mask);
+    const GridGeometry g = check_grid_select_args(where, maps, cfg, masks);
     require_cuda(where);
 
     std::vector<DeviceBytes> level_maps;

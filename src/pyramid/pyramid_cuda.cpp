@@ -1,6 +1,7 @@
 // Host side of the GPU pyramid: owns the levels, fills the kernel descriptor once.
 #include "kernels/pyramid/pyramid.cuh"
 #include "kernels/common/cuda_check.hpp"
+#include "src/core/backend.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
 #include "kestrel/pyramid.hpp"
 
@@ -37,7 +38,7 @@ DevicePyramid& DevicePyramid::operator=(DevicePyramid&&) noexcept = default;
 DevicePyramid::~DevicePyramid() = default;
 
 DevicePyramid::Impl& DevicePyramid::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: DevicePyramid::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("DevicePyramid", where);
     return *impl_;
 }
 

@@ -16,7 +16,7 @@
 #include "feature_tracker_backend.hpp"
 #include "kestrel/device_image.hpp"
 #include "lk_internal.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 
 namespace kestrel {
 

@@ -9,7 +9,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "kestrel/device_image.hpp"
 #include "lk_internal.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 
 namespace kestrel {
 
@@ -82,7 +82,7 @@ DeviceLkTracker::DeviceLkTracker(const LkConfig& cfg, int capacity) {
 }
 
 DeviceLkTracker::Impl& DeviceLkTracker::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: DeviceLkTracker::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("DeviceLkTracker", where);
     return *impl_;
 }
 

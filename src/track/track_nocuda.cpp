@@ -1,34 +1,41 @@
 // The tracker's CUDA side in a build without CUDA (KESTREL_WITH_CUDA=OFF), in place of
-// src/track/{lk,feature_tracker}_cuda.cpp: constructing a DeviceLkTracker or a CUDA FeatureTracker
-// backend throws NoDeviceError saying how to rebuild, and so does every call on an empty tracker.
+// src/track/{lk,feature_tracker}_cuda.cpp: DeviceLkTracker checks its arguments as the CUDA build does,
+// then throws NoDeviceError saying how to rebuild; an empty tracker answers every call with StateError,
+// as in the CUDA build. FeatureTracker checks detail::require_cuda() before it asks for a CUDA backend.
 #include "kestrel/lk_tracker.hpp"
-#include "src/core/cuda_required.hpp"
+#include "src/core/backend.hpp"
 #include "src/track/feature_tracker_backend.hpp"
+#include "src/track/lk_internal.hpp"
 
 namespace kestrel {
 
 struct DeviceLkTracker::Impl {};
 
 DeviceLkTracker::DeviceLkTracker() = default;
-DeviceLkTracker::DeviceLkTracker(const LkConfig&, int) { detail::built_without_cuda("DeviceLkTracker"); }
+DeviceLkTracker::DeviceLkTracker(const LkConfig& cfg, int capacity) {
+    (void)detail::make_lk_setup(cfg);
+    detail::check_range("DeviceLkTracker", "capacity", capacity, 1, 65536);
+    detail::built_without_cuda("DeviceLkTracker");
+}
 DeviceLkTracker::DeviceLkTracker(DeviceLkTracker&&) noexcept = default;
 DeviceLkTracker& DeviceLkTracker::operator=(DeviceLkTracker&&) noexcept = default;
 DeviceLkTracker::~DeviceLkTracker() = default;
 
-DeviceLkTracker::Impl& DeviceLkTracker::impl(const char* where) const { detail::built_without_cuda(where); }
-const LkConfig& DeviceLkTracker::config() const { detail::built_without_cuda("DeviceLkTracker::config"); }
-int DeviceLkTracker::capacity() const { detail::built_without_cuda("DeviceLkTracker::capacity"); }
+// Every object is empty here: no constructor completes.
+DeviceLkTracker::Impl& DeviceLkTracker::impl(const char* where) const { detail::empty_object("DeviceLkTracker", where); }
+const LkConfig& DeviceLkTracker::config() const { detail::empty_object("DeviceLkTracker", "config"); }
+int DeviceLkTracker::capacity() const { detail::empty_object("DeviceLkTracker", "capacity"); }
 void DeviceLkTracker::track_async(const DevicePyramid&, const DevicePyramid&, const Point2f*, const LkGuess*, LkResult*,
                                   int, StreamHandle) {
-    detail::built_without_cuda("DeviceLkTracker::track_async");
+    detail::empty_object("DeviceLkTracker", "track_async");
 }
 void DeviceLkTracker::store_templates_async(const DevicePyramid&, const Point2f*, const std::int32_t*, int,
                                             StreamHandle) {
-    detail::built_without_cuda("DeviceLkTracker::store_templates_async");
+    detail::empty_object("DeviceLkTracker", "store_templates_async");
 }
 void DeviceLkTracker::track_stored_async(const DevicePyramid&, const std::int32_t*, const LkGuess*, LkResult*, int,
                                          StreamHandle) {
-    detail::built_without_cuda("DeviceLkTracker::track_stored_async");
+    detail::empty_object("DeviceLkTracker", "track_stored_async");
 }
 
 namespace detail {

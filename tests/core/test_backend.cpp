@@ -45,9 +45,7 @@ TEST(BackendCpu, CudaRequestWithoutCudaSaysHowToRebuild) {
     calls.push_back({"CudaStream", [] { CudaStream s; }});
     calls.push_back({"DeviceScoreMaps", [] { DeviceScoreMaps m({{64, 48}}, FastConfig{}); }});
     calls.push_back({"DeviceGridSelect", [] { detail::DeviceGridSelect s(64, 48, DetectorConfig{}); }});
-    calls.push_back({"grid_select_cuda", [] { (void)detail::grid_select_cuda({}, DetectorConfig{}); }});
     calls.push_back({"synchronize", [] { synchronize(nullptr, "synchronize"); }});
-    calls.push_back({"DevicePyramid::build (empty)", [] { DevicePyramid p; p.build(nullptr); }});
     for (const auto& [name, call] : calls) {
         try {
             call();
@@ -59,6 +57,11 @@ TEST(BackendCpu, CudaRequestWithoutCudaSaysHowToRebuild) {
             EXPECT_NE(what.find("Backend::Cpu"), std::string::npos) << name << ": " << what;
         }
     }
+    // As in the CUDA build: arguments are checked first, and an empty object is a StateError.
+    EXPECT_THROW(DevicePyramid(64, 48, PyramidConfig{9, 2.0f}), InvalidArgument);
+    EXPECT_THROW(DeviceLkTracker(LkConfig{}, 0), InvalidArgument);
+    EXPECT_THROW(DevicePyramid().build(nullptr), StateError);
+    EXPECT_THROW(DeviceLkTracker().capacity(), StateError);
 }
 
 TEST(BackendCpu, CudaRequestWithoutDeviceNamesTheDevice) {

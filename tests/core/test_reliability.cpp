@@ -3,11 +3,11 @@
 // each with its own FeatureDetector and FeatureTracker (different configurations, so that any state
 // shared between objects would show) on its own CUDA stream, over real frames in different orders.
 // CPU backend: the same with Backend::Cpu (runs everywhere, and under ASan in CI).
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "detector_test_util.hpp"
@@ -65,7 +65,7 @@ void run_serial(Lane& l, Backend be) {
 }
 
 /// The same work through the stream-ordered calls on `stream` (CUDA) or the synchronous ones (CPU).
-void run_lane(Lane& l, Backend be, cudaStream_t stream) {
+void run_lane(Lane& l, Backend be, StreamHandle stream) {
     const auto& seq = test::sequence(kFrames);
     const int w = seq[0].width(), h = seq[0].height();
     FeatureDetector d(l.det, be);
@@ -98,12 +98,10 @@ void compare(const Lane& got, const Lane& want, const char* lane) {
 }
 
 struct Stream {  // a non-blocking CUDA stream of the test's own (none for the CPU backend)
-    cudaStream_t s = nullptr;
+    std::optional<CudaStream> owned;
+    StreamHandle s = nullptr;
     explicit Stream(bool create) {
-        if (create) EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    }
-    ~Stream() {
-        if (s) EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
+        if (create) s = owned.emplace().get();
     }
 };
 
