@@ -9,7 +9,7 @@
 set -euo pipefail
 this_bin="$1" base_bin="$2" logdir="$3" base_label="$4"
 shift 4
-filter="${KESTREL_COMPARE_FILTER:-floor/|detector/end-to-end/752x480/iter|tracker/(frame|device)/200/gain-offset/}"
+filter="${KESTREL_COMPARE_FILTER:-floor/|detector/(end-to-end|device)/752x480/iter|score/752x480/2lv/sad_circle|tracker/(frame|device)/200/gain-offset/}"
 rounds="${KESTREL_COMPARE_ROUNDS:-3}"
 for ((r = 1; r <= rounds; r++)); do
     for side in this base; do

@@ -8,7 +8,7 @@
 #                        glibc/ Debian's loader + libc, used only where the host glibc is older
 #   .gpu/testdata/       the prepared real images and vtest.avi frames (PNG, not recompressed)
 #   .gpu/manifest.txt    commit, source hash, binaries, libraries, glibc needed
-# Then run on the GPU machine:  command `bash scripts/gpu_run.sh`, carry [".gpu"]  (docs/gpu-check.md)
+# Then, in a copy of the repository with .gpu/ on a machine with a GPU: bash scripts/gpu_run.sh (docs/gpu-check.md)
 #
 # Environment: GPU_BUILD_DIR (default: build-gpu), KESTREL_JOBS, KESTREL_SKIP_DEPS=1,
 #   KESTREL_GPU_BASE_MICROBENCH  a kestrel_microbench built (the same way: sm_90, static runtime) from another
@@ -100,4 +100,4 @@ log ".gpu/ is $((size_kib / 1024)) MiB ($size_kib KiB)"
 du -sh "$bundle"/* | sed 's/^/    /'
 ((size_kib <= max_mib * 1024)) || die ".gpu/ exceeds $max_mib MiB: the device call carries at most 64 MiB"
 echo
-echo "Ready. On the GPU machine: command 'bash scripts/gpu_run.sh', carry [\".gpu\"]"
+echo "Ready: copy the repository with .gpu/ to a machine with a GPU and run 'bash scripts/gpu_run.sh' there"

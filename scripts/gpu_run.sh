@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU check, part 2 (runs THERE, on the GPU machine, from the repository root, with the bundle
 # .gpu/ from scripts/gpu_prepare.sh carried along). One call:
-#     command: bash scripts/gpu_run.sh        carry: [".gpu"]
+#     bash scripts/gpu_run.sh        (in a copy of the repository with .gpu/ beside scripts/)
 # Runs the whole kestrel_tests under compute-sanitizer memcheck (with leak check), racecheck,
 # initcheck and synccheck, then plain, then the benchmarks when present; writes every log under
 # $OUT (else out/gpu-check/) and prints a short table last. Exits non-zero when any step failed.
@@ -105,12 +105,12 @@ echo "==================== environment ===================="
     echo "nvcc: $(nvcc --version 2>/dev/null | tail -n1 || echo none)"
     echo "kernel: $(uname -r); $(getconf GNU_LIBC_VERSION 2>/dev/null)"
     echo "--- bundle manifest ---"
-    cat "$gpu/manifest.txt" 2>/dev/null || echo "no .gpu/manifest.txt: run scripts/gpu_prepare.sh and carry .gpu"
+    cat "$gpu/manifest.txt" 2>/dev/null || echo "no .gpu/manifest.txt: run scripts/gpu_prepare.sh and copy .gpu/ along"
 } | tee "$logdir/environment.txt"
 
 # Unpack the binaries and libraries (the carried .gpu/ itself is left as it came).
 [[ -f "$gpu/payload.tar.xz" && -d "$gpu/testdata" ]] || {
-    record bundle "FAIL" 0 ".gpu/payload.tar.xz or .gpu/testdata missing: run scripts/gpu_prepare.sh, carry [\".gpu\"]"
+    record bundle "FAIL" 0 ".gpu/payload.tar.xz or .gpu/testdata missing: run scripts/gpu_prepare.sh and copy .gpu/ along"
     print_table; exit 1; }
 unpack="$(mktemp -d "${TMPDIR:-/tmp}/kestrel-gpu.XXXXXX")"
 trap 'rm -rf "$unpack"' EXIT
