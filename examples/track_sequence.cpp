@@ -42,8 +42,8 @@ const char* kUsage =
     "SOURCE: a EuRoC folder (<dir>/mav0/cam0/data.csv), a folder of images (sorted by name), a video\n"
     "        file, 'vtest' (60 frames of opencv-doc's vtest.avi, a fixed camera), or nothing: a camera\n"
     "        moving over a real photo (pan, roll, zoom; see --synthetic), tracked against exact ground truth\n"
-    "  --synthetic            the default source, also with other options: a real photo moved by a known\n"
-    "                         camera motion; prints the tracking error against the exact ground truth\n"
+    "  --synthetic            the camera moving over a photo (what runs when no SOURCE is given); prints\n"
+    "                         the tracking error against the exact ground truth\n"
     "  --photo PATH           photo for the synthetic sequence (default: graf1.png of the test data)\n"
     "  --synthetic-frames N   frames of the synthetic sequence (default 200)\n"
     "  --max-median-error E   synthetic: exit with status 3 when the median error exceeds E px\n"
@@ -59,8 +59,8 @@ const char* kUsage =
     "  --trail N              trail length in frames (default 10)\n"
     "  --print-every N        one progress line every N frames (default 10; 0 = none)\n"
     "Drawing: each live track is a circle with its trail, coloured by age (red when new, through yellow\n"
-    "and green, to blue after 30 frames); a white ring marks a track born in this frame (detection or\n"
-    "re-detection), a magenta cross a track lost in this frame (at the border: out of bounds).\n"
+    "and green, to blue after 30 frames); a white ring marks a track born by re-detection in this\n"
+    "frame, a magenta cross a track lost in this frame (at the border: out of bounds).\n"
     "Images are read as cv::imread(IMREAD_GRAYSCALE) reads them; 16-bit frames are reduced to 8 bits\n"
     "(v >> 8), said once on stderr.\n";
 
@@ -238,7 +238,7 @@ int run(int argc, char** argv) {
         } else {
             std::printf("first frame (detection only, warm-up): %.2f ms\n", t_async + t_finish);
         }
-        sum.redetections += redetected;
+        sum.redetections += redetected && n > 0;  // frame 0 only detects
         sum.track_frames += static_cast<long long>(live.size());
         sum.live_min = std::min(sum.live_min, live.size());
         sum.live_max = std::max(sum.live_max, live.size());
