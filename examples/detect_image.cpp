@@ -26,7 +26,9 @@ namespace {
 const char* kUsage =
     "usage: detect_image IMAGE [options]\n"
     "Runs Kestrel's FeatureDetector on one image; draws the keypoints (colour = pyramid level, circle =\n"
-    "the FAST circle on its level) and writes them as CSV.\n"
+    "the FAST circle on its level) and writes them as CSV. Colour images are converted to grey exactly\n"
+    "as OpenCV's cv::imread(IMREAD_GRAYSCALE) does; 16-bit images are reduced to 8 bits (v >> 8, said\n"
+    "on stderr).\n"
     "  --out PATH             annotated PNG (default: out/<image stem>_keypoints.png)\n"
     "  --csv PATH             final keypoints: x,y,level,score; x, y in level-0 pixels, in the detector's\n"
     "                         output order (default: out/<image stem>_keypoints.csv)\n"
@@ -106,8 +108,13 @@ int run(int argc, char** argv) {
 
     for (const std::string& p : {out_png, out_csv, corners_csv})  // create the outputs' folders
         if (!p.empty() && fs::path(p).has_parent_path()) fs::create_directories(fs::path(p).parent_path());
-    const kestrel::HostImage img = load_grey(image_path);
-    std::printf("image: %s (%dx%d)\n%s\n", image_path.c_str(), img.width(), img.height(),
+    GreyInfo info;
+    const kestrel::HostImage img = load_grey(image_path, &info);
+    if (const std::string note = depth_notice(image_path, info); !note.empty())
+        std::fprintf(stderr, "detect_image: note: %s\n", note.c_str());
+    check_image_size(img.width(), img.height(), cfg, "image '" + image_path + "'");
+    std::printf("image: %s (%dx%d%s)\n%s\n", image_path.c_str(), img.width(), img.height(),
+                info.channels >= 3 ? ", colour converted to grey as cv::imread IMREAD_GRAYSCALE does" : "",
                 backend_line(backend, explicit_backend).c_str());
 
     kestrel::FeatureDetector detector(cfg, backend);

@@ -1,9 +1,9 @@
 // track_sequence: Kestrel's frontend on a whole sequence. Reads a EuRoC folder, an image folder, a
-// video, or the embedded default (vtest.avi frames); detects and tracks with FeatureTracker; writes an
-// annotated video (or PNG sequence: tracks coloured by age, with a short trail) and a CSV of tracks;
-// prints per-stage timings. GPU when one is usable, else the CPU reference (said in one line).
-// With --synthetic it tracks a real photo moved by a known camera motion and prints the tracking
-// error against the exact ground truth.
+// video, the vtest.avi frames, or by default a moving camera over a real photo (a known motion:
+// the tracking error is measured against exact ground truth); detects and tracks with
+// FeatureTracker; writes an annotated video (or PNG sequence: tracks coloured by age with trails,
+// tracks born and lost marked) and a CSV of tracks; prints per-stage timings and a summary of the run.
+// GPU when one is usable, else the CPU reference (said in one line).
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -37,23 +38,31 @@ namespace {
 const char* kUsage =
     "usage: track_sequence [SOURCE] [options]\n"
     "Detects and tracks features through a sequence; writes an annotated video (or PNG sequence) and\n"
-    "a CSV of tracks (frame,timestamp,id,x,y,level,status), and prints per-stage timings.\n"
+    "a CSV of tracks (frame,timestamp,id,x,y,level,status); prints per-stage timings and a summary.\n"
     "SOURCE: a EuRoC folder (<dir>/mav0/cam0/data.csv), a folder of images (sorted by name), a video\n"
-    "        file, or nothing: the embedded default, 60 frames of opencv-doc's vtest.avi.\n"
-    "  --synthetic            instead of SOURCE: a real photo moved by a known camera motion (pan, roll,\n"
-    "                         zoom); prints the tracking error against the exact ground truth\n"
-    "  --photo PATH           photo for --synthetic (default: graf1.png of the test data)\n"
-    "  --synthetic-frames N   frames of the synthetic sequence (default 60)\n"
-    "  --max-median-error E   with --synthetic: exit with status 3 when the median error exceeds E px\n"
+    "        file, 'vtest' (60 frames of opencv-doc's vtest.avi, a fixed camera), or nothing: a camera\n"
+    "        moving over a real photo (pan, roll, zoom; see --synthetic), tracked against exact ground truth\n"
+    "  --synthetic            the camera moving over a photo (what runs when no SOURCE is given); prints\n"
+    "                         the tracking error against the exact ground truth\n"
+    "  --photo PATH           photo for the synthetic sequence (default: graf1.png of the test data)\n"
+    "  --synthetic-frames N   frames of the synthetic sequence (default 200)\n"
+    "  --max-median-error E   synthetic: exit with status 3 when the median error exceeds E px\n"
+    "  --sort-timestamps      EuRoC: sort data.csv's lines by timestamp (said on stderr) instead of\n"
+    "                         rejecting a timestamp that does not increase\n"
     "  --out DIR              output folder (default out/track_sequence): tracks.csv, and tracks.avi or\n"
     "                         frames/NNNNNN.png\n"
     "  --video NAME           video file name inside DIR (default tracks.avi; .avi or .mp4; needs OpenCV)\n"
     "  --png                  write a PNG sequence instead of a video (the default without OpenCV)\n"
     "  --no-draw              write only the CSV\n"
     "  --max-frames N         stop after N frames (default: all)\n"
-    "  --fps F                frame rate of an image folder (default 20; the default sequence: 10)\n"
+    "  --fps F                frame rate of an image folder (default 20; vtest: 10)\n"
     "  --trail N              trail length in frames (default 10)\n"
-    "  --print-every N        one progress line every N frames (default 10; 0 = none)\n";
+    "  --print-every N        one progress line every N frames (default 10; 0 = none)\n"
+    "Drawing: each live track is a circle with its trail, coloured by age (red when new, through yellow\n"
+    "and green, to blue after 30 frames); a white ring marks a track born by re-detection in this\n"
+    "frame, a magenta cross a track lost in this frame (at the border: out of bounds).\n"
+    "Images are read as cv::imread(IMREAD_GRAYSCALE) reads them; 16-bit frames are reduced to 8 bits\n"
+    "(v >> 8), said once on stderr.\n";
 
 struct Birth {
     int frame;
@@ -63,33 +72,48 @@ struct Birth {
 struct Summary {
     long long track_frames = 0;
     long long redetections = 0;
+    std::size_t live_min = ~std::size_t{0}, live_max = 0;
+    long long born_first = 0, born_redetected = 0;
     std::map<std::string, long long> lost;
+    std::vector<float> lengths;  // frames tracked: of every lost track, and of the live ones at the end
+    std::vector<double> tracker_ms;
     std::vector<float> errors;  // synthetic: |tracked - ground truth| per track and frame (age >= 1)
     std::vector<std::vector<float>> errors_by_age = std::vector<std::vector<float>>(5);
+    int frames_16bit = 0;
+    std::string first_16bit;
 };
 
 void draw(Canvas& c, const std::vector<kestrel::Track>& live, const std::vector<kestrel::Track>& lost,
-          const std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>>& trails) {
-    for (const kestrel::Track& t : lost) c.cross(t.x, t.y, 2, {128, 128, 128});
+          const std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>>& trails, int frame) {
     for (const kestrel::Track& t : live) {
         const Rgb col = age_colour(t.age);
         const auto it = trails.find(t.id);
         if (it != trails.end())
             for (std::size_t i = 1; i < it->second.size(); ++i)
                 c.line(it->second[i - 1].x, it->second[i - 1].y, it->second[i].x, it->second[i].y, col);
+    }
+    for (const kestrel::Track& t : live) {
+        const Rgb col = age_colour(t.age);
         c.circle(t.x, t.y, 3.0f, col);
         c.set(static_cast<int>(std::lround(t.x)), static_cast<int>(std::lround(t.y)), col);
+        if (t.age == 0 && frame > 0) c.circle(t.x, t.y, 6.0f, {255, 255, 255});  // born by re-detection
+    }
+    for (const kestrel::Track& t : lost) {  // an X: two diagonal strokes
+        const Rgb m{255, 0, 255};
+        c.line(t.x - 4, t.y - 4, t.x + 4, t.y + 4, m);
+        c.line(t.x - 4, t.y + 4, t.x + 4, t.y - 4, m);
     }
 }
 
-float percentile(std::vector<float> v, double q) {
-    if (v.empty()) return 0.0f;
+template <typename T>
+T percentile(std::vector<T> v, double q) {
+    if (v.empty()) return T(0);
     std::sort(v.begin(), v.end());
     return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
 }
 
 int run(int argc, char** argv) {
-    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw"}));
+    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps"}));
     if (args.flag("help")) {
         std::printf("%s%s%s", kUsage, backend_help(), tracker_help().c_str());
         return 0;
@@ -97,35 +121,48 @@ int run(int argc, char** argv) {
     const bool explicit_backend = args.has("backend");
     const kestrel::Backend backend = parse_backend(args);
     const kestrel::TrackerConfig cfg = parse_tracker(args);
-    const bool synthetic = args.flag("synthetic");
+    bool synthetic = args.flag("synthetic");
     const std::string photo_path = args.get("photo", default_photo());
-    const int synthetic_frames = args.get_int("synthetic-frames", 60);
+    const int synthetic_frames = args.get_int("synthetic-frames", 200);
     const float max_median_error = args.get_float("max-median-error", -1.0f);
+    SourceOptions source_opt;
+    source_opt.sort_timestamps = args.flag("sort-timestamps");
     const std::string out_dir = args.get("out", "out/track_sequence");
     const bool want_png = args.flag("png") || !have_opencv();
     const std::string video_name = args.get("video", "tracks.avi");
     const bool draw_output = !args.flag("no-draw");
     const int max_frames = args.get_int("max-frames", 0);
-    const double fps_opt = args.get_float("fps", 0.0f);
+    source_opt.fps = args.get_float("fps", 0.0f);
     const int trail_len = std::max(1, args.get_int("trail", 10));
     const int print_every = args.get_int("print-every", 10);
     args.reject_unknown();
     if (args.positional().size() > 1) throw UsageError("at most one SOURCE");
     if (synthetic && !args.positional().empty()) throw UsageError("--synthetic takes no SOURCE");
-    const std::string source_spec = args.positional().empty() ? "" : args.positional()[0];
+    if (args.positional().empty()) synthetic = true;  // the default: a moving camera over a real photo
+    std::string source_spec = args.positional().empty() ? "" : args.positional()[0];
+    if (source_spec == "vtest" && !fs::exists(source_spec)) source_spec = "";  // open_source's default
 
     // ---- the frames ----
     std::unique_ptr<FrameSource> source;
     std::unique_ptr<SyntheticSequence> syn;
+    Summary sum;
     double fps = 10.0;
     if (synthetic) {
-        syn = std::make_unique<SyntheticSequence>(load_grey(photo_path), synthetic_frames);
-        std::printf("source: synthetic motion of %s (%d frames of %dx%d, up to %.1f px per frame)\n",
-                    photo_path.c_str(), syn->frames(), syn->width(), syn->height(), syn->max_step());
+        GreyInfo info;
+        kestrel::HostImage photo = load_grey(photo_path, &info);
+        if (const std::string note = depth_notice(photo_path, info); !note.empty())
+            std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
+        syn = std::make_unique<SyntheticSequence>(std::move(photo), synthetic_frames);
+        fps = 20.0;
+        std::printf("source: a camera moving over %s (%d frames of %dx%d at %.0f fps; pan, roll and zoom, up to "
+                    "%.1f px per frame), tracked against the exact ground truth\n",
+                    photo_path.c_str(), syn->frames(), syn->width(), syn->height(), fps, syn->max_step());
     } else {
-        source = open_source(source_spec, fps_opt);
+        source = open_source(source_spec, source_opt);
         fps = source->fps();
         std::printf("source: %s\n", source->describe().c_str());
+        if (const std::string note = source->notice(); !note.empty())
+            std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     }
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
@@ -146,7 +183,6 @@ int run(int argc, char** argv) {
     std::unordered_map<std::uint64_t, std::deque<kestrel::Point2f>> trails;
     std::unordered_map<std::uint64_t, Birth> births;
     StageTimes times;
-    Summary sum;
     Frame frame;
     int n = 0;
     Stopwatch total;
@@ -162,7 +198,14 @@ int run(int argc, char** argv) {
         }
         times.add(syn ? "render synthetic frame" : "read + decode", sw.lap());
 
+        if (frame.source_bits > 8 && sum.frames_16bit++ == 0) {
+            sum.first_16bit = frame.path;
+            std::fprintf(stderr, "track_sequence: note: %s; every 16-bit frame is reduced the same way\n",
+                         depth_notice(frame.path, GreyInfo{frame.source_bits, 1, "", ""}).c_str());
+        }
         if (!tracker) {
+            check_frame_size(frame.image.width(), frame.image.height(), cfg,
+                             syn ? "the synthetic frame" : "frame '" + (frame.path.empty() ? frame.name : frame.path) + "'");
             tracker = std::make_unique<kestrel::FeatureTracker>(frame.image.width(), frame.image.height(), cfg, backend);
             std::printf("frames: %dx%d; tracker set up in %.1f ms (it allocates here and in the first frame only)\n",
                         frame.image.width(), frame.image.height(), sw.lap());
@@ -187,6 +230,7 @@ int run(int argc, char** argv) {
         const double t_finish = sw.lap();
         const bool redetected = tracker->redetected();
         if (n > 0) {  // the first frame only detects, and warms up: reported on its own
+            sum.tracker_ms.push_back(t_async + t_finish);
             times.add("tracker: track_async (enqueue)", t_async);
             times.add("tracker: finish (wait, bookkeeping)", t_finish);
             times.add(redetected ? "tracker total, with re-detection" : "tracker total, tracking only",
@@ -194,8 +238,10 @@ int run(int argc, char** argv) {
         } else {
             std::printf("first frame (detection only, warm-up): %.2f ms\n", t_async + t_finish);
         }
-        sum.redetections += redetected;
+        sum.redetections += redetected && n > 0;  // frame 0 only detects
         sum.track_frames += static_cast<long long>(live.size());
+        sum.live_min = std::min(sum.live_min, live.size());
+        sum.live_max = std::max(sum.live_max, live.size());
 
         // CSV: every live track, then the tracks lost in this frame with the reason.
         const std::string ts = seconds_text(frame.timestamp_ns);
@@ -206,6 +252,10 @@ int run(int argc, char** argv) {
             std::fprintf(csv, "%d,%s,%llu,%.4f,%.4f,%d,%s\n", n, ts.c_str(), static_cast<unsigned long long>(t.id),
                          t.x, t.y, t.level, kestrel::to_string(t.status));
             ++sum.lost[kestrel::to_string(t.status)];
+            if (auto b = births.find(t.id); b != births.end()) {
+                sum.lengths.push_back(static_cast<float>(n - b->second.frame));
+                births.erase(b);
+            }
         }
         times.add("csv", sw.lap());
 
@@ -216,25 +266,24 @@ int run(int argc, char** argv) {
             if (auto it = trails.find(t.id); it != trails.end()) tr = std::move(it->second);
             tr.push_back({t.x, t.y});
             while (static_cast<int>(tr.size()) > trail_len) tr.pop_front();
-            if (syn) {
-                auto b = births.find(t.id);
-                if (b == births.end()) {
-                    births[t.id] = {n, {t.x, t.y}};
-                } else {
-                    const kestrel::Point2f truth = syn->map(b->second.frame, n, b->second.at);
-                    const float err = std::hypot(t.x - truth.x, t.y - truth.y);
-                    sum.errors.push_back(err);
-                    const int frames_tracked = n - b->second.frame;
-                    sum.errors_by_age[frames_tracked <= 1 ? 0 : frames_tracked <= 4 ? 1 : frames_tracked <= 9 ? 2
-                                      : frames_tracked <= 19 ? 3 : 4].push_back(err);
-                }
+            auto b = births.find(t.id);
+            if (b == births.end()) {
+                births[t.id] = {n, {t.x, t.y}};
+                ++(n == 0 ? sum.born_first : sum.born_redetected);
+            } else if (syn) {
+                const kestrel::Point2f truth = syn->map(b->second.frame, n, b->second.at);
+                const float err = std::hypot(t.x - truth.x, t.y - truth.y);
+                sum.errors.push_back(err);
+                const int frames_tracked = n - b->second.frame;
+                sum.errors_by_age[frames_tracked <= 1 ? 0 : frames_tracked <= 4 ? 1 : frames_tracked <= 9 ? 2
+                                  : frames_tracked <= 19 ? 3 : 4].push_back(err);
             }
         }
         trails.swap(next_trails);
 
         if (draw_output) {
             Canvas canvas(frame.image.view(), 0.8f);
-            draw(canvas, live, tracker->lost_tracks(), trails);
+            draw(canvas, live, tracker->lost_tracks(), trails, n);
             times.add("draw", sw.lap());
             if (want_png) {
                 char name[32];
@@ -258,18 +307,45 @@ int run(int argc, char** argv) {
     tracker.reset();  // before its stream goes
     if (n == 0) throw std::runtime_error("the source gave no frames");
 
-    std::printf("\n%d frames in %.2f s; %.1f live tracks per frame on average; re-detection in %lld frames\n", n,
-                total_ms / 1000.0, static_cast<double>(sum.track_frames) / n, sum.redetections);
-    std::printf("lost tracks by reason:");
-    if (sum.lost.empty()) std::printf(" none");
-    for (const auto& l : sum.lost) std::printf("  %s %lld", l.first.c_str(), l.second);
-    std::printf("\n\n");
+    // Tracks still live at the end: their length so far.
+    for (const auto& b : births) sum.lengths.push_back(static_cast<float>(n - 1 - b.second.frame));
+    long long lost_total = 0;
+    for (const auto& l : sum.lost) lost_total += l.second;
+
+    std::printf("\n");
     times.print(stdout, "per-stage wall-clock times (frames after the first):");
     std::printf("\nwrote %s", csv_path.c_str());
     if (draw_output)
         std::printf(" and %s", (fs::path(out_dir) / (want_png ? "frames/" : video_name)).string().c_str());
     std::printf("\n");
 
+    std::printf("\nsummary of the run\n");
+    const double tracker_median = percentile(sum.tracker_ms, 0.5);
+    std::printf("  frames            %d in %.2f s: %.1f fps end to end (reading, drawing and writing included)",
+                n, total_ms / 1000.0, 1000.0 * n / std::max(total_ms, 1e-9));
+    if (!sum.tracker_ms.empty())
+        std::printf("; tracker alone %.2f ms per frame (median), %.0f fps", tracker_median,
+                    1000.0 / std::max(tracker_median, 1e-9));
+    std::printf("\n  live tracks       %.1f per frame on average (min %zu, max %zu; --features %d)\n",
+                static_cast<double>(sum.track_frames) / n, sum.live_min, sum.live_max, cfg.target_features);
+    std::printf("  tracks born       %lld: %lld in the first frame, %lld by re-detection (in %lld frames)\n",
+                sum.born_first + sum.born_redetected, sum.born_first, sum.born_redetected, sum.redetections);
+    std::printf("  tracks lost       %lld", lost_total);
+    const char* sep = ":";
+    for (const auto& l : sum.lost) {
+        std::printf("%s %s %lld", sep, l.first.c_str(), l.second);
+        sep = ",";
+    }
+    std::printf("; %zu live at the end\n", births.size());
+    std::printf("  track length      median %.0f frames, mean %.1f, longest %.0f (lost tracks, and live ones so far)\n",
+                percentile(sum.lengths, 0.5),
+                sum.lengths.empty() ? 0.0
+                                    : std::accumulate(sum.lengths.begin(), sum.lengths.end(), 0.0) / sum.lengths.size(),
+                percentile(sum.lengths, 1.0));
+    if (sum.frames_16bit > 0)
+        std::fprintf(stderr, "track_sequence: note: %d of %d frames were 16-bit (the first: %s) and were reduced to 8 bits "
+                     "(v >> 8)\n", sum.frames_16bit, n, sum.first_16bit.c_str());
+    if (!syn) std::printf("  tracking error    no ground truth for this source (the synthetic default has one)\n");
     if (syn) {
         const auto& e = sum.errors;
         if (e.empty()) throw std::runtime_error("synthetic: no track lived two frames: nothing to compare");
@@ -281,10 +357,10 @@ int run(int argc, char** argv) {
         }
         mean /= e.size();
         const float median = percentile(e, 0.5);
-        std::printf("\ntracking error against ground truth over %zu track-frames: mean %.3f px, median %.3f px, "
+        std::printf("  tracking error    against the known motion, over %zu track-frames: mean %.3f px, median %.3f px, "
                     "p95 %.3f px, max %.3f px; within 1 px: %.1f%%\n",
                     e.size(), mean, median, percentile(e, 0.95), percentile(e, 1.0), 100.0 * within / e.size());
-        std::printf("median error by frames since detection (drift):");
+        std::printf("  drift             median error by frames since detection:");
         const char* buckets[] = {"1", "2-4", "5-9", "10-19", "20+"};
         for (int i = 0; i < 5; ++i)
             if (!sum.errors_by_age[i].empty())

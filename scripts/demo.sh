@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds Kestrel and runs its main job on the embedded default data:
-# the frontend demo (examples/track_sequence) on 60 frames of opencv-doc's vtest.avi, written with
-# tracks drawn to out/demo/. Arguments are passed to the demo (try --help).
+# the frontend demo (examples/track_sequence) on a camera moving over a real photo (opencv-doc's
+# graf1.png, panned, rolled and zoomed by a known motion: 200 frames, no download). It writes the
+# video with trails, tracks born and lost drawn, to out/demo/, and prints the summary of the run:
+# frames and fps, live tracks per frame, tracks born and lost by reason, track length, and the
+# tracking error against the known motion. Arguments are passed to the demo (try --help), e.g.
+#   scripts/demo.sh vtest                 the 60 vtest.avi frames (a fixed camera)
+#   scripts/demo.sh /data/MH_01_easy      a EuRoC folder; also an image folder or a video file
 #
-# Usage: scripts/demo.sh [demo arguments...]
+# Usage: scripts/demo.sh [SOURCE] [demo arguments...]
 # Environment: BUILD_DIR (default: build), KESTREL_JOBS, KESTREL_SKIP_DEPS=1, KESTREL_CMAKE_ARGS
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -1,5 +1,6 @@
 #include "frame_source.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -43,16 +44,27 @@ std::string seconds_text(long long ns) {
 
 namespace {
 
-/// A list of image files with their timestamps.
+/// A list of image files with their timestamps. `origins`: where each file was listed (for
+/// EuRoC, "<data.csv>:<line>"), put before read errors; empty for folders.
 class FileList : public FrameSource {
 public:
-    FileList(std::vector<std::string> files, std::vector<long long> stamps, std::string what, double fps)
-        : files_(std::move(files)), stamps_(std::move(stamps)), what_(std::move(what)), fps_(fps) {}
+    FileList(std::vector<std::string> files, std::vector<long long> stamps, std::string what, double fps,
+             std::vector<std::string> origins = {}, std::string notice = "")
+        : files_(std::move(files)), stamps_(std::move(stamps)), what_(std::move(what)), fps_(fps),
+          origins_(std::move(origins)), notice_(std::move(notice)) {}
     bool next(Frame& f) override {
         if (i_ >= files_.size()) return false;
-        f.image = load_grey(files_[i_]);
+        GreyInfo info;
+        try {
+            f.image = load_grey(files_[i_], &info);
+        } catch (const std::exception& e) {
+            if (origins_.empty()) throw;
+            throw std::runtime_error(origins_[i_] + ": " + e.what());
+        }
         f.timestamp_ns = stamps_[i_];
         f.name = fs::path(files_[i_]).filename().string();
+        f.path = files_[i_];
+        f.source_bits = info.bits;
         ++i_;
         return true;
     }
@@ -60,12 +72,15 @@ public:
         return what_ + " (" + std::to_string(files_.size()) + " frames)";
     }
     double fps() const override { return fps_; }
+    std::string notice() const override { return notice_; }
 
 private:
     std::vector<std::string> files_;
     std::vector<long long> stamps_;
     std::string what_;
     double fps_;
+    std::vector<std::string> origins_;
+    std::string notice_;
     std::size_t i_ = 0;
 };
 
@@ -99,29 +114,100 @@ std::string trim(std::string s) {
     return s.substr(b);
 }
 
+/// A EuRoC timestamp field: a whole, non-negative number of nanoseconds that fits in a signed 64-bit
+/// integer. Returns "" and sets `ns`, or says what is wrong.
+std::string parse_timestamp(const std::string& field, long long& ns) {
+    if (field.empty()) return "empty timestamp (expected 'timestamp,filename', the timestamp in nanoseconds)";
+    const std::string quoted = "'" + (field.size() > 40 ? field.substr(0, 40) + "..." : field) + "'";
+    std::size_t i = 0;
+    if (field[0] == '-') return "timestamp " + quoted + " is negative";
+    if (field[0] == '+') i = 1;
+    if (i == field.size()) return "timestamp " + quoted + " is not a whole number of nanoseconds";
+    unsigned long long v = 0;
+    bool too_large = false;
+    for (; i < field.size(); ++i) {
+        const char c = field[i];
+        if (c < '0' || c > '9') return "timestamp " + quoted + " is not a whole number of nanoseconds";
+        const unsigned d = static_cast<unsigned>(c - '0');
+        if (v > (9223372036854775807ull - d) / 10) too_large = true;
+        else v = v * 10 + d;
+    }
+    if (too_large)
+        return "timestamp " + quoted + " does not fit in 64 bits (the largest is 9223372036854775807 ns)";
+    ns = static_cast<long long>(v);
+    return "";
+}
+
 /// EuRoC camera folder: <cam>/data.csv ("#timestamp [ns],filename") and <cam>/data/<filename>.
-std::unique_ptr<FrameSource> open_euroc(const fs::path& cam) {
-    std::ifstream in(cam / "data.csv");
-    std::vector<std::string> files;
-    std::vector<long long> stamps;
+std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamps) {
+    const std::string csv = (cam / "data.csv").string();
+    std::ifstream in(csv, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + csv);
+    struct Row {
+        long long ns;
+        int line;
+        std::string file;
+    };
+    std::vector<Row> rows;
     std::string line;
     int line_no = 0;
+    const auto fail = [&csv](int at, const std::string& what) {
+        throw std::runtime_error(csv + ":" + std::to_string(at) + ": " + what);
+    };
     while (std::getline(in, line)) {
         ++line_no;
+        if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 byte order mark
         line = trim(line);
         if (line.empty() || line[0] == '#') continue;
         const auto comma = line.find(',');
         if (comma == std::string::npos)
-            throw std::runtime_error((cam / "data.csv").string() + ":" + std::to_string(line_no) +
-                                     ": expected 'timestamp,filename'");
-        stamps.push_back(std::stoll(line.substr(0, comma)));
-        files.push_back((cam / "data" / trim(line.substr(comma + 1))).string());
+            fail(line_no, "expected 'timestamp,filename', got '" + (line.size() > 60 ? line.substr(0, 60) + "..." : line) + "'");
+        const std::string file = trim(line.substr(comma + 1));
+        if (file.empty()) fail(line_no, "no file name after the timestamp");
+        if (file.find(',') != std::string::npos)
+            fail(line_no, "expected 2 fields 'timestamp,filename', got more: '" + line + "'");
+        long long ns = 0;
+        const std::string err = parse_timestamp(trim(line.substr(0, comma)), ns);
+        if (!err.empty()) fail(line_no, err);
+        rows.push_back({ns, line_no, file});
     }
-    if (files.empty()) throw std::runtime_error((cam / "data.csv").string() + " lists no frames");
+    if (rows.empty()) throw std::runtime_error(csv + " lists no frames");
+
+    std::string notice;
+    std::size_t out_of_order = 0;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        if (rows[i].ns > rows[i - 1].ns) continue;
+        if (rows[i].ns == rows[i - 1].ns)
+            fail(rows[i].line, "timestamp " + std::to_string(rows[i].ns) + " repeats line " +
+                                   std::to_string(rows[i - 1].line) + "'s: two frames at the same time");
+        if (!sort_timestamps)
+            fail(rows[i].line, "timestamp " + std::to_string(rows[i].ns) + " is not after line " +
+                                   std::to_string(rows[i - 1].line) + "'s " + std::to_string(rows[i - 1].ns) +
+                                   ": camera time must increase (--sort-timestamps sorts the frames instead)");
+        ++out_of_order;
+    }
+    if (out_of_order > 0) {
+        std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns < b.ns; });
+        for (std::size_t i = 1; i < rows.size(); ++i)
+            if (rows[i].ns == rows[i - 1].ns)
+                fail(std::max(rows[i].line, rows[i - 1].line),
+                     "timestamp " + std::to_string(rows[i].ns) + " repeats line " +
+                         std::to_string(std::min(rows[i].line, rows[i - 1].line)) + "'s: two frames at the same time");
+        notice = csv + ": " + std::to_string(out_of_order) + " line" + (out_of_order == 1 ? "" : "s") +
+                 " out of timestamp order; the frames are sorted by timestamp (--sort-timestamps)";
+    }
+    std::vector<std::string> files, origins;
+    std::vector<long long> stamps;
+    for (const Row& r : rows) {
+        files.push_back((cam / "data" / r.file).string());
+        stamps.push_back(r.ns);
+        origins.push_back(csv + ":" + std::to_string(r.line));
+    }
     double fps = 20.0;
     if (stamps.size() > 1 && stamps.back() > stamps.front())
         fps = 1e9 * static_cast<double>(stamps.size() - 1) / static_cast<double>(stamps.back() - stamps.front());
-    return std::make_unique<FileList>(std::move(files), std::move(stamps), "EuRoC folder " + cam.string(), fps);
+    return std::make_unique<FileList>(std::move(files), std::move(stamps), "EuRoC folder " + cam.string(), fps,
+                                      std::move(origins), notice);
 }
 
 std::unique_ptr<FrameSource> open_folder(const fs::path& dir, double fps, const std::string& prefix = "") {
@@ -135,7 +221,8 @@ std::unique_ptr<FrameSource> open_folder(const fs::path& dir, double fps, const 
 
 }  // namespace
 
-std::unique_ptr<FrameSource> open_source(const std::string& spec, double fps) {
+std::unique_ptr<FrameSource> open_source(const std::string& spec, const SourceOptions& opt) {
+    const double fps = opt.fps;
     if (spec.empty()) {  // the embedded default: vtest.avi (10 frames per second)
         const double f = fps > 0.0 ? fps : 10.0;
         const std::string td = testdata_dir();
@@ -150,7 +237,7 @@ std::unique_ptr<FrameSource> open_source(const std::string& spec, double fps) {
     const fs::path p(spec);
     if (fs::is_directory(p)) {
         for (const fs::path& cam : {p / "mav0" / "cam0", p / "cam0", p})
-            if (fs::exists(cam / "data.csv") && fs::is_directory(cam / "data")) return open_euroc(cam);
+            if (fs::exists(cam / "data.csv") && fs::is_directory(cam / "data")) return open_euroc(cam, opt.sort_timestamps);
         if (auto s = open_folder(p, fps > 0.0 ? fps : 20.0)) return s;
         throw std::runtime_error("folder '" + spec + "' holds no images and no EuRoC data.csv");
     }

@@ -13,6 +13,8 @@ struct Frame {
     kestrel::HostImage image;    ///< 8-bit grey
     long long timestamp_ns = 0;  ///< EuRoC: the camera timestamp; folders and videos: index / fps
     std::string name;            ///< file name or "frame N"
+    std::string path;            ///< the file read ("" for video frames)
+    int source_bits = 8;         ///< bits per sample in the file (16: reduced to 8 by load_grey)
 };
 
 class FrameSource {
@@ -24,11 +26,22 @@ public:
     virtual std::string describe() const = 0;
     /// Frames per second of the source (nominal; used for video output).
     virtual double fps() const = 0;
+    /// A note for stderr about how the source was read (e.g. frames sorted by timestamp); "" if none.
+    virtual std::string notice() const { return ""; }
 };
 
-/// `spec` empty = the embedded default. `fps` is used for image folders (0 = 20, or 10 for the
-/// default vtest frames). Throws std::runtime_error with advice when nothing can be read.
-std::unique_ptr<FrameSource> open_source(const std::string& spec, double fps = 0.0);
+struct SourceOptions {
+    double fps = 0.0;              ///< frame rate of image folders (0 = 20, or 10 for the default vtest frames)
+    bool sort_timestamps = false;  ///< EuRoC: sort data.csv's lines by timestamp instead of rejecting disorder
+};
+
+/// `spec` empty = the embedded default (the vtest frames). Throws std::runtime_error with advice when
+/// nothing can be read. A EuRoC data.csv is checked line by line: every error names the file, the
+/// line and what is wrong ("<dir>/data.csv:7: timestamp ... is not after line 6's ..."): a line that
+/// is not "timestamp,filename", a timestamp that is not a whole number of nanoseconds or does not fit
+/// in 64 bits, a timestamp not greater than the line before (unless `sort_timestamps`: then the
+/// frames are sorted, notice() says so, and only equal timestamps are an error).
+std::unique_ptr<FrameSource> open_source(const std::string& spec, const SourceOptions& opt = {});
 
 /// Folder of the build's prepared test data: $KESTREL_TEST_DATA, else the build tree's testdata/
 /// (compiled in), else empty.

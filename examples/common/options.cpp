@@ -2,10 +2,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <stdexcept>
 #include <sstream>
 
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
+#include "kestrel/pyramid.hpp"
 
 namespace kestrel_examples {
 
@@ -127,6 +130,47 @@ kestrel::LkConfig parse_lk(Args& args, kestrel::LkConfig lk) {
     lk.min_eigenvalue = args.get_float("min-eigenvalue", lk.min_eigenvalue);
     kestrel::validate(lk, "command line");
     return lk;
+}
+
+namespace {
+bool detector_fits(int w, int h, const kestrel::DetectorConfig& cfg) {
+    try {
+        kestrel::validate_image_size(w, h, cfg, "check");
+        return true;
+    } catch (const kestrel::InvalidArgument&) {
+        return false;
+    }
+}
+}  // namespace
+
+std::string too_small_text(int width, int height, int need, const std::string& what, const std::string& rules) {
+    return what + " is " + std::to_string(width) + "x" + std::to_string(height) +
+           " pixels: too small for this configuration, which needs at least " + std::to_string(need) + "x" +
+           std::to_string(need) + " (" + rules + "); use a larger image, or fewer levels or a smaller border";
+}
+
+std::string detector_rules(const kestrel::DetectorConfig& cfg, const std::string& p) {
+    return "each of the " + num(cfg.pyramid.levels) + " pyramid levels of --" + p + "levels at --" + p + "scale " +
+           num(cfg.pyramid.scale) + " at least 7x7, and each side at least 2 * --" + p + "border + 7 = " +
+           num(2 * cfg.border + 7);
+}
+
+int smallest_side(const std::function<bool(int)>& fits) {
+    int lo = 7, hi = 16383;  // fits() is monotonic in the side
+    if (!fits(hi)) return hi;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+void check_image_size(int width, int height, const kestrel::DetectorConfig& cfg, const std::string& what,
+                      const std::string& prefix) {
+    if (detector_fits(width, height, cfg)) return;
+    const int need = smallest_side([&cfg](int s) { return detector_fits(s, s, cfg); });
+    throw std::runtime_error(too_small_text(width, height, need, what, detector_rules(cfg, prefix)));
 }
 
 std::string detector_help(const std::string& p, const kestrel::DetectorConfig& d) {

@@ -2,6 +2,7 @@
 // main TrackerConfig / LkConfig fields. Values are checked by Kestrel's own validate() calls, whose
 // InvalidArgument messages name the parameter and its bound.
 #pragma once
+#include <functional>
 #include <set>
 #include <string>
 
@@ -35,6 +36,20 @@ kestrel::DetectorConfig parse_detector(Args& args, const std::string& prefix = "
                                        kestrel::DetectorConfig base = {});
 kestrel::LkConfig parse_lk(Args& args, kestrel::LkConfig base = {});
 kestrel::TrackerConfig parse_tracker(Args& args);
+
+/// Throws std::runtime_error when a width x height image is too small for the detector configuration
+/// (each pyramid level at least 7x7, each side at least 2 * border + 7), saying so and giving the
+/// smallest size that works: "image 'a.png' is 1x1 pixels: too small for this configuration, which
+/// needs at least 7x7 ...". `what` names the image; `prefix` is the options' prefix ("det-").
+void check_image_size(int width, int height, const kestrel::DetectorConfig& cfg, const std::string& what,
+                      const std::string& prefix = "");
+/// The same for a tracker: its detector and its LK pyramid.
+void check_frame_size(int width, int height, const kestrel::TrackerConfig& cfg, const std::string& what);
+
+// Helpers of the two checks above (options.cpp).
+std::string too_small_text(int width, int height, int need, const std::string& what, const std::string& rules);
+std::string detector_rules(const kestrel::DetectorConfig& cfg, const std::string& prefix);
+int smallest_side(const std::function<bool(int)>& fits);  ///< smallest square side in [7, 16383] that fits
 
 std::string detector_help(const std::string& prefix = "", const kestrel::DetectorConfig& defaults = {});
 std::string lk_help(const kestrel::LkConfig& defaults = {});

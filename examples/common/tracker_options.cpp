@@ -1,7 +1,12 @@
 // The tracker's options (kept apart from options.cpp so that detector-only examples do not link the tracker).
+#include <functional>
 #include <sstream>
+#include <stdexcept>
 
 #include "options.hpp"
+
+#include "kestrel/error.hpp"
+#include "kestrel/pyramid.hpp"
 
 namespace kestrel_examples {
 
@@ -24,6 +29,23 @@ kestrel::TrackerConfig parse_tracker(Args& args) {
     c.detector = parse_detector(args, "det-", c.detector);
     kestrel::validate(c, "command line");
     return c;
+}
+
+void check_frame_size(int width, int height, const kestrel::TrackerConfig& cfg, const std::string& what) {
+    const auto fits = [&cfg](int w, int h) {
+        try {
+            kestrel::validate_image_size(w, h, cfg.detector, "check");
+            kestrel::pyramid_sizes(w, h, cfg.lk.pyramid);
+            return true;
+        } catch (const kestrel::InvalidArgument&) {
+            return false;
+        }
+    };
+    if (fits(width, height)) return;
+    const int need = smallest_side([&fits](int s) { return fits(s, s); });
+    throw std::runtime_error(too_small_text(width, height, need, what,
+                                            detector_rules(cfg.detector, "det-") + "; each of the " +
+                                                num(cfg.lk.pyramid.levels) + " levels of --lk-levels at least 7x7"));
 }
 
 std::string tracker_help() {

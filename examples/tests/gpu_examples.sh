@@ -52,7 +52,7 @@ for backend in cpu cuda; do
 
     o="$out/track_default_$backend"
     rm -rf "$o"
-    scenario "track_sequence.$backend" 0 "$bin/track_sequence" --backend "$backend" --max-frames 12 --features 150 \
+    scenario "track_sequence.$backend" 0 "$bin/track_sequence" vtest --backend "$backend" --max-frames 12 --features 150 \
         --png --out "$o" --print-every 4
     scenario "track_sequence.$backend.check" 0 "$check" --csv "$o/tracks.csv" "$header" 1000 --ascending frame \
         --distinct frame 12 --distinct id 100 --only status Tracked --range x 0 767 --range y 0 575 \
