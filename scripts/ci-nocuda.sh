@@ -66,7 +66,7 @@ log "ctest ($dir)"
 ctest --test-dir "$dir" --output-on-failure -j "$KESTREL_JOBS" ${CTEST_ARGS:-}
 
 log "package consumer against the CPU-only install"
-prefix="$dir/prefix"
+prefix="$(cd "$dir" && pwd)/prefix"
 rm -rf "$prefix" "$dir/consumer"
 cmake --install "$dir" --prefix "$prefix" >/dev/null
 cmake -S tests/package -B "$dir/consumer" -G Ninja -DCMAKE_CXX_COMPILER="$shim/g++" -DCMAKE_PREFIX_PATH="$prefix" \
