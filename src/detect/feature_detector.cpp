@@ -48,7 +48,7 @@ FeatureDetector& FeatureDetector::operator=(FeatureDetector&&) noexcept = defaul
 FeatureDetector::~FeatureDetector() = default;
 
 FeatureDetector::Impl& FeatureDetector::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: FeatureDetector::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("FeatureDetector", where);
     return *impl_;
 }
 

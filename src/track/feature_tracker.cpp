@@ -208,7 +208,7 @@ FeatureTracker& FeatureTracker::operator=(FeatureTracker&&) noexcept = default;
 FeatureTracker::~FeatureTracker() = default;
 
 FeatureTracker::Impl& FeatureTracker::impl(const char* where) const {
-    if (!impl_) throw StateError(std::string("kestrel: FeatureTracker::") + where + ": object is empty or moved-from");
+    if (!impl_) detail::empty_object("FeatureTracker", where);
     return *impl_;
 }
 
