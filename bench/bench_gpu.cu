@@ -188,12 +188,6 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
     return *this;
 }
 
-Stream::Stream() { KESTREL_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "bench: stream"); }
-Stream::~Stream() {
-    if (s_) cudaStreamDestroy(s_);
-}
-void Stream::sync(const char* stage) const { KESTREL_CUDA(cudaStreamSynchronize(s_), stage); }
-
 EventRow::EventRow(int count) : ev_(static_cast<std::size_t>(count), nullptr) {
     for (auto& e : ev_) KESTREL_CUDA(cudaEventCreate(&e), "bench: cudaEventCreate");
 }

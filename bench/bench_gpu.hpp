@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kestrel/device_image.hpp"
 #include "kestrel/stream.hpp"
 
 struct CUevent_st;  // CUDA's event type (cudaEvent_t is CUevent_st*): no CUDA header here
@@ -91,18 +92,10 @@ private:
     std::size_t n_ = 0;
 };
 
-/// Owning non-blocking stream.
-class Stream {
+/// Owning non-blocking stream: the library's CudaStream, with sync(stage) (kestrel::synchronize).
+class Stream : public CudaStream {
 public:
-    Stream();
-    ~Stream();
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-    StreamHandle get() const { return s_; }
-    void sync(const char* stage) const;
-
-private:
-    StreamHandle s_ = nullptr;
+    void sync(const char* stage) const { synchronize(get(), stage); }
 };
 
 /// A row of events recorded on one stream; elapsed times between any two (microseconds).

@@ -20,8 +20,4 @@ GpuInfo query_gpu(int device) {
 double measure_sm_clock(StreamHandle, double) { no_cuda("measure_sm_clock"); }
 std::string throttle_warning(const GpuInfo&) { return ""; }
 
-Stream::Stream() { no_cuda("Stream"); }
-Stream::~Stream() = default;
-void Stream::sync(const char*) const { no_cuda("Stream::sync"); }
-
 }  // namespace kestrel::bench

@@ -99,10 +99,10 @@ void compare(const Lane& got, const Lane& want, const char* lane) {
 
 struct Stream {  // a non-blocking CUDA stream of the test's own (none for the CPU backend)
     std::optional<CudaStream> owned;
-    StreamHandle s = nullptr;
     explicit Stream(bool create) {
-        if (create) s = owned.emplace().get();
+        if (create) owned.emplace();
     }
+    StreamHandle get() const { return owned ? owned->get() : nullptr; }
 };
 
 void two_threads_equal_serial(Backend be, std::size_t frames, int rounds) {
@@ -114,7 +114,7 @@ void two_threads_equal_serial(Backend be, std::size_t frames, int rounds) {
     for (int r = 0; r < rounds; ++r) {
         std::vector<Lane> lanes = make_lanes(frames);
         Stream s0(be == Backend::Cuda), s1(be == Backend::Cuda);
-        test::run_on_threads({[&] { run_lane(lanes[0], be, s0.s); }, [&] { run_lane(lanes[1], be, s1.s); }});
+        test::run_on_threads({[&] { run_lane(lanes[0], be, s0.get()); }, [&] { run_lane(lanes[1], be, s1.get()); }});
         compare(lanes[0], serial[0], "lane 0");
         compare(lanes[1], serial[1], "lane 1");
     }
