@@ -34,7 +34,7 @@ set(kestrel_public_areas
   pyramid.hpp=pyramid pyramid_types.hpp=pyramid detail/pyramid_rules.hpp=pyramid
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect
-  lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track detail/lk_rules.hpp=track)
+  lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track)
 set(kestrel_plain_data error.hpp stream.hpp keypoint.hpp)  # besides every *_types.hpp
 
 set(kestrel_cuda_header_regex "^(cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cooperative_groups|cub/|thrust/|nv/)")

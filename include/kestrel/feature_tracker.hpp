@@ -15,6 +15,21 @@
 
 namespace kestrel {
 
+/// Anchoring (docs/tracker.md, "Anchoring"): after frame-to-frame LK, every track is refined against its
+/// FIRST observation with an affine warp plus gain and offset (level 0, the lk.patch_size patch stored when
+/// the track was born) and takes the fitted position, so that per-frame errors do not add up. When the fit
+/// fails (appearance changed too much, the patch reached the border, the fit disagrees with LK), the
+/// track keeps the frame-to-frame estimate and is re-anchored there (its reference patch is taken again
+/// from the current frame), or with reanchor = false it is lost with status LostAnchor.
+struct AnchorConfig {
+    bool enabled = true;
+    bool reanchor = true;        ///< on a failed fit: re-anchor (true) or lose the track (false)
+    int max_iterations = 10;     ///< Gauss-Newton iterations per frame, [1, 100]
+    float max_residual = 20.0f;  ///< LostAnchor when the fit's mean |residual| (grey levels) exceeds it, (0, 255]
+    float max_distance = 0.5f;   ///< a failed fit when it ends farther than this (level-0 px) from the
+                                 ///< frame-to-frame estimate (one of the two is wrong), (0, 100]
+};
+
 struct TrackerConfig {
     LkConfig lk{};                   ///< tracking (its pyramid is the tracking pyramid)
     DetectorConfig detector{};       ///< re-detection (its own pyramid)
@@ -22,6 +37,7 @@ struct TrackerConfig {
     float redetect_fraction = 0.3f;  ///< re-detect when live < fraction * target, [0, 1]
     bool forward_backward = false;   ///< track back from the new frame and drop round trips that miss
     float fb_max_error = 0.5f;       ///< level-0 px, (0, 100]: largest accepted round-trip error
+    AnchorConfig anchor{};           ///< refinement against each track's first observation
 };
 
 void validate(const TrackerConfig& cfg, const char* where = "TrackerConfig");

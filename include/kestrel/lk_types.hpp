@@ -33,6 +33,8 @@ enum class TrackStatus : std::int32_t {
     LostSingular = 3,         ///< Hessian singular / too weak (LkConfig::min_eigenvalue), or estimate not finite
     NotConverged = 4,         ///< level 0 used max_iterations without an update below min_update
     LostForwardBackward = 5,  ///< FeatureTracker only: the backward track missed by more than fb_max_error
+    LostAnchor = 6,           ///< FeatureTracker only: the affine fit against the track's first observation
+                              ///< failed (TrackerConfig::anchor: residual, distance, degenerate warp)
 };
 
 const char* to_string(LkMode m);

@@ -50,7 +50,8 @@
 // Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
 // the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
 // it; the samples are bit-identical to reading the image (detail::grid_sample with detail::GridTaps). A
-// window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window).
+// window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window);
+// where it reaches past the image (the border rule, detail::kLkBorder) it replicates the edge pixels.
 // Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
 // per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
@@ -103,32 +104,30 @@ struct Window {
     __device__ __forceinline__ const float* ptr(int x, int y) const { return buf + (y - y0) * kWinStride + (x - x0); }
 
     /// True when the window holds every tap of the grid whose first sample is at (vx, vy) (detail::PatchGrid,
-    /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx), clipped
-    /// to the image (the taps themselves are inside it: the callers' inside() preconditions). For integer
-    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + w - 1 <=> vx < x0 + w - n - m:
-    /// four float compares against bounds fixed at placement (+-inf for the image's own edges).
+    /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx). For integer
+    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + kWin - 1 <=> vx < x0 + kWin - n - m:
+    /// four float compares against bounds fixed at placement.
     __device__ __forceinline__ bool covers(float vx, float vy) const { return vx >= xa && vx < xb && vy >= ya && vy < yb; }
 
-    /// Chooses the window of `im` around (cx, cy), clamped into the image (w, h < kWin only when the
-    /// window reaches the image's last column or row), for grids of side n widened by `margin` taps.
-    /// Warp-uniform. x0 is a multiple of 4 (aligned word loads): x0 = (ix - 14) rounded down to a multiple
-    /// of 4, so the window [x0, x0 + 31] contains [ix - 14, ix + 14]; clamped, it starts at 0 or ends at
-    /// the row's last word (beyond the last column: covered up to the edge). Rows: [iy - 15, iy + 16],
-    /// clamped. Afterwards covers() holds for the grid around (cx, cy) (see the static_assert above).
+    /// Chooses the kWin x kWin window around (cx, cy) for grids of side n widened by `margin` taps. It may
+    /// reach past the image's edges (the border rule, detail::kLkBorder): load_words replicates the edge
+    /// pixels there, as detail::GridTaps clamps its taps. Warp-uniform. x0 is a multiple of 4 (aligned word
+    /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
+    /// [ix - 14, ix + 14]; rows [iy - 15, iy + 16]. Afterwards covers() holds for the grid around (cx, cy)
+    /// (see the static_assert above).
     __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy, int n, int margin) {
+        (void)im;
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
-        const int last_start = ((im.width + 3) & ~3) - kWin;  // aligned start whose window ends at the row's last word
-        x0 = max(0, min((ix - (kWin / 2 - 2)) & ~3, last_start));
-        y0 = max(0, min(iy - (kWin / 2 - 1), im.height - kWin));
-        w = min(kWin, im.width - x0);
-        h = min(kWin, im.height - y0);
-        const float inf = __int_as_float(0x7f800000);
-        xa = x0 == 0 ? -inf : static_cast<float>(x0 + margin);
-        xb = x0 + w == im.width ? inf : static_cast<float>(x0 + w - n - margin);
-        ya = y0 == 0 ? -inf : static_cast<float>(y0 + margin);
-        yb = y0 + h == im.height ? inf : static_cast<float>(y0 + h - n - margin);
+        x0 = (ix - (kWin / 2 - 2)) & ~3;
+        y0 = iy - (kWin / 2 - 1);
+        w = kWin;
+        h = kWin;
+        xa = static_cast<float>(x0 + margin);
+        xb = static_cast<float>(x0 + kWin - n - margin);
+        ya = static_cast<float>(y0 + margin);
+        yb = static_cast<float>(y0 + kWin - n - margin);
     }
 };
 
@@ -139,20 +138,30 @@ struct WinTaps {
     __device__ __forceinline__ float at(int i, int j) const { return p[j * kWinStride + i]; }
 };
 
-/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i.
-/// A word is loaded when it starts inside the image row (a word that crosses the row's end reads the
-/// row's padding: DevicePyramid levels have a pitch that is a multiple of 4, zeroed padding, and a
-/// 4-byte aligned start, checked on the host); rows below the image give 0.
+/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i. Rows
+/// outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
+/// levels start 4-byte aligned with a pitch that is a multiple of 4, checked on the host), a word that
+/// reaches past either end of the row is assembled from its pixels with clamped columns (the border
+/// rule: the edge pixel is replicated, as detail::GridTaps reads it).
 __device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
                                            unsigned (&v)[kWinLoads]) {
-    const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
-    const bool in_row = win.x0 + col < im.width;
-    const std::uint8_t* p = im.data + static_cast<std::size_t>(win.y0 + row) * im.pitch + win.x0 + col;
-    const std::size_t step = kWinRowsPerLoad * im.pitch;
+    const int col = win.x0 + (lane % kWinWords) * 4, row = win.y0 + lane / kWinWords;
+    const int last_x = im.width - 1, last_y = im.height - 1;
+    const bool whole = col >= 0 && col + 3 <= last_x;
+    int c[4];
 #pragma unroll
-    for (int i = 0; i < kWinLoads; ++i)
-        v[i] = (in_row && row + i * kWinRowsPerLoad < win.h) ? __ldg(reinterpret_cast<const unsigned*>(p + i * step))
-                                                             : 0u;
+    for (int j = 0; j < 4; ++j) c[j] = detail::clamp_tap(col + j, last_x);
+#pragma unroll
+    for (int i = 0; i < kWinLoads; ++i) {
+        const std::uint8_t* r =
+            im.data + static_cast<std::size_t>(detail::clamp_tap(row + i * kWinRowsPerLoad, last_y)) * im.pitch;
+        if (whole) {
+            v[i] = __ldg(reinterpret_cast<const unsigned*>(r + col));
+        } else {
+            v[i] = static_cast<unsigned>(__ldg(r + c[0])) | (static_cast<unsigned>(__ldg(r + c[1])) << 8) |
+                   (static_cast<unsigned>(__ldg(r + c[2])) << 16) | (static_cast<unsigned>(__ldg(r + c[3])) << 24);
+        }
+    }
 }
 
 /// Stores the words of load_words as floats (little-endian: byte j is column col + j), 8 bytes at a time.

@@ -28,6 +28,13 @@ void validate(const TrackerConfig& cfg, const char* where) {
     detail::check_range(where, "redetect_fraction", cfg.redetect_fraction, 0.0f, 1.0f);
     detail::check(std::isfinite(cfg.fb_max_error) && cfg.fb_max_error > 0.0f && cfg.fb_max_error <= 100.0f, where,
                   "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
+    detail::check_range(where, "anchor.max_iterations", cfg.anchor.max_iterations, 1, 100);
+    detail::check(std::isfinite(cfg.anchor.max_residual) && cfg.anchor.max_residual > 0.0f &&
+                      cfg.anchor.max_residual <= 255.0f,
+                  where, "anchor.max_residual", "= " + detail::to_text(cfg.anchor.max_residual) + " must be in (0, 255]");
+    detail::check(std::isfinite(cfg.anchor.max_distance) && cfg.anchor.max_distance > 0.0f &&
+                      cfg.anchor.max_distance <= 100.0f,
+                  where, "anchor.max_distance", "= " + detail::to_text(cfg.anchor.max_distance) + " must be in (0, 100]");
 }
 
 struct FeatureTracker::Impl {
@@ -37,6 +44,7 @@ struct FeatureTracker::Impl {
     std::unique_ptr<detail::TrackerBackend> be;
     std::vector<Track> tracks, lost, next;
     std::vector<std::int32_t> slots, next_slots, free_slots;  // template slots, aligned with tracks
+    std::vector<detail::AnchorState> anchors, next_anchors;    // anchor states, aligned with tracks
     Size2 grid{};
     std::vector<std::uint8_t> cell_mask;
     std::vector<Keypoint> candidates;
@@ -47,6 +55,7 @@ struct FeatureTracker::Impl {
     bool redetected = false;
     bool in_flight = false;
     int in_flight_count = 0;
+    int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
 
     void check_frame(const char* where, int w, int h) const {
         detail::check(w == width && h == height, where, "frame",
@@ -68,6 +77,7 @@ struct FeatureTracker::Impl {
                 detail::check_point(where, "predictions", i, (*predictions)[i].x, (*predictions)[i].y);
         }
         const bool first_frame_templates = cfg.lk.template_source == TemplateSource::FirstFrame;
+        if (cfg.anchor.enabled) std::copy(anchors.begin(), anchors.end(), be->anchor_states());
         Point2f* o = be->origins();
         LkGuess* g = be->guesses();
         std::int32_t* s = be->slots();
@@ -84,9 +94,12 @@ struct FeatureTracker::Impl {
     void update_tracks() {
         const LkResult* r = be->results();
         const LkResult* b = be->back_results();
+        const detail::AnchorResult* an = be->anchor_results();
         lost.clear();
         next.clear();
         next_slots.clear();
+        next_anchors.clear();
+        restored = 0;
         for (std::size_t i = 0; i < static_cast<std::size_t>(in_flight_count); ++i) {
             Track t = tracks[i];
             const LkResult& f = r[i];
@@ -99,10 +112,29 @@ struct FeatureTracker::Impl {
                 if (!back_ok || !(std::sqrt(ex * ex + ey * ey) <= cfg.fb_max_error))
                     st = TrackStatus::LostForwardBackward;
             }
+            float x = f.x, y = f.y;
+            bool reanchor = false;
+            if (st == TrackStatus::Tracked && cfg.anchor.enabled) {
+                // The fit against the first observation must succeed, explain the patch and stay near the
+                // frame-to-frame estimate; the track then takes its position.
+                const detail::AnchorResult& a = an[i];
+                const float dx = a.state.x - f.x, dy = a.state.y - f.y;
+                if (a.status != TrackStatus::Tracked || !(a.residual <= cfg.anchor.max_residual) ||
+                    !(std::sqrt(dx * dx + dy * dy) <= cfg.anchor.max_distance)) {
+                    if (cfg.anchor.reanchor) {
+                        reanchor = true;  // keeps the frame-to-frame estimate; a new reference patch below
+                    } else {
+                        st = TrackStatus::LostAnchor;
+                    }
+                } else {
+                    x = a.state.x;
+                    y = a.state.y;
+                }
+            }
             t.prev_x = t.x;
             t.prev_y = t.y;
-            t.x = f.x;
-            t.y = f.y;
+            t.x = x;
+            t.y = y;
             t.gain = f.gain;
             t.offset = f.offset;
             t.residual = f.residual;
@@ -111,6 +143,19 @@ struct FeatureTracker::Impl {
                 ++t.age;
                 next.push_back(t);
                 next_slots.push_back(slots[i]);
+                if (cfg.anchor.enabled) {
+                    detail::AnchorState a = an[i].state;
+                    if (reanchor) {
+                        // The new reference: this frame's patch at the frame-to-frame estimate.
+                        a = detail::AnchorState{};
+                        a.x = x;
+                        a.y = y;
+                        be->new_points()[restored] = {x, y};
+                        be->new_slots()[restored] = slots[i];
+                        ++restored;
+                    }
+                    next_anchors.push_back(a);
+                }
             } else {
                 lost.push_back(t);
                 if (slots[i] >= 0) free_slots.push_back(slots[i]);
@@ -118,14 +163,20 @@ struct FeatureTracker::Impl {
         }
         tracks.swap(next);
         slots.swap(next_slots);
+        anchors.swap(next_anchors);
     }
 
     void redetect() {
         const int live = static_cast<int>(tracks.size());
         redetected = false;
-        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features)))
+        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features))) {
+            if (restored > 0) be->store_templates(restored);
             return;
-        if (live >= cfg.target_features) return;
+        }
+        if (live >= cfg.target_features) {
+            if (restored > 0) be->store_templates(restored);
+            return;
+        }
         redetected = true;
         std::fill(cell_mask.begin(), cell_mask.end(), std::uint8_t{0});
         for (const Track& t : tracks) {
@@ -141,7 +192,7 @@ struct FeatureTracker::Impl {
             if (a.x != b.x) return a.x < b.x;
             return a.level < b.level;
         });
-        const bool stored = cfg.lk.template_source == TemplateSource::FirstFrame;
+        const bool stored = cfg.lk.template_source == TemplateSource::FirstFrame || cfg.anchor.enabled;
         int added = 0;
         for (const Keypoint& k : candidates) {
             if (live + added >= cfg.target_features) break;
@@ -156,14 +207,21 @@ struct FeatureTracker::Impl {
             if (stored) {
                 slot = free_slots.back();
                 free_slots.pop_back();
-                be->new_points()[added] = {k.x, k.y};
-                be->new_slots()[added] = slot;
+                be->new_points()[restored + added] = {k.x, k.y};
+                be->new_slots()[restored + added] = slot;
             }
             tracks.push_back(t);
             slots.push_back(slot);
+            if (cfg.anchor.enabled) {
+                detail::AnchorState a;
+                a.x = k.x;
+                a.y = k.y;
+                anchors.push_back(a);
+            }
             ++added;
         }
-        if (stored && added > 0) be->store_templates(added);
+        const int to_store = restored + (stored ? added : 0);
+        if (to_store > 0) be->store_templates(to_store);
     }
 };
 
@@ -198,6 +256,8 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->slots.reserve(cap);
     m->next_slots.reserve(cap);
     m->free_slots.reserve(cap);
+    m->anchors.reserve(cap);
+    m->next_anchors.reserve(cap);
     m->candidates.reserve(static_cast<std::size_t>(m->grid.width) * m->grid.height * 8 + 1);  // cells * per_cell max
     for (int s = cfg.target_features - 1; s >= 0; --s) m->free_slots.push_back(s);
     impl_ = std::move(m);
@@ -268,6 +328,7 @@ void FeatureTracker::reset() {
     m.tracks.clear();
     m.lost.clear();
     m.slots.clear();
+    m.anchors.clear();
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;

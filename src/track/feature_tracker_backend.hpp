@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
 
 namespace kestrel::detail {
@@ -22,6 +23,11 @@ public:
     virtual std::int32_t* slots() = 0;
     virtual Point2f* new_points() = 0;
     virtual std::int32_t* new_slots() = 0;
+    /// Anchoring (cfg.anchor.enabled): the anchor states of the live tracks (their x, y are replaced by the
+    /// forward LK result before the fit), and the fits after wait() (valid where the forward status was
+    /// Tracked or NotConverged).
+    virtual AnchorState* anchor_states() = 0;
+    virtual const AnchorResult* anchor_results() const = 0;
 
     /// Frame into the current pyramid, then tracking of `count` staged tracks (and the backward pass
     /// when enabled). Backends that cannot take a device frame throw StateError.
@@ -35,7 +41,8 @@ public:
     /// Detection on the current frame with the given cell mask (synchronous), into `out` (whose
     /// capacity the caller keeps, so that the CUDA backend does not allocate).
     virtual void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) = 0;
-    /// First-frame templates: stores the templates of `count` staged new tracks from the current frame.
+    /// First-frame templates (also for anchoring): stores the templates of `count` staged new tracks from
+    /// the current frame.
     virtual void store_templates(int count) = 0;
     /// The current frame becomes the previous one.
     virtual void swap() = 0;

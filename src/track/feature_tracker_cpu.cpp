@@ -2,6 +2,7 @@
 // by lane, src/track/lk_cpu.cpp) and detect_cpu. Same operations, same order, same results as the CUDA backend.
 #include <limits>
 
+#include "anchor_internal.hpp"
 #include "feature_tracker_backend.hpp"
 #include "lk_internal.hpp"
 
@@ -10,7 +11,8 @@ namespace {
 
 class CpuTrackerBackend final : public TrackerBackend {
 public:
-    explicit CpuTrackerBackend(const TrackerConfig& cfg) : cfg_(cfg), setup_(make_lk_setup(cfg.lk)) {
+    explicit CpuTrackerBackend(const TrackerConfig& cfg)
+        : cfg_(cfg), setup_(make_lk_setup(cfg.lk)), anchor_setup_(make_anchor_setup(cfg)) {
         const auto cap = static_cast<std::size_t>(cfg.target_features);
         origins_.resize(cap);
         guesses_.resize(cap);
@@ -19,7 +21,9 @@ public:
         new_slots_.resize(cap);
         results_.resize(cap);
         back_.resize(cap);
-        if (cfg.lk.template_source == TemplateSource::FirstFrame) {
+        anchor_states_.resize(cap);
+        anchor_results_.resize(cap);
+        if (cfg.lk.template_source == TemplateSource::FirstFrame || cfg.anchor.enabled) {
             store_.assign(cap * static_cast<std::size_t>(store_floats_per_slot(setup_)), 0.0f);
             valid_.assign(cap * static_cast<std::size_t>(setup_.levels), 0);
         }
@@ -30,6 +34,8 @@ public:
     std::int32_t* slots() override { return slots_.data(); }
     Point2f* new_points() override { return new_points_.data(); }
     std::int32_t* new_slots() override { return new_slots_.data(); }
+    AnchorState* anchor_states() override { return anchor_states_.data(); }
+    const AnchorResult* anchor_results() const override { return anchor_results_.data(); }
 
     void start(HostView frame, int count, StreamHandle) override {
         cur_ = build_pyramid_cpu(frame, cfg_.lk.pyramid);
@@ -54,6 +60,21 @@ public:
                 const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
                 back_[i] = lk_track_one(eng, setup_, prev, ok ? f.x : nan, ok ? f.y : nan,
                                         LkGuess{origins_[i].x, origins_[i].y, 1.0f, 0.0f});
+            }
+        }
+        if (cfg_.anchor.enabled) {
+            for (int i = 0; i < count; ++i) {
+                const LkResult& f = results_[i];
+                AnchorResult& a = anchor_results_[i];
+                a = AnchorResult{};
+                a.status = TrackStatus::LostAnchor;
+                const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
+                if (!ok || valid_[static_cast<std::size_t>(slots_[i]) * setup_.levels] == 0) continue;
+                AnchorState st = anchor_states_[i];
+                st.x = f.x;
+                st.y = f.y;
+                CpuAnchorEngine eng(anchor_setup_, store_.data() + slot_offset(slots_[i]) + store_level_offset(setup_, 0));
+                a = anchor_refine_one(eng, anchor_setup_, cur[0], st);
             }
         }
     }
@@ -103,6 +124,9 @@ private:
 
     TrackerConfig cfg_;
     LkSetup setup_;
+    AnchorSetup anchor_setup_;
+    std::vector<AnchorState> anchor_states_;
+    std::vector<AnchorResult> anchor_results_;
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;
     std::vector<std::int32_t> slots_, new_slots_;

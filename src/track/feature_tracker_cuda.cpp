@@ -6,9 +6,12 @@
 
 #include <utility>
 
+#include "anchor_internal.hpp"
+#include "kernels/track/anchor.cuh"
 #include "kernels/track/lk_track.cuh"
 #include "kernels/common/cuda_check.hpp"
 #include "feature_tracker_backend.hpp"
+#include "lk_internal.hpp"
 
 namespace kestrel::detail {
 namespace {
@@ -53,10 +56,18 @@ public:
           cap_(static_cast<std::size_t>(cfg.target_features)),
           origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
+          anchor_setup_(make_anchor_setup(cfg)), anchor_store_setup_(make_lk_setup(cfg.lk)),
+          anchor_states_(cap_), anchor_results_(cap_),
+          anchor_store_(cfg.anchor.enabled ? cap_ * 3 * static_cast<std::size_t>(cfg.lk.patch_size * cfg.lk.patch_size) : 0),
+          anchor_valid_(cfg.anchor.enabled ? cap_ : 0),
           cells_(static_cast<std::size_t>(grid_size(width, height, cfg.detector).width) *
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
           mask_(cells_), d_mask_(cells_) {
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
+        // The anchor store holds level 0 only: the LK store layout with one level.
+        anchor_store_setup_.levels = 1;
+        if (cfg.anchor.enabled)
+            KESTREL_CUDA(cudaMemset(anchor_valid_.get(), 0, cap_ * sizeof(std::int32_t)), "FeatureTracker allocation");
     }
     ~CudaTrackerBackend() override { (void)cudaEventDestroy(stored_); }
     CudaTrackerBackend(const CudaTrackerBackend&) = delete;
@@ -67,6 +78,8 @@ public:
     std::int32_t* slots() override { return slots_.get(); }
     Point2f* new_points() override { return new_points_.get(); }
     std::int32_t* new_slots() override { return new_slots_.get(); }
+    AnchorState* anchor_states() override { return anchor_states_.get(); }
+    const AnchorResult* anchor_results() const override { return anchor_results_.get(); }
 
     void start(HostView frame, int count, StreamHandle stream) override {
         order_after_store(stream);
@@ -100,7 +113,21 @@ public:
     }
 
     void store_templates(int count) override {
-        lk_.store_templates_async(pyr_[cur_], new_points_.get(), new_slots_.get(), count, stream_);
+        if (cfg_.lk.template_source == TemplateSource::FirstFrame)
+            lk_.store_templates_async(pyr_[cur_], new_points_.get(), new_slots_.get(), count, stream_);
+        if (cfg_.anchor.enabled && count > 0) {
+            kernels::LkLaunch p{};
+            p.setup = anchor_store_setup_;
+            const DeviceView v = pyr_[cur_].level(0);
+            p.ref[0] = {v.data, v.width, v.height, v.pitch};
+            p.points = new_points_.get();
+            p.slots = new_slots_.get();
+            p.store = anchor_store_.get();
+            p.store_valid = anchor_valid_.get();
+            p.capacity = static_cast<int>(cap_);
+            p.count = count;
+            kernels::launch_lk_store(p, stream_);
+        }
         KESTREL_CUDA(cudaEventRecord(stored_, stream_), "FeatureTracker template store");
         store_pending_ = true;
     }
@@ -130,6 +157,21 @@ private:
                                                count, stream_);
             lk_.track_async(cur, prev, back_points_.get(), back_guesses_.get(), back_.get(), count, stream_);
         }
+        if (cfg_.anchor.enabled) {
+            kernels::AnchorLaunch a{};
+            a.setup = anchor_setup_;
+            const DeviceView v = cur.level(0);
+            a.cur = {v.data, v.width, v.height, v.pitch};
+            a.forward = results_.get();
+            a.states = anchor_states_.get();
+            a.slots = slots_.get();
+            a.store = anchor_store_.get();
+            a.store_valid = anchor_valid_.get();
+            a.results = anchor_results_.get();
+            a.capacity = static_cast<int>(cap_);
+            a.count = count;
+            kernels::launch_anchor(a, stream_);
+        }
     }
 
     TrackerConfig cfg_;
@@ -146,6 +188,12 @@ private:
     Pinned<LkResult> results_, back_;
     DeviceBuf<Point2f> back_points_;
     DeviceBuf<LkGuess> back_guesses_;
+    AnchorSetup anchor_setup_;
+    LkSetup anchor_store_setup_;
+    Pinned<AnchorState> anchor_states_;
+    Pinned<AnchorResult> anchor_results_;
+    DeviceBuf<float> anchor_store_;
+    DeviceBuf<std::int32_t> anchor_valid_;
     std::size_t cells_;
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;

@@ -32,6 +32,7 @@ const char* to_string(TrackStatus s) {
         case TrackStatus::LostSingular: return "LostSingular";
         case TrackStatus::NotConverged: return "NotConverged";
         case TrackStatus::LostForwardBackward: return "LostForwardBackward";
+        case TrackStatus::LostAnchor: return "LostAnchor";
     }
     return "unknown";
 }

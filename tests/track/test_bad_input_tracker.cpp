@@ -3,6 +3,7 @@
 // must throw InvalidArgument naming the parameter and the bound (StateError for state misuse) and
 // change nothing: afterwards tracker A (which saw the bad call) and tracker B (which did not) track
 // the next frames of a real sequence to identical results.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -104,6 +105,12 @@ std::vector<Row> tracker_rows(Backend be) {
                          [](TrackerConfig& c) { c.fb_max_error = 0.0f; }));
     r.push_back(ctor_row(be, "tracker_fb_max_error_infinite", "fb_max_error", "(0, 100]", 320, 240,
                          [](TrackerConfig& c) { c.fb_max_error = kInf; }));
+    r.push_back(ctor_row(be, "tracker_anchor_iterations_zero", "anchor.max_iterations", "[1, 100]", 320, 240,
+                         [](TrackerConfig& c) { c.anchor.max_iterations = 0; }));
+    r.push_back(ctor_row(be, "tracker_anchor_residual_nan", "anchor.max_residual", "(0, 255]", 320, 240,
+                         [](TrackerConfig& c) { c.anchor.max_residual = std::nanf(""); }));
+    r.push_back(ctor_row(be, "tracker_anchor_distance_zero", "anchor.max_distance", "(0, 100]", 320, 240,
+                         [](TrackerConfig& c) { c.anchor.max_distance = 0.0f; }));
     r.push_back(ctor_row(be, "tracker_lk_patch_size_2", "patch_size", "[4, 16]", 320, 240,
                          [](TrackerConfig& c) { c.lk.patch_size = 2; }));
     r.push_back(ctor_row(be, "tracker_detector_cell_width_40", "cell_width", "multiple of 32", 320, 240,

@@ -102,5 +102,28 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendEveryModeDeviceFrames) {
     }
 }
 
+TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
+    KESTREL_REQUIRE_GPU();
+    // Anchoring (the default) against its variants: off, losing instead of re-anchoring, re-anchoring often
+    // (a tight residual bound), and a 12x12 patch (lanes with partly filled pixel slots).
+    struct Row {
+        const char* what;
+        bool enabled, reanchor;
+        float max_residual;
+        int patch;
+    };
+    for (const Row& r : {Row{"anchor off", false, true, 20.0f, 16}, Row{"anchor lose", true, false, 6.0f, 16},
+                         Row{"anchor re-anchor often", true, true, 3.0f, 16}, Row{"anchor 12x12", true, true, 20.0f, 12}}) {
+        TrackerConfig cfg;
+        cfg.target_features = 150;
+        cfg.redetect_fraction = 0.8f;
+        cfg.anchor.enabled = r.enabled;
+        cfg.anchor.reanchor = r.reanchor;
+        cfg.anchor.max_residual = r.max_residual;
+        cfg.lk.patch_size = r.patch;
+        compare_backends(cfg, Form::PinnedAsync, 10, r.what);
+    }
+}
+
 }  // namespace
 }  // namespace kestrel

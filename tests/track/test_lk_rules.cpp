@@ -54,14 +54,25 @@ TEST(LkRules, BilinearIsTheDocumentedFormula) {
     EXPECT_EQ(bilinear(im, 1.0f, 1.0f), 60.0f);
     // (1.25, 1.5): top = 0.75*60 + 0.25*70 = 62.5, bottom = 0.75*25 + 0.25*35 = 27.5, value = 45.
     EXPECT_FLOAT_EQ(bilinear(im, 1.25f, 1.5f), 45.0f);
-    // inside(): the grid's taps x0 - margin .. x0 + n + margin within the image.
-    EXPECT_TRUE(inside(im, 1.0f, 1.0f, 1, 1));    // x0 = 1: taps 0 .. 3 (x0 - 1 .. x0 + n + 1)
-    EXPECT_FALSE(inside(im, 2.0f, 1.0f, 1, 1));   // x0 + n + margin = 4: outside
-    EXPECT_TRUE(inside(im, 2.9f, 1.0f, 1, 0));    // x0 = 2, taps 2 .. 3
-    EXPECT_FALSE(inside(im, 3.0f, 1.0f, 1, 0));
-    EXPECT_FALSE(inside(im, 0.5f, 1.0f, 1, 1));   // x0 - 1 = -1
-    EXPECT_TRUE(inside(im, 1.5f, 1.5f, 2, 0));    // n = 2: h = 0.5, x0 = 1, taps 1 .. 3
-    EXPECT_FALSE(inside(im, 2.5f, 1.5f, 2, 0));
+    // inside(): the centre within the image and the grid's taps within kLkBorder of it (the border rule).
+    EXPECT_TRUE(inside(im, 3.0f, 1.0f, 1, 1));    // centre on the last column: taps 2 .. 5 (5 replicates 3)
+    EXPECT_FALSE(inside(im, 3.01f, 1.0f, 1, 1));  // centre past the last column
+    EXPECT_TRUE(inside(im, 0.0f, 3.0f, 16, 1));   // a 16x16 template centred on the corner pixel
+    EXPECT_FALSE(inside(im, -0.01f, 1.0f, 1, 0));
+    EXPECT_FALSE(inside(im, 1.0f, 3.5f, 2, 0));
+    HostImage edge_img(64, 64);
+    const LkImage bim = view_of(edge_img);
+    // Taps reaching past kLkBorder: a side-16 grid at centre 0 has x0 - margin = -8 - margin.
+    static_assert(kLkBorder >= 9, "a 16x16 template centred on an edge pixel must fit");
+    EXPECT_TRUE(inside(bim, 0.0f, 0.0f, 16, 1));
+    EXPECT_TRUE(inside(bim, 63.0f, 63.0f, 16, 1));
+    // Taps past the edge read the edge pixel: at x = -0.5 the bilinear mix of I(-1, 1) and I(0, 1) is I(0, 1).
+    {
+        const PatchGrid g = patch_grid(-0.5f, 1.0f, 0.0f);
+        EXPECT_EQ(grid_sample(GridTaps(im, g), g, 0, 0), 50.0f);
+        const PatchGrid c = patch_grid(4.25f, 5.0f, 0.0f);  // right of and below the image: I(3, 3)
+        EXPECT_EQ(grid_sample(GridTaps(im, c), c, 0, 0), 255.0f);
+    }
     EXPECT_FALSE(inside(im, std::nanf(""), 1.0f, 1, 0));
     // The grid of a 16x16 patch: first sample at centre - 7.5, one pair of weights for all samples.
     const PatchGrid g = patch_grid(20.25f, 10.75f, patch_half(16));

@@ -140,10 +140,12 @@ TEST(LkValidation, CpuReferenceInputs) {
     hacked[1] = HostImage(10, 10);
     expect_invalid([&] { lk_track_cpu(hacked, p, {}, cfg); }, "ref");
     expect_invalid([&] { lk_track_cpu({}, p, {}, cfg); }, "ref");
-    // Points outside the image are not errors: they are lost.
-    const auto res = lk_track_cpu(p, p, {{-100.0f, 5.0f}, {1e9f, 1e9f}, {3.0f, 3.0f}}, cfg);
+    // Points outside the image are not errors: they are lost (a point on the edge is tracked: the border rule).
+    const auto res = lk_track_cpu(p, p, {{-100.0f, 5.0f}, {1e9f, 1e9f}, {-0.5f, 3.0f}}, cfg);
     for (const auto& r : res) EXPECT_EQ(r.status, TrackStatus::LostOutOfBounds);
     EXPECT_TRUE(lk_track_cpu(p, p, {}, cfg).empty());
+    const auto edge = lk_track_cpu(p, p, {{0.0f, 3.0f}, {static_cast<float>(img.width() - 1), 200.0f}}, cfg);
+    for (const auto& r : edge) EXPECT_NE(r.status, TrackStatus::LostOutOfBounds);
 }
 
 TEST(LkValidation, FeatureTrackerCallsAndFrames) {

@@ -139,17 +139,31 @@ KESTREL_HD PatchGrid patch_grid(float cx, float cy, float half) {
     return g;
 }
 
-/// True when every tap of the n x n grid at (x, y), widened by `margin` taps on each side (0: a patch,
-/// 1: a template with its gradients), is a pixel of the image: x0 - margin >= 0 and x0 + n + margin <=
-/// width - 1 (same for y). With x0 = floor(vx) and integer bounds this is vx >= margin and
-/// vx < width - n - margin: float compares on vx = x - h only (false for NaN, no conversion).
+/// Border rule: a grid may reach up to kLkBorder taps past the image's edges; those taps read the nearest
+/// edge pixel (replication, as clamp_tap below). A feature is thus tracked until its centre leaves the
+/// image, as OpenCV's pyramidal LK tracks up to its border (instead of losing it when the patch touches
+/// the edge, 9 px earlier for 16 x 16 patches).
+constexpr int kLkBorder = 16;
+
+/// True when the n x n grid at (x, y), widened by `margin` taps on each side (0: a patch, 1: a template
+/// with its gradients), may be sampled: its taps x0 - margin .. x0 + n + margin lie within kLkBorder of
+/// the image (x0 - margin >= -kLkBorder and x0 + n + margin <= width - 1 + kLkBorder; y likewise), and
+/// the centre (x, y) is within the image, [0, width - 1] x [0, height - 1]. With x0 = floor(vx) and integer
+/// bounds the first is vx >= margin - kLkBorder and vx < width - n - margin + kLkBorder: float compares
+/// only (false for NaN, no conversion).
 KESTREL_HD bool inside(const LkImage& im, float x, float y, int n, int margin) {
     const float h = patch_half(n);
     const float vx = fsub(x, h), vy = fsub(y, h);
-    const float lo = static_cast<float>(margin);
-    return (vx >= lo) & (vx < static_cast<float>(im.width - n - margin)) & (vy >= lo) &
-           (vy < static_cast<float>(im.height - n - margin));
+    const float lo = static_cast<float>(margin - kLkBorder);
+    const bool taps = (vx >= lo) & (vx < static_cast<float>(im.width - n - margin + kLkBorder)) & (vy >= lo) &
+                      (vy < static_cast<float>(im.height - n - margin + kLkBorder));
+    const bool centre = (x >= 0.0f) & (x <= static_cast<float>(im.width - 1)) & (y >= 0.0f) &
+                        (y <= static_cast<float>(im.height - 1));
+    return taps & centre;
 }
+
+/// Tap coordinate clamped into [0, last]: a tap past the edge reads the edge pixel.
+KESTREL_HD int clamp_tap(int v, int last) { return v < 0 ? 0 : (v > last ? last : v); }
 
 /// The patch pixel in slot j of warp lane l (row-major index; -1: the slot is empty), j = 0 ..
 /// kLkMaxPerLane - 1. A side n that divides 32 (4, 8, 16) gives every lane a run of R = ceil(n^2 / 32)
@@ -166,16 +180,19 @@ KESTREL_HD int lane_pixel(int l, int j, int n) {
     return i < n * n ? i : -1;
 }
 
-/// Taps of a grid: at(i, j) = I(x0 + i, y0 + j) as float, relative to the grid's top-left tap. The CPU
+/// Taps of a grid: at(i, j) = I(x0 + i, y0 + j) as float (coordinates clamped into the image: the border
+/// rule above), relative to the grid's top-left tap. The CPU
 /// reads the image (GridTaps); the GPU reads a shared-memory copy of the neighbourhood. The values and
 /// the arithmetic are the same for every source.
 struct GridTaps {
-    const std::uint8_t* p;  // &I(x0, y0)
+    const std::uint8_t* data;
     std::size_t pitch;
+    int x0, y0, last_x, last_y;
     KESTREL_HD GridTaps(const LkImage& im, const PatchGrid& g)
-        : p(im.data + static_cast<std::size_t>(g.y0) * im.pitch + static_cast<std::size_t>(g.x0)), pitch(im.pitch) {}
+        : data(im.data), pitch(im.pitch), x0(g.x0), y0(g.y0), last_x(im.width - 1), last_y(im.height - 1) {}
     KESTREL_HD float at(int i, int j) const {
-        return static_cast<float>(p[static_cast<std::ptrdiff_t>(j) * static_cast<std::ptrdiff_t>(pitch) + i]);
+        const std::size_t y = static_cast<std::size_t>(clamp_tap(y0 + j, last_y));
+        return static_cast<float>(data[y * pitch + static_cast<std::size_t>(clamp_tap(x0 + i, last_x))]);
     }
 };
 

@@ -1,0 +1,279 @@
+// The anchor rules: every frame, a track's position from frame-to-frame LK is refined against the track's
+// FIRST observation with an affine warp plus gain and offset (Shi & Tomasi's feature monitoring, "Good
+// Features to Track", 1994: affine dissimilarity against the first frame). Shared verbatim by the CPU
+// reference (src/track/anchor_cpu.cpp) and the CUDA kernel (kernels/track/anchor.cu).
+//
+// Summary: frame-to-frame LK is robust to appearance change but its small per-frame errors add up (drift);
+// aligning to the first observation removes the drift but a translation-only fit is biased once the patch
+// rotates, scales or tilts. The affine fit against the first observation has neither problem.
+//
+// Model: template T (the n x n level-0 patch of the first observation with its central-difference
+// gradients gx, gy: detail::extract_template), pixel offsets (u, v) = (i - h, j - h), h = (n - 1) / 2:
+//     I(W(u, v)) ~= alpha T(u, v) + beta,   W(u, v) = (a00 u + a01 v + tx, a10 u + a11 v + ty)
+// Simultaneous inverse compositional Gauss-Newton (Baker & Matthews, "Lucas-Kanade 20 Years On", Part 1
+// section 3.2 and Part 3 section 4, as the LK rules): steepest-descent images at alpha = 1
+//     SD = [gx u, gy u, gx v, gy v, gx, gy, a, 1],   a = T - mu
+// for the incremental warp dW = [1 + d0, d2, d4; d1, 1 + d3, d5] and the appearance (dalpha, dbeta_c);
+// H = sum SD SD^T (8 x 8, the template's: constant over the iterations), b = sum SD e with
+// e = alpha a + beta_c - I(W); dq = -H^-1 b, d = dq[0..5] / alpha (exact for the current gain, as in
+// lk_rules.hpp), alpha += dq[6], beta_c += dq[7], and W <- W o dW^-1.
+//
+// Exactness: the float operations are lk_rules.hpp's (fmul/fadd/fsub/fdiv/ffma) in a fixed order; per-pixel
+// sums run per warp lane over detail::lane_pixel in order, then the xor butterfly (the CPU emulates it).
+#pragma once
+#include "kestrel/detail/lk_rules.hpp"
+
+namespace kestrel::detail {
+
+constexpr int kAnchorParams = 8;                                     // d0..d5, alpha, beta_c
+constexpr int kAnchorHessianSums = kAnchorParams * (kAnchorParams + 1) / 2;  // upper triangle, row-major
+constexpr float kAnchorMinDet = 0.25f;  // det(A) outside [1/4, 4]: the patch shrank or grew 2x -> lost
+constexpr float kAnchorMaxDet = 4.0f;
+
+/// What the anchor stage needs, resolved on the host (plain data, by value).
+struct AnchorSetup {
+    int n;               // level-0 patch side (the stored first-observation template)
+    int est_gain, est_offset;
+    int max_iterations;  // Gauss-Newton iterations
+    float min_update;    // stop when the update moves every patch corner by less than this (px)
+    float min_eigenvalue;  // as LkConfig::min_eigenvalue, on the translation block
+};
+
+/// A track's anchor state: the warp from its first observation's patch to the current frame, and the
+/// illumination relative to the first observation.
+struct AnchorState {
+    float a00 = 1.0f, a01 = 0.0f, a10 = 0.0f, a11 = 1.0f;
+    float x = 0.0f, y = 0.0f;  // the patch centre in the current frame (level-0 pixels)
+    float gain = 1.0f, offset = 0.0f;
+};
+
+struct AnchorResult {
+    AnchorState state;
+    float residual = 0.0f;        // mean |e| over the patch at the final warp
+    std::int32_t iterations = 0;
+    TrackStatus status = TrackStatus::Tracked;  // Tracked, or LostAnchor (see anchor_refine_one)
+};
+
+/// Steepest-descent vector of one pixel (alpha = 1): [gx u, gy u, gx v, gy v, gx, gy, a, 1].
+KESTREL_HD void anchor_sd(float a, float gx, float gy, float u, float v, float* sd) {
+    sd[0] = fmul(gx, u);
+    sd[1] = fmul(gy, u);
+    sd[2] = fmul(gx, v);
+    sd[3] = fmul(gy, v);
+    sd[4] = gx;
+    sd[5] = gy;
+    sd[6] = a;
+    sd[7] = 1.0f;
+}
+
+/// Pixel offset of patch index i: (i % n - h, i / n - h) (exact: h is a multiple of 1/2).
+KESTREL_HD float anchor_u(int i, int n, float h) { return fsub(static_cast<float>(i % n), h); }
+KESTREL_HD float anchor_v(int i, int n, float h) { return fsub(static_cast<float>(i / n), h); }
+
+/// Adds one pixel's SD SD^T (upper triangle, row-major) to acc, each product by one ffma.
+KESTREL_HD void anchor_add_hessian(float* acc, const float* sd) {
+    int k = 0;
+    KESTREL_UNROLL
+    for (int r = 0; r < kAnchorParams; ++r) {
+        KESTREL_UNROLL
+        for (int c = r; c < kAnchorParams; ++c, ++k) acc[k] = ffma(sd[r], sd[c], acc[k]);
+    }
+}
+
+/// The image at the warped position of offset (u, v): bilinear with the grid formula of lk_rules.hpp
+/// (row = fma(ax, I(x0 + 1), bx I(x0)), sample = fma(ay, row(y0 + 1), by row(y0))) and the border rule's
+/// clamped taps. Position: x = fma(a00, u, fma(a01, v, tx)), y likewise.
+KESTREL_HD float anchor_sample(const LkImage& im, const AnchorState& w, float u, float v) {
+    const float px = ffma(w.a00, u, ffma(w.a01, v, w.x));
+    const float py = ffma(w.a10, u, ffma(w.a11, v, w.y));
+    const PatchGrid g = patch_grid(px, py, 0.0f);
+    const GridTaps src(im, g);
+    return grid_sample(src, g, 0, 0);
+}
+
+/// Adds one pixel's error terms SD e (8, by ffma) and |e| to acc[0..8]; e = fma(alpha, a, beta_c) - I.
+KESTREL_HD void anchor_add_error(float* acc, const float* sd, float a, float image, float alpha, float beta_c) {
+    const float e = pixel_error_centred(a, image, alpha, beta_c);
+    KESTREL_UNROLL
+    for (int k = 0; k < kAnchorParams; ++k) acc[k] = ffma(sd[k], e, acc[k]);
+    acc[kAnchorParams] = fadd(acc[kAnchorParams], fabsf(e));
+}
+
+/// LDL^T factors of the 8 x 8 H (from the upper-triangle sums); inactive appearance parameters get an
+/// identity row and column. False when singular: the translation block's smaller eigenvalue / pixels below
+/// min_eigenvalue (lk_factorize's test), a pivot d_j <= kLkPivotEps H_jj, or a non-finite pivot.
+struct AnchorSystem {
+    float l[kAnchorParams][kAnchorParams];
+    float inv_d[kAnchorParams];
+};
+KESTREL_HD bool anchor_factorize(const float* hs, float npx, int est_gain, int est_offset, float min_eigenvalue,
+                                 AnchorSystem& sys) {
+    float h[kAnchorParams][kAnchorParams];
+    int k = 0;
+    KESTREL_UNROLL
+    for (int r = 0; r < kAnchorParams; ++r) {
+        KESTREL_UNROLL
+        for (int c = r; c < kAnchorParams; ++c, ++k) {
+            h[r][c] = hs[k];
+            h[c][r] = hs[k];
+        }
+    }
+    const bool active[kAnchorParams] = {true, true, true, true, true, true, est_gain != 0, est_offset != 0};
+    KESTREL_UNROLL
+    for (int r = 0; r < kAnchorParams; ++r) {
+        KESTREL_UNROLL
+        for (int c = 0; c < kAnchorParams; ++c)
+            if (!(active[r] && active[c])) h[r][c] = r == c ? 1.0f : 0.0f;
+    }
+    // Translation block [gx^2, gx gy; gx gy, gy^2] (indices 4, 5): lambda_min >= m = min_eigenvalue * npx.
+    const float m = fmul(min_eigenvalue, npx);
+    const float p = fsub(h[4][4], m), q = fsub(h[5][5], m);
+    const bool eig_ok = (fadd(p, q) >= 0.0f) & (fsub(fmul(p, q), fmul(h[4][5], h[4][5])) >= 0.0f);
+    float d[kAnchorParams];
+    bool ok = eig_ok;
+    KESTREL_UNROLL
+    for (int j = 0; j < kAnchorParams; ++j) {
+        float dj = h[j][j];
+        KESTREL_UNROLL
+        for (int q2 = 0; q2 < j; ++q2) dj = fsub(dj, fmul(fmul(sys.l[j][q2], sys.l[j][q2]), d[q2]));
+        ok = ok & finite(dj) & (dj > fmul(kLkPivotEps, h[j][j]));
+        d[j] = dj;
+        sys.inv_d[j] = fdiv(1.0f, dj);
+        sys.l[j][j] = 1.0f;
+        KESTREL_UNROLL
+        for (int i = j + 1; i < kAnchorParams; ++i) {
+            float v = h[i][j];
+            KESTREL_UNROLL
+            for (int q2 = 0; q2 < j; ++q2) v = fsub(v, fmul(fmul(sys.l[i][q2], sys.l[j][q2]), d[q2]));
+            sys.l[i][j] = fmul(v, sys.inv_d[j]);
+        }
+    }
+    return ok;
+}
+
+/// x = -H^-1 b by forward substitution (L y = b), scaling (z = y / d) and back substitution (L^T x = z);
+/// inactive entries of b are taken as 0.
+KESTREL_HD void anchor_solve(const AnchorSystem& sys, const float* b, int est_gain, int est_offset, float* x) {
+    float y[kAnchorParams];
+    KESTREL_UNROLL
+    for (int i = 0; i < kAnchorParams; ++i) {
+        const bool on = i < 6 || (i == 6 && est_gain) || (i == 7 && est_offset);
+        float v = on ? b[i] : 0.0f;
+        KESTREL_UNROLL
+        for (int j = 0; j < i; ++j) v = fsub(v, fmul(sys.l[i][j], y[j]));
+        y[i] = v;
+    }
+    KESTREL_UNROLL
+    for (int i = kAnchorParams - 1; i >= 0; --i) {
+        float v = fmul(y[i], sys.inv_d[i]);
+        KESTREL_UNROLL
+        for (int j = i + 1; j < kAnchorParams; ++j) v = fsub(v, fmul(sys.l[j][i], x[j]));
+        x[i] = v;
+    }
+    KESTREL_UNROLL
+    for (int i = 0; i < kAnchorParams; ++i) x[i] = -x[i];
+}
+
+/// W <- W o dW^-1 for dW = [1 + d0, d2, d4; d1, 1 + d3, d5]: with det = (1 + d0)(1 + d3) - d2 d1,
+/// dW^-1 = [1 + d3, -d2; -d1, 1 + d0] / det and translation -dW^-1 (d4, d5); A' = A dW^-1, t' = A t_inv + t.
+KESTREL_HD AnchorState anchor_compose(const AnchorState& w, const float* d) {
+    const float e00 = fadd(1.0f, d[0]), e11 = fadd(1.0f, d[3]);
+    const float det = fsub(fmul(e00, e11), fmul(d[2], d[1]));
+    const float r = fdiv(1.0f, det);
+    const float i00 = fmul(e11, r), i01 = fmul(-d[2], r), i10 = fmul(-d[1], r), i11 = fmul(e00, r);
+    const float itx = -fadd(fmul(i00, d[4]), fmul(i01, d[5]));
+    const float ity = -fadd(fmul(i10, d[4]), fmul(i11, d[5]));
+    AnchorState o = w;
+    o.a00 = fadd(fmul(w.a00, i00), fmul(w.a01, i10));
+    o.a01 = fadd(fmul(w.a00, i01), fmul(w.a01, i11));
+    o.a10 = fadd(fmul(w.a10, i00), fmul(w.a11, i10));
+    o.a11 = fadd(fmul(w.a10, i01), fmul(w.a11, i11));
+    o.x = fadd(fadd(fmul(w.a00, itx), fmul(w.a01, ity)), w.x);
+    o.y = fadd(fadd(fmul(w.a10, itx), fmul(w.a11, ity)), w.y);
+    return o;
+}
+
+/// Largest movement of a patch corner (+-h, +-h) between warps a and b, as |dx| + |dy| (an upper bound of
+/// the Euclidean distance): |dt| + h (|dA| row sums).
+KESTREL_HD float anchor_change(const AnchorState& a, const AnchorState& b, float h) {
+    const float dx = fadd(fabsf(fsub(b.x, a.x)), fmul(h, fadd(fabsf(fsub(b.a00, a.a00)), fabsf(fsub(b.a01, a.a01)))));
+    const float dy = fadd(fabsf(fsub(b.y, a.y)), fmul(h, fadd(fabsf(fsub(b.a10, a.a10)), fabsf(fsub(b.a11, a.a11)))));
+    return fadd(dx, dy);
+}
+
+/// The refinement of one track. Engine (the warp on the GPU, its 32-lane emulation on the CPU):
+///   float template_sum()                                   // sum of T (all lanes, butterfly)
+///   void  hessian_sums(float mu, float* hs36)             // anchor_add_hessian over the patch
+///   void  error_sums(const LkImage&, const AnchorState&, float alpha, float beta_c, float mu, float* s9)
+///   -- each lane in detail::lane_pixel order, then the butterfly.
+/// Starts from `w` (the frame-to-frame estimate with the previous frame's affine part and illumination).
+/// LostAnchor when: the Hessian is singular; a step is not finite; the gain leaves [kLkMinGain,
+/// kLkMaxGain]; det(A) leaves [kAnchorMinDet, kAnchorMaxDet]; the centre leaves the image. The caller
+/// applies the residual and distance tests (FeatureTracker policy).
+KESTREL_HD_TEMPLATE_CHECK
+template <class Engine>
+KESTREL_HD AnchorResult anchor_refine_one(Engine& eng, const AnchorSetup& s, const LkImage& cur, AnchorState w) {
+    AnchorResult res;
+    res.status = TrackStatus::LostAnchor;
+    res.state = w;
+    const int n = s.n;
+    const float npx = static_cast<float>(n * n);
+    const float h = patch_half(n);
+    const int est_gain = s.est_gain, est_offset = s.est_offset;
+    const bool start_ok = finite(w.x) & finite(w.y) & finite(w.gain) & finite(w.offset) & finite(w.a00) &
+                          finite(w.a01) & finite(w.a10) & finite(w.a11);
+    if (!start_ok) return res;
+    const float mu = est_offset ? fdiv(eng.template_sum(), npx) : 0.0f;
+    float hs[kAnchorHessianSums];
+    eng.hessian_sums(mu, hs);
+    AnchorSystem sys;
+    if (!anchor_factorize(hs, npx, est_gain, est_offset, s.min_eigenvalue, sys)) return res;
+    float alpha = w.gain;
+    float beta_c = fadd(w.offset, fmul(alpha, mu));
+    bool ok = true;
+    int it = 0;
+    for (; it < s.max_iterations; ++it) {
+        float es[kAnchorParams + 1];
+        eng.error_sums(cur, w, alpha, beta_c, mu, es);
+        float dq[kAnchorParams];
+        anchor_solve(sys, es, est_gain, est_offset, dq);
+        const float inv_alpha = fdiv(1.0f, alpha);
+        float d[6];
+        KESTREL_UNROLL
+        for (int k = 0; k < 6; ++k) d[k] = fmul(dq[k], inv_alpha);
+        const AnchorState nw = anchor_compose(w, d);
+        const float na = est_gain ? fadd(alpha, dq[6]) : alpha;
+        const float nb = est_offset ? fadd(beta_c, dq[7]) : beta_c;
+        const float det = fsub(fmul(nw.a00, nw.a11), fmul(nw.a01, nw.a10));
+        const bool fin = finite(nw.x) & finite(nw.y) & finite(nw.a00) & finite(nw.a01) & finite(nw.a10) &
+                         finite(nw.a11) & finite(na) & finite(nb);
+        const bool gain_ok = (na >= kLkMinGain) & (na <= kLkMaxGain);
+        const bool det_ok = (det >= kAnchorMinDet) & (det <= kAnchorMaxDet);
+        const bool centre_ok = (nw.x >= 0.0f) & (nw.x <= static_cast<float>(cur.width - 1)) & (nw.y >= 0.0f) &
+                               (nw.y <= static_cast<float>(cur.height - 1));
+        if (!(fin & gain_ok & det_ok & centre_ok)) {
+            ok = false;
+            break;
+        }
+        const float change = anchor_change(w, nw, h);
+        w = nw;
+        alpha = na;
+        beta_c = nb;
+        if (change < s.min_update) {
+            ++it;
+            break;
+        }
+    }
+    w.gain = alpha;
+    w.offset = fsub(beta_c, fmul(alpha, mu));
+    res.state = w;
+    res.iterations = it;
+    if (!ok) return res;
+    float es[kAnchorParams + 1];
+    eng.error_sums(cur, w, alpha, beta_c, mu, es);
+    res.residual = fdiv(es[kAnchorParams], npx);
+    res.status = TrackStatus::Tracked;
+    return res;
+}
+
+}  // namespace kestrel::detail

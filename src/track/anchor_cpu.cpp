@@ -1,0 +1,50 @@
+// CPU reference of the anchor stage: anchor_refine_one (detail/anchor_rules.hpp) driven by an engine that
+// emulates the warp lane by lane (kernels/track/anchor.cu runs the same operations in the same order).
+#include "anchor_internal.hpp"
+
+namespace kestrel::detail {
+
+AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
+    AnchorSetup s{};
+    s.n = cfg.lk.patch_size;
+    s.est_gain = cfg.lk.mode == LkMode::TranslationGain || cfg.lk.mode == LkMode::TranslationGainOffset;
+    s.est_offset = cfg.lk.mode == LkMode::TranslationOffset || cfg.lk.mode == LkMode::TranslationGainOffset;
+    s.max_iterations = cfg.anchor.max_iterations;
+    s.min_update = cfg.lk.min_update;
+    s.min_eigenvalue = cfg.lk.min_eigenvalue;
+    return s;
+}
+
+float CpuAnchorEngine::template_sum() {
+    float out;
+    warp_sums<1>([&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    return out;
+}
+
+void CpuAnchorEngine::hessian_sums(float mu, float* out) {
+    const int n = s_.n, npx = n * n;
+    const float h = patch_half(n);
+    warp_sums<kAnchorHessianSums>(
+        [&](float* acc, int i) {
+            float sd[kAnchorParams];
+            anchor_sd(fsub(t_[i], mu), t_[npx + i], t_[2 * npx + i], anchor_u(i, n, h), anchor_v(i, n, h), sd);
+            anchor_add_hessian(acc, sd);
+        },
+        out);
+}
+
+void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu,
+                                 float* out) {
+    const int n = s_.n, npx = n * n;
+    const float h = patch_half(n);
+    warp_sums<kAnchorParams + 1>(
+        [&](float* acc, int i) {
+            const float u = anchor_u(i, n, h), v = anchor_v(i, n, h), a = fsub(t_[i], mu);
+            float sd[kAnchorParams];
+            anchor_sd(a, t_[npx + i], t_[2 * npx + i], u, v, sd);
+            anchor_add_error(acc, sd, a, anchor_sample(cur, w, u, v), alpha, beta_c);
+        },
+        out);
+}
+
+}  // namespace kestrel::detail

@@ -1,0 +1,38 @@
+// Internal: the anchor stage (detail/anchor_rules.hpp) on the host: its setup from a TrackerConfig and
+// the CPU engine (the warp emulated lane by lane) that anchor_refine_one drives.
+#pragma once
+#include "kestrel/detail/anchor_rules.hpp"
+#include "kestrel/feature_tracker.hpp"
+
+namespace kestrel::detail {
+
+/// The anchor setup of a validated TrackerConfig (its level-0 patch side, mode, eigenvalue bound).
+AnchorSetup make_anchor_setup(const TrackerConfig& cfg);
+
+/// The host engine of anchor_refine_one over one stored template (T, gx, gy of n*n pixels each, the
+/// level-0 part of a first-frame template slot).
+class CpuAnchorEngine {
+public:
+    CpuAnchorEngine(const AnchorSetup& s, const float* tmpl) : s_(s), t_(tmpl) {}
+    float template_sum();
+    void hessian_sums(float mu, float* out);
+    void error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu, float* out);
+
+private:
+    template <int K, class Add>
+    void warp_sums(Add&& add, float* out) const {
+        float lanes[kLkLanes][K];
+        for (int l = 0; l < kLkLanes; ++l) {
+            for (float& v : lanes[l]) v = 0.0f;
+            for (int j = 0; j < kLkMaxPerLane; ++j) {
+                const int i = lane_pixel(l, j, s_.n);
+                if (i >= 0) add(lanes[l], i);
+            }
+        }
+        emulate_butterfly<K>(lanes, out);
+    }
+    const AnchorSetup& s_;
+    const float* t_;
+};
+
+}  // namespace kestrel::detail
