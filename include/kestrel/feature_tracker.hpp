@@ -30,9 +30,20 @@ struct AnchorConfig {
                                  ///< frame-to-frame estimate (one of the two is wrong), (0, 100]
 };
 
+/// The detector settings FeatureTracker re-detects with by default: DetectorConfig's defaults, except that new
+/// tracks are born at least 20 px from the image's edges (a full patch around them, and not about to leave
+/// the view; ORB-SLAM keeps 19) and candidates are ranked by the MaxThreshold score (the corner's contrast).
+/// Both lengthen tracks and lower their error (docs/tracker.md, "Accuracy evaluation").
+inline DetectorConfig tracking_detector_config() {
+    DetectorConfig c;
+    c.border = 20;
+    c.fast.score = ScoreType::MaxThreshold;
+    return c;
+}
+
 struct TrackerConfig {
     LkConfig lk{};                   ///< tracking (its pyramid is the tracking pyramid)
-    DetectorConfig detector{};       ///< re-detection (its own pyramid)
+    DetectorConfig detector = tracking_detector_config();  ///< re-detection (its own pyramid)
     int target_features = 200;       ///< wanted live tracks, [1, 65536]; re-detection tops up to it
     float redetect_fraction = 0.3f;  ///< re-detect when live < fraction * target, [0, 1]
     bool forward_backward = false;   ///< track back from the new frame and drop round trips that miss

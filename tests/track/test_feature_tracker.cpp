@@ -203,6 +203,8 @@ TEST(FeatureTrackerCpu, ForwardBackwardCheckDropsTracksOnReplacedContent) {
     cfg.forward_backward = true;
     cfg.fb_max_error = 0.3f;
     cfg.lk.max_residual = 255.0f;  // only the forward-backward check can drop tracks here
+    cfg.detector = DetectorConfig{};
+    cfg.detector.fast.threshold = 20;
     FeatureTracker tracker(p.g.width, p.g.height, cfg, Backend::Cpu);
     const std::vector<Track> before = tracker.track(p.frame(0).view());
     HostImage img = p.frame(1);
