@@ -100,7 +100,7 @@ double first_fold(F f, Map map, double none) {
 
 }  // namespace
 
-CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, const char* where) {
+CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, const char* where, bool region) {
     validate(cam, where);
     validate(cfg, where);
     const double inf = std::numeric_limits<double>::infinity();
@@ -125,6 +125,7 @@ CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, con
         s.p2x[1] = 2.0 * cam.d[3];
         s.p2x[2] = 6.0 * cam.d[2];
         s.p2x[3] = 6.0 * cam.d[3];
+        if (!region) return s;
         // r -> r radial(r^2) folds where 1 + 3 k1 s + 5 k2 s^2 + 7 k3 s^3 (s = r^2) first reaches 0. The grid runs
         // over u in (0, 1), s = u / (1 - u): s up to 4095 (r <= 64, 89 degrees off the axis; a fold further out is
         // not searched), spaced 1e-3 near s = 1.
@@ -138,6 +139,7 @@ CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, con
         }
     } else if (cam.model == CameraModel::Fisheye) {
         for (int i = 0; i < 4; ++i) s.dk[i] = (2.0 * i + 3.0) * cam.d[i];  // 3 k1, 5 k2, 7 k3, 9 k4
+        if (!region) return s;
         // theta -> theta_d folds where d theta_d / d theta first reaches 0; a ray must also stay in front (< pi/2).
         const double half_pi = std::acos(0.0);
         const auto f = [&](double theta) { return fisheye_dtheta_d(s, theta); };

@@ -5,7 +5,7 @@
 namespace kestrel {
 
 Point2d project(const Camera& cam, Point2d normalized) {
-    const detail::CameraSetup s = detail::make_camera_setup(cam, UndistortConfig{}, "project");
+    const detail::CameraSetup s = detail::make_camera_setup(cam, UndistortConfig{}, "project", false);
     return detail::project_point(s, normalized.x, normalized.y);
 }
 

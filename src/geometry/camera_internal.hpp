@@ -7,8 +7,9 @@
 namespace kestrel::detail {
 
 /// Validates cam and cfg (InvalidArgument naming the field, prefixed by `where`) and resolves them: the
-/// derived coefficients and the valid region (the first fold of the distortion map, docs/geometry.md).
-CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, const char* where);
+/// derived coefficients and, with `region` (what the undistortion needs; projection does not), the valid
+/// region (the first fold of the distortion map, docs/geometry.md: a search of 4096 steps).
+CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, const char* where, bool region = true);
 
 /// The argument checks of a batch unprojection (count in [0, capacity], pointers non-null when count > 0).
 void check_unproject_args(const char* where, const float* xy, int count, int capacity, const Point2d* normalized,
