@@ -49,14 +49,14 @@ public:
     int capacity() const;
 
     /// Enqueues on `stream`: the 2 * count floats at `xy` are copied into the object's buffer, unprojected
-    /// in one launch, and the results copied to normalized[0, count) and status[0, count). Every pointer may
-    /// be host or device memory (cudaMemcpyDefault); the copies are truly asynchronous only for device and
-    /// pinned host memory (pageable host memory makes them synchronous with respect to the host, CUDA's
-    /// rule). Buffers must stay valid until the stream reaches the work; calls on one object are ordered
-    /// only when they share a stream (they share its buffers). count in [0, capacity].
+    /// in one launch, and the results copied to normalized[0, count) and status[0, count). Every pointer must be
+    /// device or page-locked host memory (cudaMalloc, cudaMallocHost, cudaHostRegister; InvalidArgument naming it
+    /// otherwise: a pageable copy would synchronize). Buffers must stay valid until the stream reaches the work;
+    /// calls on one object are ordered only when they share a stream (they share its buffers).
+    /// count in [0, capacity].
     void unproject_async(const float* xy, int count, Point2d* normalized, UnprojectStatus* status,
                          StreamHandle stream);
-    /// unproject_async on the legacy default stream, then waits for it.
+    /// The same on the legacy default stream from and to any memory (pageable host memory too), then waits.
     void unproject(const float* xy, int count, Point2d* normalized, UnprojectStatus* status);
 
 private:

@@ -28,7 +28,42 @@ struct DeviceUnprojector::Impl {
         if (normalized) (void)cudaFree(normalized);
         if (status) (void)cudaFree(status);
     }
+
+    /// Copy in, one launch, copy out, all on `stream` (arguments checked by the caller).
+    void enqueue(const float* in, int count, Point2d* out, UnprojectStatus* out_status, StreamHandle stream) const {
+        if (count == 0) return;
+        const std::size_t n = static_cast<std::size_t>(count);
+        KESTREL_CUDA(cudaMemcpyAsync(xy, in, 2 * n * sizeof(float), cudaMemcpyDefault, stream), "unproject upload");
+        kernels::UnprojectLaunch p{};
+        p.setup = setup;
+        p.xy = xy;
+        p.normalized = normalized;
+        p.status = status;
+        p.count = count;
+        kernels::launch_unproject(p, stream);
+        KESTREL_CUDA(cudaMemcpyAsync(out, normalized, n * sizeof(Point2d), cudaMemcpyDefault, stream),
+                     "unproject download");
+        KESTREL_CUDA(cudaMemcpyAsync(out_status, status, n * sizeof(UnprojectStatus), cudaMemcpyDefault, stream),
+                     "unproject download");
+    }
 };
+
+namespace {
+
+/// Throws InvalidArgument naming `param` unless `p` is device, managed or page-locked host memory: a copy from
+/// or to pageable memory would synchronize (the synchronous form takes any memory).
+void check_not_pageable(const char* where, const char* param, const void* p) {
+    cudaPointerAttributes attr{};
+    const bool known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;
+    if (!known) (void)cudaGetLastError();
+    const bool ok = known && (attr.type == cudaMemoryTypeHost || attr.type == cudaMemoryTypeDevice ||
+                              attr.type == cudaMemoryTypeManaged);
+    detail::check(ok, where, param,
+                  "must point to device or page-locked host memory (cudaMalloc, cudaMallocHost, cudaHostRegister): a "
+                  "pageable copy would synchronize; use unproject() for ordinary memory");
+}
+
+}  // namespace
 
 DeviceUnprojector::DeviceUnprojector() = default;
 DeviceUnprojector::DeviceUnprojector(DeviceUnprojector&&) noexcept = default;
@@ -66,24 +101,18 @@ void DeviceUnprojector::unproject_async(const float* xy, int count, Point2d* nor
     const Impl& m = impl("unproject_async");
     detail::check_unproject_args(where, xy, count, m.capacity, normalized, status);
     if (count == 0) return;
-    const std::size_t n = static_cast<std::size_t>(count);
-    KESTREL_CUDA(cudaMemcpyAsync(m.xy, xy, 2 * n * sizeof(float), cudaMemcpyDefault, stream), "unproject upload");
-    kernels::UnprojectLaunch p{};
-    p.setup = m.setup;
-    p.xy = m.xy;
-    p.normalized = m.normalized;
-    p.status = m.status;
-    p.count = count;
-    kernels::launch_unproject(p, stream);
-    KESTREL_CUDA(cudaMemcpyAsync(normalized, m.normalized, n * sizeof(Point2d), cudaMemcpyDefault, stream),
-                 "unproject download");
-    KESTREL_CUDA(cudaMemcpyAsync(status, m.status, n * sizeof(UnprojectStatus), cudaMemcpyDefault, stream),
-                 "unproject download");
+    check_not_pageable(where, "xy", xy);
+    check_not_pageable(where, "normalized", normalized);
+    check_not_pageable(where, "status", status);
+    m.enqueue(xy, count, normalized, status, stream);
 }
 
 void DeviceUnprojector::unproject(const float* xy, int count, Point2d* normalized, UnprojectStatus* status) {
-    unproject_async(xy, count, normalized, status, nullptr);
-    synchronize(nullptr, "DeviceUnprojector::unproject");
+    const char* where = "DeviceUnprojector::unproject";
+    const Impl& m = impl("unproject");
+    detail::check_unproject_args(where, xy, count, m.capacity, normalized, status);
+    m.enqueue(xy, count, normalized, status, nullptr);
+    synchronize(nullptr, where);
 }
 
 }  // namespace kestrel

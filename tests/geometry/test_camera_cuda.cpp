@@ -2,8 +2,9 @@
 // generated pixels: the same status for every point, normalized coordinates within 1e-6 (the stated bound;
 // the rules aim at bit equality: the count of bit-identical results is printed; pinhole and radtan use only
 // IEEE operations and must be bit-identical on an x86-64 host, the fisheye model calls each side's tan/atan).
-// Every calibration of the suite, odd counts (0, 1, 33, 10007), host pageable, pinned and device buffers,
-// the asynchronous form on streams, two unprojectors at once, and bad input.
+// Every calibration of the suite, odd counts (0, 1, 33, 10007), host pageable (synchronous form), pinned and
+// device buffers (asynchronous form, on streams), two unprojectors at once, and bad input (pageable memory
+// in the asynchronous form among it).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "camera_test_util.hpp"
@@ -158,21 +160,31 @@ TEST(UnprojectGpu, OddCountsFromPinnedAndDeviceMemoryOnAStream) {
     }
 }
 
+/// Page-locked host buffers of the asynchronous form (registered vectors).
+template <typename T>
+struct Pinned {
+    std::vector<T> v;
+    explicit Pinned(std::vector<T> init) : v(std::move(init)) {
+        EXPECT_EQ(cudaHostRegister(v.data(), v.size() * sizeof(T), cudaHostRegisterDefault), cudaSuccess);
+    }
+    ~Pinned() { cudaHostUnregister(v.data()); }
+};
+
 // Two unprojectors (two cameras) enqueued on two streams before either is waited for.
 TEST(UnprojectGpu, TwoUnprojectorsOnTwoStreams) {
     KESTREL_REQUIRE_GPU();
     const Camera a = test::euroc_cam0(), b = test::tumvi_cam0();
-    const std::vector<float> xa = gpu_pixels(a, 5001), xb = gpu_pixels(b, 3333);
+    Pinned<float> xa(gpu_pixels(a, 5001)), xb(gpu_pixels(b, 3333));
     DeviceUnprojector ua(a, 5001), ub(b, 4096);
     CudaStream sa, sb;
-    std::vector<Point2d> oa(5001), ob(3333);
-    std::vector<UnprojectStatus> ta(5001), tb(3333);
-    ua.unproject_async(xa.data(), 5001, oa.data(), ta.data(), sa.get());
-    ub.unproject_async(xb.data(), 3333, ob.data(), tb.data(), sb.get());
+    Pinned<Point2d> oa(std::vector<Point2d>(5001)), ob(std::vector<Point2d>(3333));
+    Pinned<UnprojectStatus> ta(std::vector<UnprojectStatus>(5001)), tb(std::vector<UnprojectStatus>(3333));
+    ua.unproject_async(xa.v.data(), 5001, oa.v.data(), ta.v.data(), sa.get());
+    ub.unproject_async(xb.v.data(), 3333, ob.v.data(), tb.v.data(), sb.get());
     synchronize(sa.get(), "test");
     synchronize(sb.get(), "test");
-    expect_match(a, xa, oa, ta, "stream a");
-    expect_match(b, xb, ob, tb, "stream b");
+    expect_match(a, xa.v, oa.v, ta.v, "stream a");
+    expect_match(b, xb.v, ob.v, tb.v, "stream b");
 }
 
 TEST(UnprojectGpu, BadInput) {
@@ -189,9 +201,21 @@ TEST(UnprojectGpu, BadInput) {
         } catch (const InvalidArgument& e) {
             EXPECT_EQ(e.parameter(), param);
             EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-            EXPECT_NE(std::string(e.what()).find("DeviceUnprojector::unproject_async"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("DeviceUnprojector::unproject"), std::string::npos) << e.what();
         }
     };
+    // The asynchronous form takes no pageable memory (its copies would synchronize); unproject() does.
+    Pinned<float> pxy(xy);
+    Pinned<Point2d> pout(out);
+    Pinned<UnprojectStatus> pst(st);
+    expect_param([&] { dev.unproject_async(xy.data(), 1, pout.v.data(), pst.v.data(), nullptr); }, "xy", "page-locked");
+    expect_param([&] { dev.unproject_async(pxy.v.data(), 1, out.data(), pst.v.data(), nullptr); }, "normalized",
+                 "page-locked");
+    expect_param([&] { dev.unproject_async(pxy.v.data(), 1, pout.v.data(), st.data(), nullptr); }, "status",
+                 "page-locked");
+    dev.unproject_async(pxy.v.data(), 33, pout.v.data(), pst.v.data(), nullptr);
+    synchronize(nullptr, "test");
+    EXPECT_EQ(pst.v[0], UnprojectStatus::Ok);
     expect_param([&] { dev.unproject(xy.data(), 34, out.data(), st.data()); }, "count", "outside [0, 33]");
     expect_param([&] { dev.unproject_async(xy.data(), -1, out.data(), st.data(), nullptr); }, "count", "outside [0, 33]");
     expect_param([&] { dev.unproject(nullptr, 1, out.data(), st.data()); }, "xy", "must not be null");

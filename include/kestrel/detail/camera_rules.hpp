@@ -21,7 +21,7 @@
 // |theta_d(theta) - theta_d| (fisheye), evaluated at the returned iterate, is <= tolerance; after
 // reprojection that is at most max(fx, fy) * tolerance pixels. Newton converges quadratically once the
 // iterate is close (the map is smooth with an invertible Jacobian inside the valid region), so a tolerance
-// of 1e-12 takes 2 to 6 iterations for real calibrations; NotConverged after max_iterations.
+// of 1e-12 takes at most 5 Newton steps on the test calibrations; NotConverged after max_iterations.
 // Valid region: the map must be invertible. Radtan: r^2 = |x|^2 < max_r2, the first fold of the radial
 // map r -> r (1 + k1 r^2 + k2 r^4 + k3 r^6) (where its derivative reaches 0; +inf if it never does),
 // with det J > 0 and the radial factor > 0 at the solution. Fisheye: 0 <= theta < max_theta =
