@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_gpu.hpp"
+#include "kestrel/camera.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/lk_tracker.hpp"
@@ -40,6 +41,10 @@ PinnedImage pinned_copy(const HostImage& img);
 /// N features of frame 0 at 752x480: the best N FAST corners, up to 4 per 32x32 cell.
 std::vector<Point2f> feature_points(int n);
 const char* mode_name(LkMode m);
+/// The camera rows' calibrations: EuRoC cam0 (radtan, 752x480) or a TUM-VI-like fisheye (512x512).
+Camera bench_camera(bool fisheye);
+/// n pixels spread over the camera's image (interleaved x, y; a 2-D low-discrepancy pattern).
+std::vector<float> bench_pixels(const Camera& c, int n);
 constexpr LkMode kModes[] = {LkMode::Translation, LkMode::TranslationOffset, LkMode::TranslationGain,
                              LkMode::TranslationGainOffset};
 

@@ -1,5 +1,5 @@
 // kestrel_microbench, GPU rows: the floor, pyramid and score maps alone, the detector (device only
-// and end to end), the tracker (device only, and whole FeatureTracker frames). Each skips with a
+// and end to end), the tracker (device only, and whole FeatureTracker frames), the batch unprojection. Each skips with a
 // message on a machine without a CUDA device.
 #include <chrono>
 #include <cstring>
@@ -230,6 +230,40 @@ void register_gpu() {
                 st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
             });
 #endif
+        }
+    }
+
+    // ---- the camera models: a frame's keypoints unprojected (docs/geometry.md), device only and from pinned
+    // pixels to pinned results on the host
+    for (bool fisheye : {false, true}) {
+        for (int n : {200, 2000}) {
+            const std::string tag = std::string(fisheye ? "fisheye/" : "radtan/") + std::to_string(n);
+            for (bool end_to_end : {false, true}) {
+                add(std::string("unproject/") + (end_to_end ? "end-to-end/" : "device/") + tag, 1000,
+                    [fisheye, n, end_to_end](benchmark::State& st) {
+                        if (!g_gpu) return st.SkipWithError(kNoGpu);
+                        const Camera c = bench_camera(fisheye);
+                        const std::vector<float> xy = bench_pixels(c, n);
+                        PinnedBuffer in(xy.size() * sizeof(float), false);
+                        PinnedBuffer out(static_cast<std::size_t>(n) * sizeof(Point2d), false);
+                        PinnedBuffer status(static_cast<std::size_t>(n) * sizeof(UnprojectStatus), false);
+                        std::memcpy(in.get(), xy.data(), xy.size() * sizeof(float));
+                        DeviceUnprojector dev(c, n);
+                        const auto enqueue = [&](StreamHandle s) {
+                            dev.unproject_async(static_cast<const float*>(in.get()), n, static_cast<Point2d*>(out.get()),
+                                                static_cast<UnprojectStatus*>(status.get()), s);
+                        };
+                        if (!end_to_end) {
+                            device_loop(st, [&](cudaStream_t s) { enqueue(s); });
+                            return;
+                        }
+                        Stream s;
+                        gpu_wall_loop(st, [&] {
+                            enqueue(s.get());
+                            s.sync("unproject");
+                        });
+                    });
+            }
         }
     }
 }
