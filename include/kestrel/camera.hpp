@@ -33,8 +33,9 @@ constexpr int kMaxUnprojectPoints = 1 << 24;
 
 /// GPU batch unprojection for up to `capacity` points of one camera. Allocates once (device buffers for
 /// the pixels, the normalized points and the statuses); a call allocates nothing and does not synchronize.
-/// Results equal unproject_cpu's: the same statuses, coordinates within 1e-6 normalized units (bit-identical
-/// for Pinhole and PinholeRadtan; the fisheye model differs only by the math libraries' tan/atan).
+/// Results equal unproject_cpu's: the same statuses, coordinates within 1e-6 normalized units, relative beyond 1
+/// (bit-identical for Pinhole and PinholeRadtan on an x86-64 host; the fisheye model differs only by the math
+/// libraries' tan/atan).
 class DeviceUnprojector {
 public:
     DeviceUnprojector();

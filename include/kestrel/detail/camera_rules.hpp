@@ -8,7 +8,8 @@
 // __fma_rn / std::fma). The radial-tangential and pinhole models use nothing else, so the CPU and GPU
 // results are bit-identical. The fisheye model also needs atan (projection) and tan (the last step of the
 // undistortion), which come from each side's math library (glibc: < 1 ulp; CUDA: <= 2 ulp): its results
-// agree to a few ulp (relative ~1e-15), far inside the stated 1e-6 normalized units.
+// agree to a few ulp (relative ~1e-15), far inside the stated 1e-6 normalized units
+// (relative beyond 1).
 //
 // Undistortion (both models): Newton's method on the distortion map, from the distorted point itself:
 //   radtan:  solve D(x) = xd for x in R^2 (D: the radial-tangential map, J its exact 2x2 Jacobian,
