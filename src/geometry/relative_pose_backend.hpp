@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 #include "kestrel/stream.hpp"
 
@@ -41,19 +42,6 @@ RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseCon
 }  // namespace kestrel::detail
 
 namespace kestrel::detail {
-
-/// In-order scan of one round of scored hypotheses [first, first + count): lower cost strictly wins; after
-/// each hypothesis k the stop test k + 1 >= required[best inliers]. Returns true when the scan stopped
-/// (*used = k + 1). The state (best index, cost, inliers) carries over between rounds.
-struct PoseScan {
-    int best = -1;
-    double cost = 1e300;
-    int inliers = 0;
-    int used = 0;
-    bool stopped = false;
-};
-bool pose_scan(PoseScan& s, const double* cost, const int* inliers, int first, int count, const int* required,
-               int max_hypotheses);
 
 /// From the winning model E to the result: the mask, decomposition with cheirality, refinement (when on, kept
 /// only when it lowers the MSAC cost), the final mask and counts. Host code shared by both backends.

@@ -12,22 +12,6 @@
 
 namespace kestrel::detail {
 
-bool pose_scan(PoseScan& s, const double* cost, const int* inliers, int first, int count, const int* required,
-               int max_hypotheses) {
-    for (int j = 0; j < count && !s.stopped; ++j) {
-        const int k = first + j;
-        if (cost[j] < s.cost) {
-            s.best = k;
-            s.cost = cost[j];
-            s.inliers = inliers[j];
-        }
-        const int req = s.best < 0 ? max_hypotheses : required[s.inliers];
-        s.used = k + 1;
-        if (k + 1 >= req || k + 1 >= max_hypotheses) s.stopped = true;
-    }
-    return s.stopped;
-}
-
 namespace {
 
 int mask_msac(const double* E, const double* x1, const double* x2, int n, double f2, double thr2, std::uint8_t* mask,
@@ -157,10 +141,9 @@ RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseCon
     for (int first = 0; first < cfg.max_hypotheses && !scan.stopped; first += batch) {
         const int count = first + batch <= cfg.max_hypotheses ? batch : cfg.max_hypotheses - first;
         for (int j = 0; j < count; ++j) cost[j] = pose_hypothesis(p, first + j, &Es[9 * j], &inl[j]);
-        const int before = scan.best;
-        pose_scan(scan, cost.data(), inl.data(), first, count, call.required, cfg.max_hypotheses);
-        if (scan.best != before)
-            for (int j = 0; j < 9; ++j) bestE[j] = Es[9 * (scan.best - first) + j];
+        const int won = pose_scan(scan, cost.data(), inl.data(), first, count, call.required, cfg.max_hypotheses);
+        if (won >= 0)
+            for (int j = 0; j < 9; ++j) bestE[j] = Es[9 * won + j];
     }
     return pose_finish(call, cfg, call.x1, call.x2, bestE, scan, mask);
 }

@@ -185,6 +185,36 @@ KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, in
     return best;
 }
 
+// ---- the in-order scan with the adaptive stop ------------------------------------------------------------------
+/// State carried between rounds: best hypothesis so far (index, cost, inliers), hypotheses used, stopped.
+struct PoseScan {
+    int best = -1;
+    double cost = 1e300;
+    int inliers = 0;
+    int used = 0;
+    int stopped = 0;
+};
+/// Scans the scored hypotheses [first, first + count) in index order: a strictly lower cost wins; after each
+/// hypothesis k the stop test k + 1 >= required[best inliers] (max_hypotheses while there is no best).
+/// Returns the round-local index of the last new best, or -1 when none of this round won.
+KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, int first, int count,
+                         const int* required, int max_hypotheses) {
+    int won = -1;
+    for (int j = 0; j < count && !s.stopped; ++j) {
+        const int k = first + j;
+        if (cost[j] < s.cost) {
+            s.best = k;
+            s.cost = cost[j];
+            s.inliers = inliers[j];
+            won = j;
+        }
+        const int req = s.best < 0 ? max_hypotheses : required[s.inliers];
+        s.used = k + 1;
+        if (k + 1 >= req || k + 1 >= max_hypotheses) s.stopped = 1;
+    }
+    return won;
+}
+
 // ---- decomposition and cheirality -------------------------------------------------------------------------------
 /// Depths (d1, d2) of the correspondence under X2 = R X1 + t, least squares d2 p2 = d1 R p1 + t; true when
 /// both are positive (in front of both cameras).
