@@ -53,18 +53,14 @@ RelativePoseResult pose_finish(const PoseCall& call, const RelativePoseConfig& c
     const double f2 = cfg.focal_px * cfg.focal_px;
     const double thr2 = cfg.threshold_px * cfg.threshold_px;
     const bool two_point = cfg.method == PoseMethod::TwoPointWithRotation;
-    double cost0 = 0.0;
-    mask_msac(E, x1, x2, n, f2, thr2, mask, &cost0);
+    double cost = 0.0;
+    mask_msac(E, x1, x2, n, f2, thr2, mask, &cost);
     double R[9], t[3];
     if (two_point) {
         // R is the prior; t from E = [t]x R (E's left null vector), its sign by cheirality.
         for (int j = 0; j < 9; ++j) R[j] = call.R[j];
-        double Rd[9], td[3];
-        pose_decompose(E, x1, x2, mask, n, Rd, td);
-        (void)Rd;
-        t[0] = td[0];
-        t[1] = td[1];
-        t[2] = td[2];
+        double Rd[9];
+        pose_decompose(E, x1, x2, mask, n, Rd, t);
         const double tm[3] = {-t[0], -t[1], -t[2]};
         if (count_in_front(R, tm, x1, x2, mask, n) > count_in_front(R, t, x1, x2, mask, n)) {
             t[0] = tm[0];
@@ -76,42 +72,24 @@ RelativePoseResult pose_finish(const PoseCall& call, const RelativePoseConfig& c
     }
     double Ef[9];
     pose_skew_mul(t, R, Ef);
-    double cost = 0.0;
     int inl = mask_msac(Ef, x1, x2, n, f2, thr2, mask, &cost);
     if (cfg.refine) {
-        double Rr[9], tr[3];
+        // Levenberg-Marquardt on the inliers; the refined model is kept only when its MSAC cost over all
+        // points is lower. The mask is then recomputed for the final model.
+        double Rr[9], tr[3], Er[9];
         std::memcpy(Rr, R, sizeof Rr);
         std::memcpy(tr, t, sizeof tr);
         pose_refine(Rr, tr, x1, x2, mask, n, f2, two_point ? 2 : 5, 10);
-        double Er[9];
         pose_skew_mul(tr, Rr, Er);
-        double cr = 0.0;
-        // Keep the refined model only when its MSAC cost is lower (the mask is rewritten either way).
-        std::vector<std::uint8_t>* unused = nullptr;
-        (void)unused;
-        int inr = 0;
-        {
-            double c = 0.0;
-            int cnt = 0;
-            for (int i = 0; i < n; ++i) {
-                const double e2 = pose_sampson2(Er, x1[2 * i], x1[2 * i + 1], x2[2 * i], x2[2 * i + 1], f2);
-                cnt += e2 < thr2 ? 1 : 0;
-                c += e2 < thr2 ? e2 : thr2;
-            }
-            cr = c;
-            inr = cnt;
-        }
+        int unused = 0;
+        const double cr = pose_msac(Er, x1, x2, n, f2, thr2, &unused);
         if (cr < cost) {
             std::memcpy(R, Rr, sizeof R);
             std::memcpy(t, tr, sizeof t);
             std::memcpy(Ef, Er, sizeof Ef);
             inl = mask_msac(Ef, x1, x2, n, f2, thr2, mask, &cost);
-            (void)inr;
-        } else {
-            mask_msac(Ef, x1, x2, n, f2, thr2, mask, &cost);
         }
     }
-    (void)cost0;
     std::memcpy(res.E.data(), Ef, sizeof Ef);
     std::memcpy(res.R.data(), R, sizeof R);
     std::memcpy(res.t.data(), t, sizeof t);

@@ -163,6 +163,20 @@ TEST(RelativePose, StatusCases) {
     EXPECT_EQ(est2.estimate(x, x, 1, nullptr, I).status, PoseStatus::TooFewPoints);
 }
 
+TEST(RelativePose, ExactPureRotationGivesNoModel) {
+    std::mt19937_64 rng(23);
+    SceneOptions o;
+    o.n = 100;
+    o.pure_rotation = true;
+    RelativePoseEstimator est(100, {}, Backend::Cpu);
+    for (int trial = 0; trial < 5; ++trial) {
+        const PoseScene sc = make_scene(rng, o);
+        const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), o.n);
+        EXPECT_NE(r.status, PoseStatus::Ok) << "trial " << trial;
+        for (double v : r.E) EXPECT_TRUE(std::isfinite(v));
+    }
+}
+
 template <typename F>
 void expect_invalid(F&& f, const char* param, const char* text) {
     try {
