@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kestrel/detail/validate.hpp"
+#include "kestrel/error.hpp"
 #include "src/core/backend.hpp"
 #include "src/geometry/relative_pose_backend.hpp"
 
@@ -24,6 +25,12 @@ struct RelativePoseEstimator::Impl {
     bool early_set = false;
 
     int min_points() const { return cfg.method == PoseMethod::FivePoint ? 5 : 2; }
+
+    void check_pending(const char* where) const {
+        if (pending)
+            throw StateError(std::string("kestrel: RelativePoseEstimator::") + where +
+                             ": the previous call is still pending (call finish() first; one call in flight per object)");
+    }
 
     void check_call(const char* where, const void* a, const void* b, int count, const double* prior) const {
         detail::check_range(where, "n", count, 0, max_points);
@@ -120,6 +127,7 @@ int RelativePoseEstimator::max_points() const { return impl("max_points").max_po
 void RelativePoseEstimator::estimate_async(const double* x1, const double* x2, int n, StreamHandle stream,
                                            const double* rotation_prior) {
     Impl& im = impl("estimate_async");
+    im.check_pending("estimate_async");
     im.check_call("RelativePoseEstimator::estimate_async", x1, x2, n, rotation_prior);
     im.stage("RelativePoseEstimator::estimate_async", x1, x2, n);
     im.submit("RelativePoseEstimator::estimate_async", im.x1.data(), im.x2.data(), false, n, stream, rotation_prior);
@@ -127,6 +135,7 @@ void RelativePoseEstimator::estimate_async(const double* x1, const double* x2, i
 void RelativePoseEstimator::estimate_async(const float* x1, const float* x2, int n, StreamHandle stream,
                                            const double* rotation_prior) {
     Impl& im = impl("estimate_async");
+    im.check_pending("estimate_async");
     im.check_call("RelativePoseEstimator::estimate_async", x1, x2, n, rotation_prior);
     im.stage("RelativePoseEstimator::estimate_async", x1, x2, n);
     im.submit("RelativePoseEstimator::estimate_async", im.x1.data(), im.x2.data(), false, n, stream, rotation_prior);
@@ -136,6 +145,7 @@ void RelativePoseEstimator::estimate_device_async(const double* d_x1, const doub
     Impl& im = impl("estimate_device_async");
     detail::check(im.backend == Backend::Cuda, "RelativePoseEstimator::estimate_device_async", "backend",
                   "must be Backend::Cuda for device arrays (use estimate_async with host arrays)");
+    im.check_pending("estimate_device_async");
     im.check_call("RelativePoseEstimator::estimate_device_async", d_x1, d_x2, n, rotation_prior);
     im.submit("RelativePoseEstimator::estimate_device_async", d_x1, d_x2, true, n, stream, rotation_prior);
 }

@@ -221,6 +221,10 @@ TEST(RelativePose, BadInputNamesTheParameter) {
     c2.method = PoseMethod::TwoPointWithRotation;
     RelativePoseEstimator est2(10, c2, Backend::Cpu);
     expect_invalid([&] { est2.estimate(x, x, 5); }, "rotation_prior", "TwoPointWithRotation");
+    // one call in flight per object
+    est.estimate_async(x, x, 5, nullptr);
+    EXPECT_THROW(est.estimate_async(x, x, 5, nullptr), StateError);
+    EXPECT_EQ(est.finish().status, PoseStatus::NoModel);
     RelativePoseEstimator empty;
     EXPECT_THROW(empty.estimate(x, x, 5), StateError);
 }
