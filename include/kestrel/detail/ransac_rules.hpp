@@ -4,9 +4,9 @@
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
 // of E into R and unit t with the cheirality test. Design and contracts: docs/geometry-pose.md.
 //
-// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each hypothesis is
-// scored by one sequential loop over the points in index order; the winner is chosen by scanning the
-// hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
+// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
+// in a fixed order (the warp's: 32 lane shares, then the xor butterfly, which the CPU emulates); the winner
+// is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
 // only, compiled without FMA contraction on both sides (docs/geometry-pose.md), so both backends agree bit
 // for bit.
@@ -66,12 +66,15 @@ KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2
     if (!(d > 0.0)) return 1e300;
     return f2 * (r * r) / d;
 }
-/// MSAC cost sum_i min(e_i^2, thr2) and the inlier count (e_i^2 < thr2), points in index order.
-KESTREL_HD double pose_msac(const double* E, const double* x1, const double* x2, int n, double f2, double thr2,
-                            int* inliers) {
+constexpr int kPoseLanes = 32;  // the kernel scores one hypothesis with one warp
+
+/// Lane `lane`'s share of the MSAC cost: sum of min(e_i^2, thr2) over the points i = lane, lane + 32, ... in
+/// that order, and its inlier count (e_i^2 < thr2).
+KESTREL_HD double pose_msac_lane(const double* E, const double* x1, const double* x2, int n, double f2, double thr2,
+                                 int lane, int* inliers) {
     double cost = 0.0;
     int cnt = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = lane; i < n; i += kPoseLanes) {
         const double e2 = pose_sampson2(E, x1[2 * i], x1[2 * i + 1], x2[2 * i], x2[2 * i + 1], f2);
         if (e2 < thr2) {
             cost += e2;
@@ -82,6 +85,30 @@ KESTREL_HD double pose_msac(const double* E, const double* x1, const double* x2,
     }
     *inliers = cnt;
     return cost;
+}
+
+/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the warp's order: the 32 lane shares,
+/// then the xor butterfly 16, 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
+/// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
+KESTREL_HD double pose_msac(const double* E, const double* x1, const double* x2, int n, double f2, double thr2,
+                            int* inliers) {
+    double v[kPoseLanes];
+    int c[kPoseLanes];
+    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(E, x1, x2, n, f2, thr2, l, &c[l]);
+    for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
+        double w[kPoseLanes];
+        int d[kPoseLanes];
+        for (int l = 0; l < kPoseLanes; ++l) {
+            w[l] = v[l] + v[l ^ off];
+            d[l] = c[l] + c[l ^ off];
+        }
+        for (int l = 0; l < kPoseLanes; ++l) {
+            v[l] = w[l];
+            c[l] = d[l];
+        }
+    }
+    *inliers = c[0];
+    return v[0];
 }
 
 // ---- small 3x3 helpers (row-major) ----------------------------------------------------------------------------
@@ -143,15 +170,12 @@ struct PoseProblem {
     double R[9];  // the rotation prior (two-point)
 };
 
-/// Hypothesis k: draw its sample, solve, score every solution; the lowest cost wins (lower solution index on
-/// ties). Writes the winning E; returns its cost (1e300 when the sample gave no model) and its inlier count.
-KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, int* inliers_best) {
+/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point) or 1 (two-point);
+/// returns their count (0 when the sample could not be drawn or is degenerate).
+KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFivePointMaxSolutions][9]) {
     const int m = p.method == 0 ? 5 : 2;
     int idx[kPoseMaxSample];
-    double best = 1e300;
-    *inliers_best = 0;
-    for (int j = 0; j < 9; ++j) Ebest[j] = 0.0;
-    if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return best;
+    if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return 0;
     if (p.method == 0) {
         double s1[10], s2[10];
         for (int j = 0; j < 5; ++j) {
@@ -160,28 +184,31 @@ KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, in
             s2[2 * j] = p.x2[2 * idx[j]];
             s2[2 * j + 1] = p.x2[2 * idx[j] + 1];
         }
-        double Es[kFivePointMaxSolutions][9];
         int flag = 0;
-        const int ns = five_point_solve(s1, s2, Es, &flag);
-        for (int s = 0; s < ns; ++s) {
-            int inl = 0;
-            const double c = pose_msac(Es[s], p.x1, p.x2, p.n, p.f2, p.thr2, &inl);
-            if (c < best) {
-                best = c;
-                *inliers_best = inl;
-                for (int j = 0; j < 9; ++j) Ebest[j] = Es[s][j];
-            }
-        }
-    } else {
-        double E[9];
-        if (pose_two_point(p.R, p.x1, p.x2, idx, E)) {
-            int inl = 0;
-            const double c = pose_msac(E, p.x1, p.x2, p.n, p.f2, p.thr2, &inl);
+        return five_point_solve(s1, s2, Es, &flag);
+    }
+    return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
+}
+
+/// Hypothesis k: its models scored by pose_msac; the lowest cost wins (the lower solution index on ties).
+/// Writes the winning E (zeros when none); returns its cost (1e300 when the sample gave no model) and its
+/// inlier count. The kernel runs the same steps with lane 0 solving and the warp scoring.
+KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, int* inliers_best) {
+    double Es[kFivePointMaxSolutions][9];
+    const int ns = pose_hypothesis_solve(p, k, Es);
+    double best = 1e300;
+    int best_s = -1;
+    *inliers_best = 0;
+    for (int s = 0; s < ns; ++s) {
+        int inl = 0;
+        const double c = pose_msac(Es[s], p.x1, p.x2, p.n, p.f2, p.thr2, &inl);
+        if (c < best) {
             best = c;
             *inliers_best = inl;
-            for (int j = 0; j < 9; ++j) Ebest[j] = E[j];
+            best_s = s;
         }
     }
+    for (int j = 0; j < 9; ++j) Ebest[j] = best_s >= 0 ? Es[best_s][j] : 0.0;
     return best;
 }
 
