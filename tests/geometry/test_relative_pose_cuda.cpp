@@ -66,6 +66,33 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
     std::printf("[relative-pose cuda] %d of %d calls bit-identical to the CPU reference\n", identical, calls);
 }
 
+TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
+    // Hypothesis caps below, at and across the GPU's 1024-hypothesis rounds; a lower confidence; no refinement;
+    // float input: still the CPU's bits.
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(53);
+    SceneOptions o;
+    o.n = 300;
+    o.outlier_ratio = 0.7;
+    o.noise_px = 0.5;
+    const PoseScene sc = make_scene(rng, o);
+    const std::vector<float> f1(sc.x1.begin(), sc.x1.end()), f2(sc.x2.begin(), sc.x2.end());
+    for (int cap : {1, 100, 1024, 1025, 2500}) {
+        for (double conf : {0.999, 0.9}) {
+            RelativePoseConfig cfg;
+            cfg.max_hypotheses = cap;
+            cfg.confidence = conf;
+            cfg.refine = cap != 100;
+            RelativePoseEstimator gpu(o.n, cfg, Backend::Cuda), cpu(o.n, cfg, Backend::Cpu);
+            std::vector<std::uint8_t> mg(o.n), mc(o.n);
+            const RelativePoseResult g = gpu.estimate(f1.data(), f2.data(), o.n, mg.data());
+            const RelativePoseResult c = cpu.estimate(f1.data(), f2.data(), o.n, mc.data());
+            const std::string what = "cap " + std::to_string(cap) + " confidence " + std::to_string(conf);
+            expect_identical(g, c, mg, mc, what.c_str());
+        }
+    }
+}
+
 TEST(RelativePoseCuda, StreamOrderedDeviceArraysAndSeveralStreams) {
     KESTREL_REQUIRE_GPU();
     std::mt19937_64 rng(41);
