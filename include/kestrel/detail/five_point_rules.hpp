@@ -148,8 +148,10 @@ KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4
 }
 
 /// A root of der (degree deg) in [lo, hi], where f(lo), f(hi) have opposite signs: Newton with the
-/// derivative dder (degree deg - 1), safeguarded by bisection (every iterate stays inside the bracket).
-KESTREL_HD double fp_refine_root(const double* der, const double* dder, int deg, double lo, double hi, double flo) {
+/// derivative dder (degree deg - 1), safeguarded by bisection (every iterate stays inside the bracket), until a
+/// step is below tol relative.
+KESTREL_HD double fp_refine_root(const double* der, const double* dder, int deg, double lo, double hi, double flo,
+                                 double tol) {
     double x = 0.5 * (lo + hi);
     double dx = hi - lo, dxold = dx;
     for (int it = 0; it < 200; ++it) {
@@ -172,7 +174,7 @@ KESTREL_HD double fp_refine_root(const double* der, const double* dder, int deg,
             dx = 0.5 * (hi - lo);
             x = lo + dx;
         }
-        if (std::fabs(dx) <= 1e-16 * (std::fabs(x) > 1.0 ? std::fabs(x) : 1.0) || !(hi - lo > 0.0)) break;
+        if (std::fabs(dx) <= tol * (std::fabs(x) > 1.0 ? std::fabs(x) : 1.0) || !(hi - lo > 0.0)) break;
     }
     return x;
 }
@@ -219,7 +221,8 @@ KESTREL_HD int fp_real_roots(const double* p_in, int deg_in, double* roots) {
             if (flo == 0.0) {
                 if (nf < 10) found[nf++] = lo;
             } else if (fhi != 0.0 && ((flo < 0.0) != (fhi < 0.0))) {
-                if (nf < 10) found[nf++] = fp_refine_root(der[k], der[k + 1], dk, lo, hi, flo);
+                if (nf < 10)  // the derivatives' roots only bracket: 1e-10 relative is enough (same accuracy, -25 % time)
+                    found[nf++] = fp_refine_root(der[k], der[k + 1], dk, lo, hi, flo, k > 0 ? 1e-10 : 1e-16);
             }
             lo = hi;
             flo = fhi;
