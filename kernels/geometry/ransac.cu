@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 
-__global__ void pose_hypotheses_kernel(PoseRound r) {
+__global__ void __launch_bounds__(kWarpsPerBlock * detail::kPoseLanes) pose_hypotheses_kernel(PoseRound r) {
     __shared__ double models[kWarpsPerBlock][detail::kFivePointMaxSolutions][9];
     __shared__ int model_count[kWarpsPerBlock];
     if (r.scan->stopped) return;  // the same for every thread: written by the previous round's scan

@@ -177,6 +177,44 @@ TEST(RelativePose, ExactPureRotationGivesNoModel) {
     }
 }
 
+TEST(RelativePose, PathologicalInputsNeverCrashOrNaN) {
+    std::mt19937_64 rng(61);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const int n = 60;
+    RelativePoseConfig c5;
+    c5.max_hypotheses = 300;
+    RelativePoseConfig c2 = c5;
+    c2.method = PoseMethod::TwoPointWithRotation;
+    RelativePoseEstimator e5(n, c5, Backend::Cpu), e2(n, c2, Backend::Cpu);
+    const double zero[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int kind = 0; kind < 6; ++kind) {
+        std::vector<double> a(2 * n), b(2 * n);
+        for (int i = 0; i < n; ++i) {
+            const double s = u(rng), r = u(rng);
+            switch (kind) {
+                case 0: a[2 * i] = s; a[2 * i + 1] = 0.5 * s; b[2 * i] = 0.9 * s; b[2 * i + 1] = 0.4 * s + 0.1; break;  // collinear
+                case 1: a[2 * i] = 1e8 * s; a[2 * i + 1] = 1e8 * r; b[2 * i] = 1e8 * r; b[2 * i + 1] = -1e8 * s; break;  // huge
+                case 2: a[2 * i] = 1e-12 * s; a[2 * i + 1] = 1e-12 * r; b[2 * i] = 1e-12 * r; b[2 * i + 1] = 1e-12 * s; break;  // tiny
+                case 3: a[2 * i] = s; a[2 * i + 1] = r; b[2 * i] = u(rng); b[2 * i + 1] = u(rng); break;  // pure noise
+                case 4: a[2 * i] = s; a[2 * i + 1] = r; b[2 * i] = s; b[2 * i + 1] = r; break;  // no motion at all
+                default: a[2 * i] = i % 2 ? 0.3 : -0.3; a[2 * i + 1] = 0.1; b[2 * i] = i % 2 ? 0.2 : -0.2; b[2 * i + 1] = 0.0; break;  // two points repeated
+            }
+        }
+        std::vector<std::uint8_t> mask(n);
+        for (const RelativePoseResult& r : {e5.estimate(a.data(), b.data(), n, mask.data()),
+                                            e2.estimate(a.data(), b.data(), n, mask.data(), I),
+                                            e2.estimate(a.data(), b.data(), n, mask.data(), zero)}) {
+            for (double v : r.E) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
+            for (double v : r.R) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
+            for (double v : r.t) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
+            EXPECT_TRUE(std::isfinite(r.cost)) << "kind " << kind;
+            EXPECT_LE(r.hypotheses, c5.max_hypotheses);
+            if (r.status == PoseStatus::Ok) EXPECT_GE(r.inliers, c5.min_inliers);
+        }
+    }
+}
+
 template <typename F>
 void expect_invalid(F&& f, const char* param, const char* text) {
     try {
