@@ -57,13 +57,13 @@ struct RelativePoseEstimator::Impl {
 
     void submit(const char* where, const double* a, const double* b, bool device, int count, StreamHandle stream,
                 const double* prior) {
-        pending = true;
         n = count;
         early_set = false;
         if (count < min_points()) {
             early = RelativePoseResult{};
             early.status = PoseStatus::TooFewPoints;
             early_set = true;
+            pending = true;
             return;
         }
         if (table_n != count) {
@@ -80,10 +80,12 @@ struct RelativePoseEstimator::Impl {
         call.required = required.data();
         (void)where;
         be->enqueue(call, stream);
+        pending = true;  // only once enqueued: a failed call leaves nothing pending
     }
 
     RelativePoseResult take(std::uint8_t* mask) {
-        detail::check(pending, "RelativePoseEstimator::finish", "call", "finish() needs a preceding estimate_async()");
+        if (!pending)
+            throw StateError("kestrel: RelativePoseEstimator::finish: no call is pending (finish() follows an estimate_async())");
         pending = false;
         if (early_set) {
             if (mask)
@@ -98,6 +100,8 @@ RelativePoseEstimator::RelativePoseEstimator() = default;
 RelativePoseEstimator::RelativePoseEstimator(int max_points, const RelativePoseConfig& cfg, Backend backend)
     : impl_(std::make_unique<Impl>()) {
     validate(cfg, "RelativePoseEstimator");
+    detail::check(backend == Backend::Cpu || backend == Backend::Cuda, "RelativePoseEstimator", "backend",
+                  "must be Backend::Cpu or Backend::Cuda");
     detail::check_range("RelativePoseEstimator", "max_points", max_points, 1, 1 << 24);
     impl_->cfg = cfg;
     impl_->backend = backend;
@@ -143,8 +147,9 @@ void RelativePoseEstimator::estimate_async(const float* x1, const float* x2, int
 void RelativePoseEstimator::estimate_device_async(const double* d_x1, const double* d_x2, int n, StreamHandle stream,
                                                   const double* rotation_prior) {
     Impl& im = impl("estimate_device_async");
-    detail::check(im.backend == Backend::Cuda, "RelativePoseEstimator::estimate_device_async", "backend",
-                  "must be Backend::Cuda for device arrays (use estimate_async with host arrays)");
+    if (im.backend != Backend::Cuda)
+        throw StateError("kestrel: RelativePoseEstimator::estimate_device_async: needs Backend::Cuda (device arrays); "
+                         "on Backend::Cpu use estimate_async or estimate with host arrays");
     im.check_pending("estimate_device_async");
     im.check_call("RelativePoseEstimator::estimate_device_async", d_x1, d_x2, n, rotation_prior);
     im.submit("RelativePoseEstimator::estimate_device_async", d_x1, d_x2, true, n, stream, rotation_prior);

@@ -245,6 +245,7 @@ TEST(RelativePose, BadInputNamesTheParameter) {
     expect_invalid([&] { RelativePoseEstimator(10, with([](auto& c) { c.min_inliers = 1; }), Backend::Cpu); },
                    "min_inliers", "[2,");
     expect_invalid([&] { RelativePoseEstimator(0, {}, Backend::Cpu); }, "max_points", "[1, 16777216]");
+    expect_invalid([&] { RelativePoseEstimator(10, {}, static_cast<Backend>(7)); }, "backend", "Backend::Cpu");
     RelativePoseEstimator est(10, {}, Backend::Cpu);
     double x[40] = {0};
     expect_invalid([&] { est.estimate(x, x, 11); }, "n", "[0, 10]");
@@ -253,8 +254,8 @@ TEST(RelativePose, BadInputNamesTheParameter) {
     double bad[40] = {0};
     bad[7] = NAN;
     expect_invalid([&] { est.estimate(x, bad, 5); }, "x2", "index 3");
-    expect_invalid([&] { est.estimate_device_async(x, x, 5, nullptr); }, "backend", "Backend::Cuda");
-    EXPECT_THROW(est.finish(), InvalidArgument);
+    EXPECT_THROW(est.estimate_device_async(x, x, 5, nullptr), StateError);
+    EXPECT_THROW(est.finish(), StateError);
     RelativePoseConfig c2;
     c2.method = PoseMethod::TwoPointWithRotation;
     RelativePoseEstimator est2(10, c2, Backend::Cpu);

@@ -139,7 +139,7 @@ TEST(RelativePoseCuda, BadInputAndStatus) {
     }
     EXPECT_EQ(g.estimate(x, x, 3).status, PoseStatus::TooFewPoints);
     EXPECT_EQ(g.estimate(x, x, 10).status, PoseStatus::NoModel);  // all points equal: every sample degenerate
-    EXPECT_THROW(g.finish(), InvalidArgument);                       // no pending call
+    EXPECT_THROW(g.finish(), StateError);  // no pending call
 }
 
 }  // namespace
