@@ -185,7 +185,7 @@ KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFiv
             s2[2 * j + 1] = p.x2[2 * idx[j] + 1];
         }
         int flag = 0;
-        return five_point_solve(s1, s2, Es, &flag);
+        return five_point_solve(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
     }
     return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
 }
@@ -378,7 +378,7 @@ KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int
 
 /// Levenberg-Marquardt on the Sampson errors of the masked points over (R, unit t) (np = 5) or t alone with
 /// R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps, each kept
-/// only when it lowers the sum of squares. R, t are updated in place; returns the final sum.
+/// only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are updated in place; returns the final sum.
 KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const double* x2, const std::uint8_t* mask,
                               int n, double f2, int np, int iterations) {
     double cost = pose_sampson_sum(R, t, x1, x2, mask, n, f2);
@@ -424,7 +424,7 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
             }
         }
         // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
-        bool improved = false;
+        bool improved = false, converged = false;
         for (int attempt = 0; attempt < 4 && !improved; ++attempt) {
             double L[5][5], y[5], d[5];
             bool ok = true;
@@ -457,6 +457,7 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
             pose_move(R, t, d, np, Rn, tn);
             const double cn = pose_sampson_sum(Rn, tn, x1, x2, mask, n, f2);
             if (cn < cost) {
+                converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
@@ -466,7 +467,7 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
                 lambda = lambda * 10.0;
             }
         }
-        if (!improved) break;
+        if (!improved || converged) break;
     }
     return cost;
 }
