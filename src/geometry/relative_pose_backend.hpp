@@ -36,8 +36,19 @@ public:
 std::unique_ptr<PoseBackend> make_cpu_pose_backend(int max_points, const RelativePoseConfig& cfg);
 std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg);
 
-/// The CPU reference of one call (the definition the kernels match): result and mask (n bytes).
-RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, std::uint8_t* mask);
+/// Scratch of one round of cfg.batch hypotheses (costs, inlier counts, models), made once per estimator.
+struct PoseScratch {
+    std::vector<double> cost, E;
+    std::vector<int> inliers;
+    explicit PoseScratch(int batch)
+        : cost(static_cast<std::size_t>(batch)), E(static_cast<std::size_t>(batch) * 9),
+          inliers(static_cast<std::size_t>(batch)) {}
+};
+
+/// The CPU reference of one call (the definition the kernels match): result and mask (n bytes). `scratch`
+/// (sized for cfg.batch) makes it allocation-free.
+RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, std::uint8_t* mask,
+                                     PoseScratch& scratch);
 
 }  // namespace kestrel::detail
 

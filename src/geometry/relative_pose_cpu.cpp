@@ -100,7 +100,8 @@ RelativePoseResult pose_finish(const PoseCall& call, const RelativePoseConfig& c
     return res;
 }
 
-RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, std::uint8_t* mask) {
+RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, std::uint8_t* mask,
+                                     PoseScratch& scratch) {
     PoseProblem p{};
     p.x1 = call.x1;
     p.x2 = call.x2;
@@ -111,9 +112,9 @@ RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseCon
     p.method = cfg.method == PoseMethod::FivePoint ? 0 : 1;
     for (int j = 0; j < 9; ++j) p.R[j] = call.R[j];
     const int batch = cfg.batch;
-    std::vector<double> cost(static_cast<std::size_t>(batch));
-    std::vector<int> inl(static_cast<std::size_t>(batch));
-    std::vector<double> Es(static_cast<std::size_t>(batch) * 9);
+    std::vector<double>& cost = scratch.cost;
+    std::vector<int>& inl = scratch.inliers;
+    std::vector<double>& Es = scratch.E;
     double bestE[9] = {0};
     PoseScan scan;
     for (int first = 0; first < cfg.max_hypotheses && !scan.stopped; first += batch) {
@@ -131,10 +132,10 @@ namespace {
 class CpuPoseBackend final : public PoseBackend {
 public:
     CpuPoseBackend(int max_points, const RelativePoseConfig& cfg)
-        : cfg_(cfg), mask_(static_cast<std::size_t>(max_points)) {}
+        : cfg_(cfg), mask_(static_cast<std::size_t>(max_points)), scratch_(cfg.batch) {}
     void enqueue(const PoseCall& call, StreamHandle) override {
         n_ = call.n;
-        result_ = relative_pose_cpu(call, cfg_, mask_.data());
+        result_ = relative_pose_cpu(call, cfg_, mask_.data(), scratch_);
     }
     RelativePoseResult finish(std::uint8_t* mask) override {
         if (mask) std::memcpy(mask, mask_.data(), static_cast<std::size_t>(n_));
@@ -144,6 +145,7 @@ public:
 private:
     RelativePoseConfig cfg_;
     std::vector<std::uint8_t> mask_;
+    PoseScratch scratch_;
     RelativePoseResult result_;
     int n_ = 0;
 };
