@@ -36,7 +36,8 @@ const char* kUsage =
     "  --seed S               sampler seed (default 0)\n"
     "  --method five-point|two-point  two-point needs --rotation r00,r01,...,r22 (the gyro prior)\n"
     "  --no-refine            skip the refinement on the inliers\n"
-    "  --mask FILE            write the inlier mask as CSV index,inlier\n";
+    "  --mask FILE            write the inlier mask as CSV index,inlier\n"
+    "  --pose FILE            write status, R, t, E, inliers, hypotheses (every digit: backends compare exactly)\n";
 
 struct Intrinsics {
     double fx = 0, fy = 0, cx = 0, cy = 0;
@@ -163,6 +164,7 @@ int run(int argc, char** argv) {
         throw UsageError("--method must be five-point or two-point");
     }
     const std::string mask_path = args.get("mask", "");
+    const std::string pose_path = args.get("pose", "");
     args.reject_unknown();
     if (args.positional().size() != 1) throw UsageError("expected exactly one MATCHES.csv");
     const std::vector<double> px = read_csv(args.positional()[0]);
@@ -193,6 +195,18 @@ int run(int argc, char** argv) {
         if (!out) throw std::runtime_error("cannot write '" + mask_path + "'");
         out << "index,inlier\n";
         for (int i = 0; i < n; ++i) out << i << "," << static_cast<int>(mask[static_cast<std::size_t>(i)]) << "\n";
+    }
+    if (!pose_path.empty()) {
+        std::FILE* f = std::fopen(pose_path.c_str(), "w");
+        if (!f) throw std::runtime_error("cannot write '" + pose_path + "'");
+        std::fprintf(f, "status,%s\nR", kestrel::to_string(r.status));
+        for (double v : r.R) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\nt");
+        for (double v : r.t) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\nE");
+        for (double v : r.E) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\ninliers,%d\nhypotheses,%d\nbest_hypothesis,%d\n", r.inliers, r.hypotheses, r.best_hypothesis);
+        std::fclose(f);
     }
     return r.status == kestrel::PoseStatus::Ok ? 0 : 3;
 }
