@@ -58,5 +58,17 @@ void add(const std::string& name, int iterations, F&& f) {
 
 void register_gpu();
 void register_cpu();
+void register_geometry();  ///< relative pose: CPU rows (Kestrel CPU, OpenCV) and, with CUDA, the GPU rows
+
+/// A generated two-view scene for the relative-pose rows (microbench_geometry.cpp): n correspondences in
+/// normalized coordinates (interleaved x, y), a fraction of outliers, 0.5 px noise at focal 500 px; R is the
+/// true rotation (the two-point rows' prior). Fixed seed: every run times the same data.
+struct PoseScene {
+    std::vector<double> x1, x2;
+    double R[9];
+};
+PoseScene pose_scene(int n, double outliers);
+/// floor/pose-transfer/1000 (microbench_gpu.cpp, CUDA builds).
+void register_pose_floor();
 
 }  // namespace kestrel::bench::micro

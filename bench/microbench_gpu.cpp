@@ -49,6 +49,27 @@ void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call) {
 }
 
 
+void register_pose_floor() {
+    // The relative-pose end-to-end row's transfer floor: H2D of 1000 point pairs (4 doubles each, from pinned
+    // memory), D2H of the inlier mask (1000 bytes) and of the model (256 bytes), one sync.
+    add("floor/pose-transfer/1000", 1000, [](benchmark::State& st) {
+        if (!g_gpu) return st.SkipWithError(kNoGpu);
+        constexpr std::size_t kIn = 1000 * 4 * sizeof(double), kMask = 1000, kModel = 256;
+        PinnedBuffer h_in(kIn, false), h_out(kMask + kModel, false);
+        DeviceBuffer d_in(kIn), d_out(kMask + kModel);
+        std::memset(h_in.get(), 0, kIn);
+        Stream s;
+        gpu_wall_loop(st, [&] {
+            KESTREL_CUDA(cudaMemcpyAsync(d_in.get(), h_in.get(), kIn, cudaMemcpyHostToDevice, s.get()), "floor");
+            KESTREL_CUDA(cudaMemcpyAsync(h_out.get(), d_out.get(), kMask, cudaMemcpyDeviceToHost, s.get()), "floor");
+            KESTREL_CUDA(cudaMemcpyAsync(static_cast<char*>(h_out.get()) + kMask, static_cast<char*>(d_out.get()) + kMask,
+                                         kModel, cudaMemcpyDeviceToHost, s.get()),
+                         "floor");
+            s.sync("floor");
+        });
+    });
+}
+
 void register_gpu() {
     // ---- the floor: what any frame costs on this machine (issue 4)
     for (const char* sz : kSizes) {

@@ -36,7 +36,9 @@ set(kestrel_public_areas
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track detail/lk_rules.hpp=track
-  camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry)
+  camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry
+  relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry
+  detail/ransac_rules.hpp=geometry)
 set(kestrel_plain_data error.hpp stream.hpp keypoint.hpp)  # besides every *_types.hpp
 
 set(kestrel_cuda_header_regex "^(cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cooperative_groups|cub/|thrust/|nv/)")

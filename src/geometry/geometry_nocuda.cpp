@@ -1,8 +1,14 @@
 // The geometry area's CUDA side in a build without CUDA (KESTREL_WITH_CUDA=OFF), in place of
-// src/geometry/camera_cuda.cpp: DeviceUnprojector checks its arguments as the CUDA build does, then throws
-// NoDeviceError saying how to rebuild; an empty object answers every call with StateError, as in the CUDA build.
+// src/geometry/camera_cuda.cpp and src/geometry/relative_pose_cuda.cpp.
+//
+// DeviceUnprojector checks its arguments as the CUDA build does, then throws NoDeviceError saying how to
+// rebuild; an empty object answers every call with StateError, as in the CUDA build.
+//
+// RelativePoseEstimator checks detail::require_cuda() before it asks for the CUDA backend, so the pose
+// stand-in only names the missing backend.
 #include "camera_internal.hpp"
 #include "src/core/backend.hpp"
+#include "src/geometry/relative_pose_backend.hpp"
 
 namespace kestrel {
 
@@ -33,3 +39,11 @@ void DeviceUnprojector::unproject(const float*, int, Point2d*, UnprojectStatus*)
 }
 
 }  // namespace kestrel
+
+namespace kestrel::detail {
+
+std::unique_ptr<PoseBackend> make_cuda_pose_backend(int, const RelativePoseConfig&) {
+    built_without_cuda("RelativePoseEstimator");
+}
+
+}  // namespace kestrel::detail
