@@ -1,6 +1,6 @@
 // Relative pose of two calibrated views: RANSAC over the five-point solver (or, with a rotation prior, the
 // two-point translation solver), MSAC-scored by the Sampson error in pixels, adaptive stop, refinement on the
-// inliers, decomposition into R and unit t with the cheirality test. Docs: docs/geometry-pose.md.
+// inliers, decomposition into R and unit t with the cheirality test. Docs: docs/geometry.md.
 #pragma once
 #include <cstdint>
 #include <memory>

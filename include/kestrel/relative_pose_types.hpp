@@ -1,5 +1,5 @@
 // Plain data of the relative-pose estimator (include/kestrel/relative_pose.hpp): configuration, method, status,
-// result. Model, conventions and contracts: docs/geometry-pose.md.
+// result. Model, conventions and contracts: docs/geometry.md.
 #pragma once
 #include <array>
 #include <cstdint>

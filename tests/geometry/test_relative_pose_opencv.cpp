@@ -3,7 +3,7 @@
 // N = 50, 200, 1000, outlier ratios 0, 25, 50, 70 %. Per cell: median rotation and translation-direction
 // error, inlier precision and recall, failure rate. Kestrel must be no worse in any cell (within a small
 // statistical margin). KESTREL_POSE_TRIALS (default 20) sets the trials per cell; the table in
-// docs/geometry-pose.md was made with 200.
+// docs/geometry.md was made with 200.
 #include <gtest/gtest.h>
 
 #include <algorithm>

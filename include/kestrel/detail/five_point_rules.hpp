@@ -13,7 +13,7 @@
 //   5. its real roots by derivative-chain isolation (each bracketed root then by safeguarded Newton); x, y
 //      from the null vector of B(z) (the largest cross product of two rows); a Gauss-Newton polish of (x, y, z)
 //      on the ten original cubics.
-// Solver choice, measured accuracy and speed: docs/geometry-pose.md.
+// Solver choice, measured accuracy and speed: docs/geometry.md.
 //
 // Exactness: only +, -, *, / and sqrt (each IEEE round-to-nearest on both sides), no transcendental function,
 // every loop bounded and in a fixed order, no allocation; the GPU build of the including kernel is compiled
@@ -183,7 +183,7 @@ KESTREL_HD double fp_refine_root(const double* der, const double* dder, int deg,
 /// count. Isolation by the derivative chain: the real roots of p^(k+1) split the root bound interval into
 /// pieces where p^(k) is monotone, so each piece holds at most one root of p^(k), bracketed by a sign change
 /// (from the linear p^(deg-1) up to p itself). A Sturm sequence was tried first: its sign-variation counts
-/// lose their meaning in double for about 1 % of the five-point polynomials (docs/geometry-pose.md).
+/// lose their meaning in double for about 1 % of the five-point polynomials (docs/geometry.md).
 KESTREL_HD int fp_real_roots(const double* p_in, int deg_in, double* roots) {
     double pmax = 0.0;
     for (int i = 0; i <= deg_in; ++i) pmax = std::fabs(p_in[i]) > pmax ? std::fabs(p_in[i]) : pmax;

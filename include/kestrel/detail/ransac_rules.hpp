@@ -2,13 +2,13 @@
 // and the CUDA kernel (kernels/geometry/ransac.cu): the counter-based sampler, the minimal solvers per
 // hypothesis (five-point: detail/five_point_rules.hpp; two-point with a known rotation), the Sampson error in
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
-// of E into R and unit t with the cheirality test. Design and contracts: docs/geometry-pose.md.
+// of E into R and unit t with the cheirality test. Design and contracts: docs/geometry.md.
 //
 // Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
 // in a fixed order (the warp's: 32 lane shares, then the xor butterfly, which the CPU emulates); the winner
 // is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
-// only, compiled without FMA contraction on both sides (docs/geometry-pose.md), so both backends agree bit
+// only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends agree bit
 // for bit.
 #pragma once
 #include <cmath>
