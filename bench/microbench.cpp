@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     register_gpu();  // a build without CUDA has the CPU rows only
 #endif
     register_cpu();
+    register_geometry();
     benchmark::RunSpecifiedBenchmarks();
 #if KESTREL_BENCH_GB16
     benchmark::Shutdown();

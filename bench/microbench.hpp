@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_gpu.hpp"
+#include "kestrel/camera.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/lk_tracker.hpp"
@@ -40,6 +41,10 @@ PinnedImage pinned_copy(const HostImage& img);
 /// N features of frame 0 at 752x480: the best N FAST corners, up to 4 per 32x32 cell.
 std::vector<Point2f> feature_points(int n);
 const char* mode_name(LkMode m);
+/// The camera rows' calibrations: EuRoC cam0 (radtan, 752x480) or a TUM-VI-like fisheye (512x512).
+Camera bench_camera(bool fisheye);
+/// n pixels spread over the camera's image (interleaved x, y; a 2-D low-discrepancy pattern).
+std::vector<float> bench_pixels(const Camera& c, int n);
 constexpr LkMode kModes[] = {LkMode::Translation, LkMode::TranslationOffset, LkMode::TranslationGain,
                              LkMode::TranslationGainOffset};
 
@@ -53,5 +58,17 @@ void add(const std::string& name, int iterations, F&& f) {
 
 void register_gpu();
 void register_cpu();
+void register_geometry();  ///< relative pose: CPU rows (Kestrel CPU, OpenCV) and, with CUDA, the GPU rows
+
+/// A generated two-view scene for the relative-pose rows (microbench_geometry.cpp): n correspondences in
+/// normalized coordinates (interleaved x, y), a fraction of outliers, 0.5 px noise at focal 500 px; R is the
+/// true rotation (the two-point rows' prior). Fixed seed: every run times the same data.
+struct PoseScene {
+    std::vector<double> x1, x2;
+    double R[9];
+};
+PoseScene pose_scene(int n, double outliers);
+/// floor/pose-transfer/1000 (microbench_gpu.cpp, CUDA builds).
+void register_pose_floor();
 
 }  // namespace kestrel::bench::micro

@@ -19,6 +19,22 @@ void register_cpu() {
         const HostImage& img = g_frame0.at("752x480");
         wall_loop(st, [&] { benchmark::DoNotOptimize(detect_cpu(img.view(), c)); });
     });
+    // The camera models' CPU reference: a frame's keypoints unprojected (docs/geometry.md).
+    for (bool fisheye : {false, true}) {
+        for (int n : {200, 2000}) {
+            add(std::string("cpu/kestrel-unproject_cpu/") + (fisheye ? "fisheye/" : "radtan/") + std::to_string(n), 200,
+                [fisheye, n](benchmark::State& st) {
+                    const Camera c = bench_camera(fisheye);
+                    const std::vector<float> xy = bench_pixels(c, n);
+                    std::vector<Point2d> out(n);
+                    std::vector<UnprojectStatus> status(n);
+                    wall_loop(st, [&] {
+                        unproject_cpu(c, xy.data(), n, out.data(), status.data());
+                        benchmark::DoNotOptimize(out.data());
+                    });
+                });
+        }
+    }
 #if KESTREL_BENCH_OPENCV
     for (const char* sz : kSizes) {
         for (int threads : {1, 0}) {

@@ -1,5 +1,5 @@
 // kestrel_microbench, GPU rows: the floor, pyramid and score maps alone, the detector (device only
-// and end to end), the tracker (device only, and whole FeatureTracker frames). Each skips with a
+// and end to end), the tracker (device only, and whole FeatureTracker frames), the batch unprojection. Each skips with a
 // message on a machine without a CUDA device.
 #include <chrono>
 #include <cstring>
@@ -48,6 +48,27 @@ void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call) {
     wall_loop(st, call);
 }
 
+
+void register_pose_floor() {
+    // The relative-pose end-to-end row's transfer floor: H2D of 1000 point pairs (4 doubles each, from pinned
+    // memory), D2H of the inlier mask (1000 bytes) and of the model (256 bytes), one sync.
+    add("floor/pose-transfer/1000", 1000, [](benchmark::State& st) {
+        if (!g_gpu) return st.SkipWithError(kNoGpu);
+        constexpr std::size_t kIn = 1000 * 4 * sizeof(double), kMask = 1000, kModel = 256;
+        PinnedBuffer h_in(kIn, false), h_out(kMask + kModel, false);
+        DeviceBuffer d_in(kIn), d_out(kMask + kModel);
+        std::memset(h_in.get(), 0, kIn);
+        Stream s;
+        gpu_wall_loop(st, [&] {
+            KESTREL_CUDA(cudaMemcpyAsync(d_in.get(), h_in.get(), kIn, cudaMemcpyHostToDevice, s.get()), "floor");
+            KESTREL_CUDA(cudaMemcpyAsync(h_out.get(), d_out.get(), kMask, cudaMemcpyDeviceToHost, s.get()), "floor");
+            KESTREL_CUDA(cudaMemcpyAsync(static_cast<char*>(h_out.get()) + kMask, static_cast<char*>(d_out.get()) + kMask,
+                                         kModel, cudaMemcpyDeviceToHost, s.get()),
+                         "floor");
+            s.sync("floor");
+        });
+    });
+}
 
 void register_gpu() {
     // ---- the floor: what any frame costs on this machine (issue 4)
@@ -236,6 +257,40 @@ void register_gpu() {
             });
             }
 #endif
+        }
+    }
+
+    // ---- the camera models: a frame's keypoints unprojected (docs/geometry.md), device only and from pinned
+    // pixels to pinned results on the host
+    for (bool fisheye : {false, true}) {
+        for (int n : {200, 2000}) {
+            const std::string tag = std::string(fisheye ? "fisheye/" : "radtan/") + std::to_string(n);
+            for (bool end_to_end : {false, true}) {
+                add(std::string("unproject/") + (end_to_end ? "end-to-end/" : "device/") + tag, 1000,
+                    [fisheye, n, end_to_end](benchmark::State& st) {
+                        if (!g_gpu) return st.SkipWithError(kNoGpu);
+                        const Camera c = bench_camera(fisheye);
+                        const std::vector<float> xy = bench_pixels(c, n);
+                        PinnedBuffer in(xy.size() * sizeof(float), false);
+                        PinnedBuffer out(static_cast<std::size_t>(n) * sizeof(Point2d), false);
+                        PinnedBuffer status(static_cast<std::size_t>(n) * sizeof(UnprojectStatus), false);
+                        std::memcpy(in.get(), xy.data(), xy.size() * sizeof(float));
+                        DeviceUnprojector dev(c, n);
+                        const auto enqueue = [&](StreamHandle s) {
+                            dev.unproject_async(static_cast<const float*>(in.get()), n, static_cast<Point2d*>(out.get()),
+                                                static_cast<UnprojectStatus*>(status.get()), s);
+                        };
+                        if (!end_to_end) {
+                            device_loop(st, [&](cudaStream_t s) { enqueue(s); });
+                            return;
+                        }
+                        Stream s;
+                        gpu_wall_loop(st, [&] {
+                            enqueue(s.get());
+                            s.sync("unproject");
+                        });
+                    });
+            }
         }
     }
 }

@@ -72,4 +72,41 @@ const char* mode_name(LkMode m) {
     return "?";
 }
 
+Camera bench_camera(bool fisheye) {
+    Camera c;
+    if (fisheye) {
+        c.model = CameraModel::Fisheye;
+        c.width = 512;
+        c.height = 512;
+        c.fx = 190.97;
+        c.fy = 190.98;
+        c.cx = 254.93;
+        c.cy = 256.90;
+        const double d[4] = {0.0034823894, 0.00071503, -0.0020532361, 0.00020293673};
+        for (int i = 0; i < 4; ++i) c.d[i] = d[i];
+    } else {
+        c.model = CameraModel::PinholeRadtan;
+        c.width = 752;
+        c.height = 480;
+        c.fx = 458.654;
+        c.fy = 457.296;
+        c.cx = 367.215;
+        c.cy = 248.375;
+        const double d[4] = {-0.28340811, 0.07395907, 0.00019359, 1.76187114e-05};
+        for (int i = 0; i < 4; ++i) c.d[i] = d[i];
+    }
+    return c;
+}
+
+std::vector<float> bench_pixels(const Camera& c, int n) {
+    std::vector<float> xy;
+    xy.reserve(static_cast<std::size_t>(2 * n));
+    for (int i = 0; i < n; ++i) {  // the R2 sequence (golden-ratio generalisation): even cover, no clusters
+        const double a = 0.5 + 0.7548776662466927 * i, b = 0.5 + 0.5698402909980532 * i;
+        xy.push_back(static_cast<float>((a - static_cast<long long>(a)) * c.width - 0.5));
+        xy.push_back(static_cast<float>((b - static_cast<long long>(b)) * c.height - 0.5));
+    }
+    return xy;
+}
+
 }  // namespace kestrel::bench::micro

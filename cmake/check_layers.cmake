@@ -20,11 +20,12 @@
 
 cmake_minimum_required(VERSION 3.24)  # IN_LIST and the other policies of the project
 
-set(kestrel_areas core pyramid detect track interop)
+set(kestrel_areas core pyramid detect track geometry interop)
 set(kestrel_area_deps_core "")
 set(kestrel_area_deps_pyramid core)
 set(kestrel_area_deps_detect core pyramid)
 set(kestrel_area_deps_track core pyramid detect)
+set(kestrel_area_deps_geometry core)
 set(kestrel_area_deps_interop core pyramid detect track)  # opencv.hpp: conversions for every area
 
 # Public headers (include/kestrel/<name>) and detail headers, each with its area.
@@ -34,7 +35,10 @@ set(kestrel_public_areas
   pyramid.hpp=pyramid pyramid_types.hpp=pyramid detail/pyramid_rules.hpp=pyramid
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect
-  lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track)
+  lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track
+  camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry
+  relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry
+  detail/ransac_rules.hpp=geometry)
 set(kestrel_plain_data error.hpp stream.hpp keypoint.hpp)  # besides every *_types.hpp
 
 set(kestrel_cuda_header_regex "^(cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cooperative_groups|cub/|thrust/|nv/)")

@@ -302,3 +302,44 @@ feature_tracker("tiny", w=16, h=16, levels=1, det_levels=1, patch=4)
 feature_tracker("bad_calls", ops=((1, 0, 0), (2, 1, 1), (3, 2, 2), (4, 3, 3), (5, 4, 4)))
 feature_tracker("moved_and_reset", ops=((6, 0, 0), (0x38 | 0x40, 1, 0), (6 | 0x40, 2, 0), (0, 3, 0)))
 feature_tracker("predictions", ops=((0x40, 0, 0), (0x40, 2, 2), (0xC2, 4, 4), (0x41, 6, 6)))
+
+
+# ---- fuzz_camera: fields in the order of fuzz/fuzz_camera.cpp ------------------------------------
+def camera(name, model, w, h, fx, fy, cx, cy, d, big=False, cfg=None, pixels=()):
+    e = Enc()
+    e.param(0, 2, model)
+    e.param(1, 2000, w)
+    e.param(1, 2000, h)
+    e.fparam(1.0, 2000.0, fx)
+    e.fparam(1.0, 2000.0, fy)
+    e.fparam(-100.0, 2100.0, cx)
+    e.fparam(-100.0, 2100.0, cy)
+    e.flag(big)
+    lim = 1000.0 if big else 1.0
+    for k in d:
+        e.flag(k == 0.0)  # set: the coefficient is 0
+        if k != 0.0:
+            e.fparam(-lim, lim, k)
+    e.flag(cfg is not None)
+    if cfg is not None:
+        e.param(1, 100, cfg[0])
+        e.fparam(1e-15, 1e-3, cfg[1])
+    e.range(0, 64, len(pixels))
+    side = float(max(w, h))
+    for u, v in pixels:
+        e.fparam(-0.25 * side, 1.25 * side, u)
+        e.fparam(-0.25 * side, 1.25 * side, v)
+    write("fuzz_camera", name, e)
+
+
+_grid = [(u, v) for u in (-0.5, 0.0, 100.25, 376.0, 751.5) for v in (-0.5, 240.0, 479.5)]
+camera("euroc_radtan", 1, 752, 480, 458.654, 457.296, 367.215, 248.375,
+       (-0.28340811, 0.07395907, 0.00019359, 1.76187114e-05, 0.0), pixels=_grid + [(float("nan"), 1.0)])
+camera("tumvi_fisheye", 2, 512, 512, 190.97, 190.98, 254.93, 256.90,
+       (0.0034823894, 0.00071503, -0.0020532361, 0.00020293673, 0.0),
+       pixels=[(0.0, 0.0), (254.93, 256.9), (511.5, 100.0), (-100.0, 300.0), (float("inf"), 3.0)])
+camera("pinhole", 0, 640, 480, 525.0, 525.0, 319.5, 239.5, (0.0,) * 5, pixels=[(0.0, 0.0), (639.5, 479.5)])
+camera("radtan_fold", 1, 640, 480, 100.0, 100.0, 320.0, 240.0, (-0.5, 0.0, 0.0, 0.0, 0.0),
+       pixels=[(374.0, 240.0), (375.0, 240.0), (0.0, 0.0)])
+camera("big_coefficients", 1, 640, 480, 300.0, 300.0, 320.0, 240.0, (-900.0, 800.0, 5.0, -5.0, 700.0), big=True,
+       cfg=(3, 1e-15), pixels=[(0.0, 0.0), (320.0, 240.0), (600.0, 10.0)])

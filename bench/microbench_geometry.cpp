@@ -1,0 +1,114 @@
+// kestrel_microbench, relative-pose rows (issue: geometry, item 7): 1000 correspondences, 50 % outliers,
+// confidence 0.999, threshold 1 px, end to end (host correspondences in, model and mask on the host).
+//   cpu/kestrel-relative_pose/...      RelativePoseEstimator on Backend::Cpu (five-point, two-point)
+//   cpu/cv-findEssentialMat+recoverPose/...  OpenCV, same threshold and confidence (when OpenCV is found)
+//   pose/.../end-to-end                RelativePoseEstimator on Backend::Cuda (CUDA builds; skips without a GPU)
+//   floor/pose-transfer/1000           H2D of 1000 point pairs (doubles) + D2H of the mask and the model +
+//                                      one sync: the transfer floor the end-to-end row is compared with.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kestrel/relative_pose.hpp"
+#include "microbench.hpp"
+#if KESTREL_BENCH_OPENCV
+#include <opencv2/calib3d.hpp>
+#endif
+
+namespace kestrel::bench::micro {
+
+PoseScene pose_scene(int n, double outliers) {
+    std::mt19937_64 rng(20261124);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::normal_distribution<double> g(0.0, 1.0);
+    PoseScene s;
+    const double ang = 0.2, ax[3] = {0.3, 0.9, 0.1};
+    const double an = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+    const double a[3] = {ax[0] / an, ax[1] / an, ax[2] / an};
+    const double c = std::cos(ang), sn = std::sin(ang), C = 1 - c;
+    const double R[9] = {c + a[0] * a[0] * C,         a[0] * a[1] * C - a[2] * sn, a[0] * a[2] * C + a[1] * sn,
+                         a[1] * a[0] * C + a[2] * sn, c + a[1] * a[1] * C,         a[1] * a[2] * C - a[0] * sn,
+                         a[2] * a[0] * C - a[1] * sn, a[2] * a[1] * C + a[0] * sn, c + a[2] * a[2] * C};
+    for (int k = 0; k < 9; ++k) s.R[k] = R[k];
+    const double t[3] = {0.8, 0.1, 0.59};
+    const int n_out = static_cast<int>(std::lround(outliers * n));
+    const double noise = 0.5 / 500.0;
+    for (int i = 0; i < n; ++i) {
+        const double x = 0.6 * u(rng), y = 0.5 * u(rng), z = 6.0 + 4.0 * u(rng);
+        const double X[3] = {x * z, y * z, z};
+        const double Y[3] = {R[0] * X[0] + R[1] * X[1] + R[2] * X[2] + t[0], R[3] * X[0] + R[4] * X[1] + R[5] * X[2] + t[1],
+                             R[6] * X[0] + R[7] * X[1] + R[8] * X[2] + t[2]};
+        s.x1.push_back(x + noise * g(rng));
+        s.x1.push_back(y + noise * g(rng));
+        if ((i * 7919) % n < n_out) {  // outliers spread over the indices (7919 is prime)
+            s.x2.push_back(0.6 * u(rng));
+            s.x2.push_back(0.5 * u(rng));
+        } else {
+            s.x2.push_back(Y[0] / Y[2] + noise * g(rng));
+            s.x2.push_back(Y[1] / Y[2] + noise * g(rng));
+        }
+    }
+    return s;
+}
+
+namespace {
+
+constexpr int kPosePoints = 1000;
+constexpr double kPoseOutliers = 0.5;
+
+void pose_rows(const char* prefix, Backend backend, bool gpu) {
+    for (const PoseMethod m : {PoseMethod::FivePoint, PoseMethod::TwoPointWithRotation}) {
+        const std::string name = std::string(prefix) + (m == PoseMethod::FivePoint ? "five-point" : "two-point") +
+                                 "/1000/50pct" + (gpu ? "/end-to-end" : "");
+        add(name, gpu ? 300 : 10, [m, backend, gpu](benchmark::State& st) {
+            if (gpu && !g_gpu) return st.SkipWithError(kNoGpu);
+            const PoseScene sc = pose_scene(kPosePoints, kPoseOutliers);
+            RelativePoseConfig cfg;
+            cfg.method = m;
+            cfg.focal_px = 500.0;
+            RelativePoseEstimator est(kPosePoints, cfg, backend);
+            std::vector<std::uint8_t> mask(kPosePoints);
+            const auto call = [&] {
+                benchmark::DoNotOptimize(est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R));
+            };
+            call();  // untimed first call
+#if KESTREL_BENCH_CUDA
+            if (gpu) gpu_wall_loop(st, call);
+            else wall_loop(st, call);
+#else
+            wall_loop(st, call);
+#endif
+            const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R);
+            st.counters["hypotheses"] = r.hypotheses;
+            st.counters["inliers"] = r.inliers;
+        });
+    }
+}
+
+}  // namespace
+
+void register_geometry() {
+    pose_rows("cpu/kestrel-relative_pose/", Backend::Cpu, false);
+#if KESTREL_BENCH_OPENCV
+    add("cpu/cv-findEssentialMat+recoverPose/1000/50pct", 10, [](benchmark::State& st) {
+        const PoseScene sc = pose_scene(kPosePoints, kPoseOutliers);
+        std::vector<cv::Point2d> p1(kPosePoints), p2(kPosePoints);
+        for (int i = 0; i < kPosePoints; ++i) {
+            p1[i] = {500.0 * sc.x1[2 * i] + 320.0, 500.0 * sc.x1[2 * i + 1] + 240.0};
+            p2[i] = {500.0 * sc.x2[2 * i] + 320.0, 500.0 * sc.x2[2 * i + 1] + 240.0};
+        }
+        const cv::Mat K = (cv::Mat_<double>(3, 3) << 500.0, 0, 320.0, 0, 500.0, 240.0, 0, 0, 1);
+        cv::Mat mask, R, t;
+        wall_loop(st, [&] {
+            const cv::Mat E = cv::findEssentialMat(p1, p2, K, cv::RANSAC, 0.999, 1.0, mask);
+            if (E.rows == 3) cv::recoverPose(E, p1, p2, K, R, t, mask);
+        });
+    });
+#endif
+#if KESTREL_BENCH_CUDA
+    pose_rows("pose/", Backend::Cuda, true);
+    register_pose_floor();
+#endif
+}
+
+}  // namespace kestrel::bench::micro

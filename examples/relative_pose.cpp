@@ -1,0 +1,303 @@
+// relative_pose: the relative pose of two views from pixel correspondences.
+//
+//   relative_pose matches.csv --fx 500 --fy 500 --cx 320 --cy 240 [--mask inliers.csv] [options]
+//   relative_pose matches.csv --sensor cam0/sensor.yaml [--mask inliers.csv] [options]
+//
+// Reads a CSV of correspondences "x1,y1,x2,y2" in pixels (a header line is skipped) and turns them into
+// normalized coordinates: with --sensor, the camera of a EuRoC/Kalibr sensor.yaml (intrinsics and
+// distortion, examples/common/sensor_yaml.hpp) unprojects the raw pixels (kestrel::unproject_cpu: the
+// distortion is removed by the camera model; pixels without a valid preimage are left out); with
+// --fx --fy --cx --cy, the pinhole intrinsics (points already undistorted). Then it runs
+// kestrel::RelativePoseEstimator (focal_px = the camera's mean focal length) and prints R, t (X2 = R X1 + t,
+// |t| = 1), the number of inliers and the hypotheses used; writes the inlier mask as CSV "index,inlier"
+// (one row per input line). --make-scene writes a generated scene with a known pose instead (used by the
+// example's tests; with --sensor, projected through that camera, distortion included).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/options.hpp"
+#include "common/sensor_yaml.hpp"
+#include "kestrel/camera.hpp"
+#include "kestrel/relative_pose.hpp"
+
+using namespace kestrel_examples;
+
+namespace {
+
+const char* kUsage =
+    "usage: relative_pose MATCHES.csv (--sensor SENSOR.yaml | --fx F --fy F --cx C --cy C) [options]\n"
+    "       relative_pose --make-scene OUT.csv [--points N] [--outliers R] [--sensor SENSOR.yaml]\n"
+    "  MATCHES.csv            x1,y1,x2,y2 per line, pixels (a non-numeric first line is a header)\n"
+    "  --sensor FILE          the camera of both views from a EuRoC/Kalibr sensor.yaml (intrinsics and\n"
+    "                         distortion): raw pixels are undistorted with the camera model\n"
+    "  --fx --fy --cx --cy    or pinhole intrinsics in pixels (both views); points must be undistorted\n"
+    "  --threshold PX         inlier threshold on the Sampson error (default 1.0)\n"
+    "  --confidence P         adaptive stop (default 0.999)\n"
+    "  --max-hypotheses N     (default 4096)\n"
+    "  --seed S               sampler seed (default 0)\n"
+    "  --method five-point|two-point  two-point needs --rotation r00,r01,...,r22 (the gyro prior)\n"
+    "  --no-refine            skip the refinement on the inliers\n"
+    "  --mask FILE            write the inlier mask as CSV index,inlier\n"
+    "  --pose FILE            write status, R, t, E, inliers, hypotheses (every digit: backends compare exactly)\n";
+
+const char* model_name(kestrel::CameraModel m) {
+    switch (m) {
+        case kestrel::CameraModel::Pinhole: return "pinhole";
+        case kestrel::CameraModel::PinholeRadtan: return "radial-tangential";
+        case kestrel::CameraModel::Fisheye: return "equidistant";
+    }
+    return "?";
+}
+
+std::vector<double> read_csv(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read '" + path + "'");
+    std::vector<double> v;
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (line.empty()) continue;
+        for (char& c : line)
+            if (c == ',' || c == ';' || c == '\t') c = ' ';
+        std::istringstream ls(line);
+        double a[4];
+        if (!(ls >> a[0] >> a[1] >> a[2] >> a[3])) {
+            if (lineno == 1) continue;  // header
+            throw std::runtime_error(path + ":" + std::to_string(lineno) + ": expected x1,y1,x2,y2");
+        }
+        for (double x : a) v.push_back(x);
+    }
+    return v;
+}
+
+std::vector<double> parse_matrix(const std::string& s) {
+    std::vector<double> v;
+    std::string t = s;
+    for (char& c : t)
+        if (c == ',') c = ' ';
+    std::istringstream ls(t);
+    double x;
+    while (ls >> x) v.push_back(x);
+    if (v.size() != 9) throw UsageError("--rotation needs 9 comma-separated numbers (row-major)");
+    return v;
+}
+
+/// The Sampson distance in pixels of the pair (x1, y1) <-> (x2, y2) (normalized) under E (row-major).
+double sampson_px(const double* E, double x1, double y1, double x2, double y2, double focal) {
+    const double a[3] = {E[0] * x1 + E[1] * y1 + E[2], E[3] * x1 + E[4] * y1 + E[5], E[6] * x1 + E[7] * y1 + E[8]};
+    const double b[2] = {E[0] * x2 + E[3] * y2 + E[6], E[1] * x2 + E[4] * y2 + E[7]};
+    const double r = x2 * a[0] + y2 * a[1] + a[2];
+    return focal * std::fabs(r) / std::sqrt(a[0] * a[0] + a[1] * a[1] + b[0] * b[0] + b[1] * b[1]);
+}
+
+bool inside(const kestrel::Camera& c, kestrel::Point2d p) {
+    return p.x >= -0.5 && p.x <= c.width - 0.5 && p.y >= -0.5 && p.y <= c.height - 0.5;
+}
+
+/// A known scene: rotation 10 degrees about y, t = (1, 0, 0.2) normalized, points 2..8 m in front, exact
+/// projections; a fraction of outliers (random second points). Without a camera: fx = fy = 500, cx = 320,
+/// cy = 240, no distortion. With one (`cam`, from --sensor): both views projected by kestrel::project
+/// through its model, distortion included, and only points seen inside both images kept; outliers uniform
+/// over the image and at least 3 px off the true epipolar line, so that exactly the scene points are inliers.
+int make_scene(const std::string& path, int n, double outliers, const kestrel::Camera* cam) {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const double a = 10.0 * M_PI / 180.0;
+    const double R[9] = {std::cos(a), 0, std::sin(a), 0, 1, 0, -std::sin(a), 0, std::cos(a)};
+    const double tn = std::sqrt(1.0 + 0.04);
+    const double t[3] = {1.0 / tn, 0.0, 0.2 / tn};
+    const double E[9] = {t[1] * R[6] - t[2] * R[3], t[1] * R[7] - t[2] * R[4], t[1] * R[8] - t[2] * R[5],  // [t]x R
+                         t[2] * R[0] - t[0] * R[6], t[2] * R[1] - t[0] * R[7], t[2] * R[2] - t[0] * R[8],
+                         t[0] * R[3] - t[1] * R[0], t[0] * R[4] - t[1] * R[1], t[0] * R[5] - t[1] * R[2]};
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error("cannot write '" + path + "'");
+    out << "x1,y1,x2,y2\n";
+    out.precision(17);
+    const int n_out = static_cast<int>(std::lround(outliers * n));
+    for (int i = 0; i < n; ++i) {
+        for (;;) {
+            const double x = 0.5 * u(rng), y = 0.4 * u(rng), z = 5.0 + 3.0 * u(rng);
+            const double X[3] = {x * z, y * z, z};
+            const double Y[3] = {R[0] * X[0] + R[1] * X[1] + R[2] * X[2] + t[0],
+                                 R[3] * X[0] + R[4] * X[1] + R[5] * X[2] + t[1],
+                                 R[6] * X[0] + R[7] * X[1] + R[8] * X[2] + t[2]};
+            if (Y[2] < 0.5) continue;
+            if (cam) {
+                const kestrel::Point2d p1 = kestrel::project(*cam, {x, y});
+                kestrel::Point2d p2 = kestrel::project(*cam, {Y[0] / Y[2], Y[1] / Y[2]});
+                if (!inside(*cam, p1) || !inside(*cam, p2)) continue;
+                if (i < n_out) {  // an outlier: a random pixel at least 3 px (Sampson) off the true epipolar line
+                    p2.x = 0.5 * (cam->width - 1) + 0.5 * (cam->width - 1) * u(rng);
+                    p2.y = 0.5 * (cam->height - 1) + 0.5 * (cam->height - 1) * u(rng);
+                    const kestrel::Unprojection q = kestrel::unproject(*cam, p2);
+                    if (q.status != kestrel::UnprojectStatus::Ok ||
+                        sampson_px(E, x, y, q.normalized.x, q.normalized.y, 0.5 * (cam->fx + cam->fy)) < 3.0)
+                        continue;
+                }
+                out << p1.x << "," << p1.y << "," << p2.x << "," << p2.y << "\n";
+                break;
+            }
+            double u2 = 500.0 * Y[0] / Y[2] + 320.0, v2 = 500.0 * Y[1] / Y[2] + 240.0;
+            if (i < n_out) {
+                u2 = 320.0 + 300.0 * u(rng);
+                v2 = 240.0 + 220.0 * u(rng);
+            }
+            out << 500.0 * x + 320.0 << "," << 500.0 * y + 240.0 << "," << u2 << "," << v2 << "\n";
+            break;
+        }
+    }
+    std::printf("wrote %d correspondences (%d outliers) to %s: R = rotation of 10 deg about y, t = (%.4f, 0, %.4f)\n",
+                n, n_out, path.c_str(), t[0], t[2]);
+    if (cam)
+        std::printf("pixels of the %s camera %dx%d (fx %.3f, fy %.3f, cx %.3f, cy %.3f), distortion included\n",
+                    model_name(cam->model), cam->width, cam->height, cam->fx, cam->fy, cam->cx, cam->cy);
+    return 0;
+}
+
+int run(int argc, char** argv) {
+    Args args(argc, argv, {"help", "no-refine"});
+    if (args.flag("help")) {
+        std::printf("%s%s", kUsage, backend_help());
+        return 0;
+    }
+    if (args.has("make-scene")) {
+        const std::string path = args.get("make-scene", "");
+        const int n = args.get_int("points", 300);
+        const double outl = args.get_float("outliers", 0.3f);
+        const std::string sensor = args.get("sensor", "");
+        args.reject_unknown();
+        if (sensor.empty()) return make_scene(path, n, outl, nullptr);
+        const kestrel::Camera cam = read_sensor_yaml(sensor).camera;
+        return make_scene(path, n, outl, &cam);
+    }
+    const bool explicit_backend = args.has("backend");
+    const kestrel::Backend backend = parse_backend(args);
+    // The camera: a sensor.yaml (intrinsics and distortion), or pinhole intrinsics of undistorted points.
+    const bool any_k = args.has("fx") || args.has("fy") || args.has("cx") || args.has("cy");
+    const std::string sensor = args.get("sensor", "");
+    kestrel::Camera cam;
+    if (!sensor.empty()) {
+        if (any_k) throw UsageError("--sensor gives the intrinsics: pass it or --fx --fy --cx --cy, not both");
+        cam = read_sensor_yaml(sensor).camera;
+    } else {
+        if (!args.has("fx") || !args.has("fy") || !args.has("cx") || !args.has("cy"))
+            throw UsageError("the camera is needed: --sensor SENSOR.yaml, or --fx --fy --cx --cy (pixels)");
+        cam.model = kestrel::CameraModel::Pinhole;
+        cam.fx = std::atof(args.get("fx", "0").c_str());
+        cam.fy = std::atof(args.get("fy", "0").c_str());
+        cam.cx = std::atof(args.get("cx", "0").c_str());
+        cam.cy = std::atof(args.get("cy", "0").c_str());
+        if (!(cam.fx > 0) || !(cam.fy > 0)) throw UsageError("--fx and --fy must be positive");
+    }
+    kestrel::RelativePoseConfig cfg;
+    cfg.focal_px = 0.5 * (cam.fx + cam.fy);  // pixels per normalized unit: the threshold is in pixels
+    cfg.threshold_px = std::atof(args.get("threshold", "1.0").c_str());
+    cfg.confidence = std::atof(args.get("confidence", "0.999").c_str());
+    cfg.max_hypotheses = args.get_int("max-hypotheses", cfg.max_hypotheses);
+    cfg.seed = static_cast<std::uint64_t>(std::strtoull(args.get("seed", "0").c_str(), nullptr, 10));
+    cfg.refine = !args.flag("no-refine");
+    const std::string method = args.get("method", "five-point");
+    std::vector<double> prior;
+    if (method == "two-point") {
+        cfg.method = kestrel::PoseMethod::TwoPointWithRotation;
+        if (!args.has("rotation")) throw UsageError("--method two-point needs --rotation r00,...,r22");
+        prior = parse_matrix(args.get("rotation", ""));
+    } else if (method != "five-point") {
+        throw UsageError("--method must be five-point or two-point");
+    }
+    const std::string mask_path = args.get("mask", "");
+    const std::string pose_path = args.get("pose", "");
+    args.reject_unknown();
+    if (args.positional().size() != 1) throw UsageError("expected exactly one MATCHES.csv");
+    const std::vector<double> px = read_csv(args.positional()[0]);
+    const int n = static_cast<int>(px.size() / 4);
+    // Normalized coordinates of both views; `used[k]` is the input line of estimator point k.
+    std::vector<double> x1, x2;
+    std::vector<int> used;
+    x1.reserve(2 * static_cast<std::size_t>(n));
+    x2.reserve(2 * static_cast<std::size_t>(n));
+    used.reserve(static_cast<std::size_t>(n));
+    std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
+    if (!sensor.empty()) {
+        // Raw pixels -> normalized points by the camera model (Newton undistortion, the CPU reference; the
+        // GPU batch form is kestrel::DeviceUnprojector). A pixel without a valid preimage drops its pair.
+        std::vector<float> p1(2 * static_cast<std::size_t>(n)), p2(2 * static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+            p1[2 * i] = static_cast<float>(px[4 * i]);
+            p1[2 * i + 1] = static_cast<float>(px[4 * i + 1]);
+            p2[2 * i] = static_cast<float>(px[4 * i + 2]);
+            p2[2 * i + 1] = static_cast<float>(px[4 * i + 3]);
+        }
+        std::vector<kestrel::Point2d> n1(static_cast<std::size_t>(n)), n2(static_cast<std::size_t>(n));
+        std::vector<kestrel::UnprojectStatus> s1(static_cast<std::size_t>(n)), s2(static_cast<std::size_t>(n));
+        kestrel::unproject_cpu(cam, p1.data(), n, n1.data(), s1.data());
+        kestrel::unproject_cpu(cam, p2.data(), n, n2.data(), s2.data());
+        for (int i = 0; i < n; ++i) {
+            if (s1[i] != kestrel::UnprojectStatus::Ok || s2[i] != kestrel::UnprojectStatus::Ok) continue;
+            x1.push_back(n1[i].x);
+            x1.push_back(n1[i].y);
+            x2.push_back(n2[i].x);
+            x2.push_back(n2[i].y);
+            used.push_back(i);
+        }
+        std::printf("camera: %s, %s %dx%d, fx %.3f fy %.3f cx %.3f cy %.3f; %d of %d pairs unprojected (%d without a "
+                    "valid preimage left out)\n",
+                    sensor.c_str(), model_name(cam.model), cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy,
+                    static_cast<int>(used.size()), n, n - static_cast<int>(used.size()));
+    } else {
+        for (int i = 0; i < n; ++i) {
+            x1.push_back((px[4 * i] - cam.cx) / cam.fx);
+            x1.push_back((px[4 * i + 1] - cam.cy) / cam.fy);
+            x2.push_back((px[4 * i + 2] - cam.cx) / cam.fx);
+            x2.push_back((px[4 * i + 3] - cam.cy) / cam.fy);
+            used.push_back(i);
+        }
+    }
+    const int m = static_cast<int>(used.size());
+    std::printf("%d correspondences, method %s, threshold %.3g px, confidence %.6g\n", m, kestrel::to_string(cfg.method),
+                cfg.threshold_px, cfg.confidence);
+    kestrel::RelativePoseEstimator est(m > 0 ? m : 1, cfg, backend);
+    std::vector<std::uint8_t> used_mask(static_cast<std::size_t>(m));
+    const kestrel::RelativePoseResult r =
+        est.estimate(x1.data(), x2.data(), m, used_mask.data(), prior.empty() ? nullptr : prior.data());
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(n), 0);  // per input line; a left-out pair is 0
+    for (int k = 0; k < m; ++k) mask[static_cast<std::size_t>(used[k])] = used_mask[static_cast<std::size_t>(k)];
+    std::printf("status: %s\n", kestrel::to_string(r.status));
+    if (r.status == kestrel::PoseStatus::Ok) {
+        for (int i = 0; i < 3; ++i) std::printf("R row %d: %.6f %.6f %.6f\n", i, r.R[3 * i], r.R[3 * i + 1], r.R[3 * i + 2]);
+        std::printf("t: %.6f %.6f %.6f\n", r.t[0], r.t[1], r.t[2]);
+    }
+    std::printf("inliers: %d of %d (%d in front of both cameras)\n", r.inliers, n, r.cheirality_inliers);
+    std::printf("hypotheses: %d (best %d)\n", r.hypotheses, r.best_hypothesis);
+    if (!mask_path.empty()) {
+        std::ofstream out(mask_path);
+        if (!out) throw std::runtime_error("cannot write '" + mask_path + "'");
+        out << "index,inlier\n";
+        for (int i = 0; i < n; ++i) out << i << "," << static_cast<int>(mask[static_cast<std::size_t>(i)]) << "\n";
+    }
+    if (!pose_path.empty()) {
+        std::FILE* f = std::fopen(pose_path.c_str(), "w");
+        if (!f) throw std::runtime_error("cannot write '" + pose_path + "'");
+        std::fprintf(f, "status,%s\nR", kestrel::to_string(r.status));
+        for (double v : r.R) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\nt");
+        for (double v : r.t) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\nE");
+        for (double v : r.E) std::fprintf(f, ",%.17g", v);
+        std::fprintf(f, "\ninliers,%d\nhypotheses,%d\nbest_hypothesis,%d\n", r.inliers, r.hypotheses, r.best_hypothesis);
+        std::fclose(f);
+    }
+    return r.status == kestrel::PoseStatus::Ok ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_example("relative_pose", kUsage, run, argc, argv); }
