@@ -5,7 +5,7 @@
 # examples were built with -DKESTREL_EXAMPLES_WITH_OPENCV=OFF (PNG output instead of video).
 #
 # Usage: examples/tests/gpu_examples.sh BIN_DIR TESTDATA_DIR OUT_DIR
-#   BIN_DIR: track_sequence, detect_image, validate_against_cpu, custom_pipeline, example_check_output
+#   BIN_DIR: track_sequence, detect_image, validate_against_cpu, custom_pipeline, relative_pose, example_check_output
 # Prints one line per scenario ("ok" / "FAIL") and exits 1 when any failed. KESTREL_REQUIRE_GPU=1 is
 # set, so an example that finds no device fails instead of skipping.
 set -uo pipefail
@@ -70,6 +70,23 @@ scenario "track_sequence.cpu_matches_gpu" 0 "$check" --tracks-match "$out/track_
     "$out/track_default_cuda/tracks.csv" 2e-3
 scenario "track_sequence.synthetic.cpu_matches_gpu" 0 "$check" --tracks-match \
     "$out/track_synthetic_cpu/tracks.csv" "$out/track_synthetic_cuda/tracks.csv" 2e-3
+
+# relative_pose: a generated scene with a known pose, seen by EuRoC's cam0 (distortion included); the CPU
+# and CUDA backends print the known pose and write identical masks and poses.
+if [[ -x "$bin/relative_pose" ]]; then
+    yaml="$(cd "$(dirname "$0")/.." && pwd)/data/euroc_cam0_sensor.yaml"
+    scenario "relative_pose.make_scene" 0 "$bin/relative_pose" --make-scene "$out/pose_scene.csv" --points 300 \
+        --outliers 0.3 --sensor "$yaml"
+    for backend in cpu cuda; do
+        mkdir -p "$out/pose_$backend"
+        scenario "relative_pose.$backend" 0 "$bin/relative_pose" "$out/pose_scene.csv" --sensor "$yaml" \
+            --backend "$backend" --mask "$out/pose_$backend/mask.csv" --pose "$out/pose_$backend/pose.csv"
+        grep -q "status: Ok" "$out/relative_pose.$backend.log" &&
+            grep -q "inliers: 210 of 300" "$out/relative_pose.$backend.log" ||
+            { echo "FAIL  relative_pose.$backend (not the known 210 inliers)"; failed=1; }
+    done
+    same "relative_pose.cpu_equals_gpu" "$out/pose_cpu" "$out/pose_cuda" mask.csv pose.csv
+fi
 
 scenario "custom_pipeline.cuda" 0 "$bin/custom_pipeline" --backend cuda --max-frames 8 --features 150 \
     --csv "$out/custom.csv"

@@ -24,7 +24,7 @@ namespace kestrel {
 struct AnchorConfig {
     bool enabled = true;
     bool reanchor = true;        ///< on a failed fit: re-anchor (true) or lose the track (false)
-    int max_iterations = 10;     ///< Gauss-Newton iterations per frame, [1, 100]
+    int max_iterations = 5;      ///< Gauss-Newton iterations per frame, [1, 100]
     float max_residual = 20.0f;  ///< LostAnchor when the fit's mean |residual| (grey levels) exceeds it, (0, 255]
     float max_distance = 0.5f;   ///< a failed fit when it ends farther than this (level-0 px) from the
                                  ///< frame-to-frame estimate (one of the two is wrong), (0, 100]

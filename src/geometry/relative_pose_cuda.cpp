@@ -57,7 +57,11 @@ public:
           h_in_(pinned(in_bytes_)), d_in_(device(in_bytes_)), h_out_(pinned(sizeof(PoseOut))),
           d_out_(device(sizeof(PoseOut))), d_cost_(device(sizeof(double) * round_)),
           d_inl_(device(sizeof(int) * round_)), d_E_(device(sizeof(double) * 9 * round_)),
-          mask_(static_cast<std::size_t>(max_points)) {}
+          mask_(static_cast<std::size_t>(max_points)) {
+        // The result block is copied down whole every call; a model-less call leaves E unwritten, so it
+        // starts defined (zero) instead of reading uninitialized device memory.
+        KESTREL_CUDA(cudaMemset(d_out_.get(), 0, sizeof(PoseOut)), kAlloc);
+    }
 
     void enqueue(const PoseCall& call, StreamHandle stream) override {
         call_ = call;
