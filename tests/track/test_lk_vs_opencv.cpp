@@ -162,6 +162,75 @@ Lengths opencv_lengths(const std::vector<HostImage>& frames, const TrackerConfig
     return stats(ages);
 }
 
+// LK alone, one level at a time: exact sub-pixel shifts (within the single level's reach) of the
+// blurred image reduced by 2^k (area average: the content a pyramid's level k sees), tracked with one
+// pyramid level by both trackers from the same textured points; bias (mean signed error per axis) and
+// spread (RMS about the bias) per level. Both must be unbiased; ours no noisier than OpenCV's.
+TEST(LkVsOpenCV, BiasAndSpreadPerPyramidLevel) {
+    const double shifts[][2] = {{0.25, -0.4}, {0.6, 0.3}, {-0.45, 0.8}, {0.9, -0.7}, {-0.15, -0.55}};
+    LkConfig cfg;
+    cfg.pyramid.levels = 1;
+    cfg.mode = LkMode::Translation;
+    for (int k = 0; k < 3; ++k) {
+        std::vector<double> ex[2], ey[2];  // [0] kestrel, [1] OpenCV
+        for (const char* name : {"graf1.png", "aloeL.png", "vtest_000.png"}) {
+            const test::FloatImage full = test::blurred(test::real_image(name), 1.0);
+            const int f = 1 << k;
+            test::FloatImage g;
+            g.width = full.width / f;
+            g.height = full.height / f;
+            g.v.assign(static_cast<std::size_t>(g.width) * g.height, 0.0f);
+            for (int y = 0; y < g.height; ++y)
+                for (int x = 0; x < g.width; ++x) {
+                    double a = 0;
+                    for (int j = 0; j < f; ++j)
+                        for (int i = 0; i < f; ++i) a += full.at(x * f + i, y * f + j);
+                    g.v[static_cast<std::size_t>(y) * g.width + x] = static_cast<float>(a / (f * f));
+                }
+            const HostImage ref = test::moved(g, 0, 0);
+            const auto pts = test::textured_points(ref, 12, 20);
+            for (const auto& d : shifts) {
+                const HostImage cur = test::moved(g, d[0], d[1]);
+                const auto ours = lk_track_cpu({ref}, {cur}, pts, cfg);
+                std::vector<cv::Point2f> in, out;
+                for (const auto& p : pts) in.push_back({p.x, p.y});
+                std::vector<unsigned char> status;
+                std::vector<float> err;
+                cv::calcOpticalFlowPyrLK(as_mat(ref), as_mat(cur), in, out, status, err, cv::Size(16, 16), 0, kCriteria);
+                for (std::size_t i = 0; i < pts.size(); ++i) {
+                    if (ours[i].status != TrackStatus::Tracked && ours[i].status != TrackStatus::NotConverged) continue;
+                    if (!status[i]) continue;  // the same points for both
+                    ex[0].push_back(ours[i].x - pts[i].x - d[0]);
+                    ey[0].push_back(ours[i].y - pts[i].y - d[1]);
+                    ex[1].push_back(out[i].x - pts[i].x - d[0]);
+                    ey[1].push_back(out[i].y - pts[i].y - d[1]);
+                }
+            }
+        }
+        double bias[2][2], spread[2];
+        for (int t = 0; t < 2; ++t) {
+            const double n = static_cast<double>(ex[t].size());
+            double mx = 0, my = 0, ss = 0;
+            for (std::size_t i = 0; i < ex[t].size(); ++i) {
+                mx += ex[t][i] / n;
+                my += ey[t][i] / n;
+            }
+            for (std::size_t i = 0; i < ex[t].size(); ++i)
+                ss += ((ex[t][i] - mx) * (ex[t][i] - mx) + (ey[t][i] - my) * (ey[t][i] - my)) / n;
+            bias[t][0] = mx;
+            bias[t][1] = my;
+            spread[t] = std::sqrt(ss);
+        }
+        std::printf("[lk per level] level %d (%zu tracks): kestrel bias (%+.4f, %+.4f) spread %.4f px; "
+                    "OpenCV bias (%+.4f, %+.4f) spread %.4f px\n",
+                    k, ex[0].size(), bias[0][0], bias[0][1], spread[0], bias[1][0], bias[1][1], spread[1]);
+        ASSERT_GT(ex[0].size(), 100u);
+        EXPECT_LT(std::fabs(bias[0][0]), 0.02) << "level " << k;
+        EXPECT_LT(std::fabs(bias[0][1]), 0.02) << "level " << k;
+        EXPECT_LE(spread[0], 1.1 * spread[1] + 0.002) << "level " << k;
+    }
+}
+
 TEST(LkVsOpenCV, TrackLengthOnRealSequenceAtLeastOpenCVs) {
     const auto names = test::sequence_frame_names();
     ASSERT_GE(names.size(), 40u);
