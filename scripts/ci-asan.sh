@@ -27,6 +27,7 @@ help="$(cmake --build "$dir" --target help 2>/dev/null || true)"
 grep -qw kestrel_testdata <<<"$help" && targets+=(kestrel_testdata)
 if [[ "${ASAN_WITH_OPENCV:-1}" == 1 ]] && grep -qw kestrel_opencv_tests <<<"$help"; then
     targets+=(kestrel_opencv_tests)
+    grep -qw kestrel_eval_tracking <<<"$help" && targets+=(kestrel_eval_tracking)  # its ctest smoke runs
 fi
 log "build ${targets[*]} ($KESTREL_JOBS jobs)"
 cmake --build "$dir" -j "$KESTREL_JOBS" --target "${targets[@]}"
