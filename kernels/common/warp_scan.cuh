@@ -1,6 +1,7 @@
 // Device-only: warp prefix sums and warp-aggregated appends to a list in shared memory, for kernels whose
 // threads each contribute zero or more entries (kernels/detect/fast_score.cu, kernels/detect/cell_detect.cu,
-// kernels/detect/grid_select_block.cuh). Every function must be called by all 32 lanes of the warp.
+// kernels/detect/grid_select_block.cuh), and the warp-wide float sum of the tracking kernels. Every function
+// must be called by all 32 lanes of the warp.
 #pragma once
 
 namespace kestrel::kernels::warp {
@@ -11,6 +12,18 @@ __device__ __forceinline__ unsigned lane_id() {
     unsigned lane;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     return lane;
+}
+
+/// Sum of K floats over the warp by the xor butterfly (offsets 16, 8, 4, 2, 1, __fadd_rn): every lane ends with
+/// the identical sums, in the order detail::emulate_butterfly reproduces on the host (the LK and anchor
+/// kernels' reductions).
+template <int K>
+__device__ __forceinline__ void allreduce_add_rn(float* v) {
+#pragma unroll
+    for (int off = 16; off >= 1; off >>= 1) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = __fadd_rn(v[k], __shfl_xor_sync(kFullMask, v[k], off));
+    }
 }
 
 /// Inclusive prefix sum over the warp: lane i receives v_0 + ... + v_i (five shuffles).

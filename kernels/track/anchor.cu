@@ -12,21 +12,12 @@
 #include "kernels/track/anchor.cuh"
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/warp_scan.cuh"
 
 namespace kestrel::kernels {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-template <int K>
-__device__ __forceinline__ void allreduce(float* v) {
-#pragma unroll
-    for (int off = detail::kLkLanes / 2; off >= 1; off >>= 1) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) v[k] = __fadd_rn(v[k], __shfl_xor_sync(kFullMask, v[k], off));
-    }
-}
 
 /// The warp as the engine of detail::anchor_refine_one (one instance per lane).
 struct AnchorWarpEngine {
@@ -61,7 +52,7 @@ struct AnchorWarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has & (1u << j)) acc[0] = detail::fadd(acc[0], t[j]);
-        allreduce<1>(acc);
+        warp::allreduce_add_rn<1>(acc);
         return acc[0];
     }
 
@@ -77,7 +68,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_hessian(acc, sd);
             }
         }
-        allreduce<detail::kAnchorHessianSums>(acc);
+        warp::allreduce_add_rn<detail::kAnchorHessianSums>(acc);
 #pragma unroll
         for (int k = 0; k < detail::kAnchorHessianSums; ++k) out[k] = acc[k];
     }
@@ -96,7 +87,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_error(acc, sd, a, detail::anchor_sample(cur, w, u[j], v[j]), alpha, beta_c);
             }
         }
-        allreduce<detail::kAnchorParams + 1>(acc);
+        warp::allreduce_add_rn<detail::kAnchorParams + 1>(acc);
 #pragma unroll
         for (int k = 0; k <= detail::kAnchorParams; ++k) out[k] = acc[k];
     }

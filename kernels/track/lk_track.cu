@@ -57,13 +57,13 @@
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
 // (detail::ffma; std::fma on the CPU), matching the CPU bit for bit.
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/warp_scan.cuh"
 #include "lk_track.cuh"
 
 namespace kestrel::kernels {
 namespace {
 
 constexpr int kWarpsPerBlock = 2;  // 2 x 2 staged windows of 6 KiB each: 24 KiB static shared memory
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
 // shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
@@ -84,20 +84,11 @@ static_assert(kWinStride % 2 == 0 && (8 * kWinStride) % 32 == 16, "8-byte aligne
 // h) - 1 >= c - h - 2 > ix - 10 and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2).
 static_assert(kMaxPatchSize <= 16, "the window must cover a template");
 
-template <int K>
-__device__ __forceinline__ void warp_allreduce(float* v) {
-#pragma unroll
-    for (int off = detail::kLkLanes / 2; off >= 1; off >>= 1) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) v[k] = __fadd_rn(v[k], __shfl_xor_sync(kFullMask, v[k], off));
-    }
-}
-
 /// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
-/// x0 <= x < x0 + w, y0 <= y < y0 + h.
+/// x0 <= x < x0 + kWin, y0 <= y < y0 + kWin.
 struct Window {
     float* buf;
-    int x0, y0, w, h;
+    int x0, y0;
     float xa, xb, ya, yb;  // covers()'s bounds, set by place()
 
     /// Window address of pixel (x, y).
@@ -115,15 +106,12 @@ struct Window {
     /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
     /// [ix - 14, ix + 14]; rows [iy - 15, iy + 16]. Afterwards covers() holds for the grid around (cx, cy)
     /// (see the static_assert above).
-    __device__ __forceinline__ void place(const detail::LkImage& im, float cx, float cy, int n, int margin) {
-        (void)im;
+    __device__ __forceinline__ void place(float cx, float cy, int n, int margin) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
         x0 = (ix - (kWin / 2 - 2)) & ~3;
         y0 = iy - (kWin / 2 - 1);
-        w = kWin;
-        h = kWin;
         xa = static_cast<float>(x0 + margin);
         xb = static_cast<float>(x0 + kWin - n - margin);
         ya = static_cast<float>(y0 + margin);
@@ -193,7 +181,7 @@ __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a
 /// of line it keeps the iteration loop's code short (16x16: 389 SASS instructions instead of 695). Window
 /// and result by value, so that the engine itself stays in registers.
 __device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
-    w.place(*cur, cx, cy, n, 0);
+    w.place(cx, cy, n, 0);
     stage<false>(*cur, w, *cur, w, lane);
     return w;
 }
@@ -273,7 +261,7 @@ struct WarpEngine {
             pi[j] = is_column() ? 0 : i % n;
             pj[j] = is_column() ? j : i / n;
         }
-        cw.place(cur, cx, cy, n, 0);
+        cw.place(cx, cy, n, 0);
         cw_level = k;
         if (ref == nullptr) {
             if (valid[k] == 0) {
@@ -297,7 +285,7 @@ struct WarpEngine {
             stage<false>(cur, cw, cur, cw, lane);
             return false;
         }
-        rw.place(ref[k], rx, ry, n, 1);  // covers the template's taps (see Window::place)
+        rw.place(rx, ry, n, 1);  // covers the template's taps (see Window::place)
         stage<true>(cur, cw, ref[k], rw, lane);
         const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
         const WinTaps src = taps(rw, g);
@@ -312,7 +300,7 @@ struct WarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
-        warp_allreduce<1>(acc);
+        warp::allreduce_add_rn<1>(acc);
         return acc[0];
     }
 
@@ -328,7 +316,7 @@ struct WarpEngine {
                 detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
             }
         }
-        warp_allreduce<detail::kLkHessianSums>(out);
+        warp::allreduce_add_rn<detail::kLkHessianSums>(out);
     }
 
     /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
@@ -353,7 +341,7 @@ struct WarpEngine {
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j))
                 detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-        warp_allreduce<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
+        warp::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
     }
 
     /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
@@ -383,7 +371,7 @@ struct WarpEngine {
                 v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
             }
         }
-        warp_allreduce<2>(v);
+        warp::allreduce_add_rn<2>(v);
         *sad = v[0];
         *sad0 = v[1];
     }

@@ -5,26 +5,28 @@
 namespace kestrel::detail {
 
 AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
+    const LkSetup lk = make_lk_setup(cfg.lk);  // the mode's flags, level 0's patch side, the LK bounds
     AnchorSetup s{};
-    s.n = cfg.lk.patch_size;
-    s.est_gain = cfg.lk.mode == LkMode::TranslationGain || cfg.lk.mode == LkMode::TranslationGainOffset;
-    s.est_offset = cfg.lk.mode == LkMode::TranslationOffset || cfg.lk.mode == LkMode::TranslationGainOffset;
+    s.n = lk.patch[0];
+    s.est_gain = lk.est_gain;
+    s.est_offset = lk.est_offset;
     s.max_iterations = cfg.anchor.max_iterations;
-    s.min_update = cfg.lk.min_update;
-    s.min_eigenvalue = cfg.lk.min_eigenvalue;
+    s.min_update = lk.min_update;
+    s.min_eigenvalue = lk.min_eigenvalue;
     return s;
 }
 
 float CpuAnchorEngine::template_sum() {
     float out;
-    warp_sums<1>([&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    emulate_warp_sums<1>(s_.n, [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
     return out;
 }
 
 void CpuAnchorEngine::hessian_sums(float mu, float* out) {
     const int n = s_.n, npx = n * n;
     const float h = patch_half(n);
-    warp_sums<kAnchorHessianSums>(
+    emulate_warp_sums<kAnchorHessianSums>(
+        n,
         [&](float* acc, int i) {
             float sd[kAnchorParams];
             anchor_sd(fsub(t_[i], mu), t_[npx + i], t_[2 * npx + i], anchor_u(i, n, h), anchor_v(i, n, h), sd);
@@ -37,7 +39,8 @@ void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float
                                  float* out) {
     const int n = s_.n, npx = n * n;
     const float h = patch_half(n);
-    warp_sums<kAnchorParams + 1>(
+    emulate_warp_sums<kAnchorParams + 1>(
+        n,
         [&](float* acc, int i) {
             const float u = anchor_u(i, n, h), v = anchor_v(i, n, h), a = fsub(t_[i], mu);
             float sd[kAnchorParams];

@@ -3,6 +3,7 @@
 #pragma once
 #include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
+#include "lk_internal.hpp"
 
 namespace kestrel::detail {
 
@@ -19,18 +20,6 @@ public:
     void error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu, float* out);
 
 private:
-    template <int K, class Add>
-    void warp_sums(Add&& add, float* out) const {
-        float lanes[kLkLanes][K];
-        for (int l = 0; l < kLkLanes; ++l) {
-            for (float& v : lanes[l]) v = 0.0f;
-            for (int j = 0; j < kLkMaxPerLane; ++j) {
-                const int i = lane_pixel(l, j, s_.n);
-                if (i >= 0) add(lanes[l], i);
-            }
-        }
-        emulate_butterfly<K>(lanes, out);
-    }
     const AnchorSetup& s_;
     const float* t_;
 };

@@ -166,17 +166,14 @@ struct FeatureTracker::Impl {
         anchors.swap(next_anchors);
     }
 
-    void redetect() {
+    /// Re-detection; returns how many new tracks' reference patches it staged after the re-anchored ones
+    /// (entries restored .. restored + n - 1 of the backend's new_points/new_slots).
+    int redetect() {
         const int live = static_cast<int>(tracks.size());
         redetected = false;
-        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features))) {
-            if (restored > 0) be->store_templates(restored);
-            return;
-        }
-        if (live >= cfg.target_features) {
-            if (restored > 0) be->store_templates(restored);
-            return;
-        }
+        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features)))
+            return 0;
+        if (live >= cfg.target_features) return 0;
         redetected = true;
         std::fill(cell_mask.begin(), cell_mask.end(), std::uint8_t{0});
         for (const Track& t : tracks) {
@@ -220,8 +217,7 @@ struct FeatureTracker::Impl {
             }
             ++added;
         }
-        const int to_store = restored + (stored ? added : 0);
-        if (to_store > 0) be->store_templates(to_store);
+        return stored ? added : 0;
     }
 };
 
@@ -316,7 +312,8 @@ const std::vector<Track>& FeatureTracker::finish() {
     m.in_flight = false;
     m.be->wait();
     m.update_tracks();
-    m.redetect();
+    const int to_store = m.restored + m.redetect();  // re-anchored tracks, then new ones: one store
+    if (to_store > 0) m.be->store_templates(to_store);
     m.be->swap();
     ++m.frames;
     return m.tracks;

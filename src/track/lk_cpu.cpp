@@ -23,13 +23,13 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
 
 float CpuLkEngine::template_sum(int k) {
     float out;
-    warp_sums<1>(s_.patch[k], [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    emulate_warp_sums<1>(s_.patch[k], [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
     return out;
 }
 
 void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
     const int npx = s_.patch[k] * s_.patch[k];
-    warp_sums<kLkHessianSums>(
+    emulate_warp_sums<kLkHessianSums>(
         s_.patch[k], [&](float* acc, int i) { add_hessian(acc, t_[i], t_[npx + i], t_[2 * npx + i], mu); }, out);
 }
 
@@ -39,7 +39,7 @@ void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, floa
     const int npx = n * n;
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
-    warp_sums<kLkImageSums + 1>(
+    emulate_warp_sums<kLkImageSums + 1>(
         n,
         [&](float* acc, int i) {
             const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
@@ -57,7 +57,7 @@ void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, f
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
     float out[2];
-    warp_sums<2>(
+    emulate_warp_sums<2>(
         n,
         [&](float* acc, int i) {
             const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);

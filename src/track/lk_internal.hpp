@@ -19,6 +19,22 @@ void lk_levels(const std::vector<HostImage>& pyr, const LkConfig& cfg, const cha
 /// Throws InvalidArgument naming `param` unless x and y are finite.
 void check_point(const char* where, const char* param, std::size_t index, float x, float y);
 
+/// The warp's order for K sums over an n x n patch, emulated on the host: per lane l, add(lanes[l], i) for its
+/// pixels i = lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in slot order, then the butterfly into out.
+/// Both CPU engines (LK's and the anchor's) sum through it.
+template <int K, class Add>
+void emulate_warp_sums(int n, Add&& add, float* out) {
+    float lanes[kLkLanes][K];
+    for (int l = 0; l < kLkLanes; ++l) {
+        for (float& v : lanes[l]) v = 0.0f;
+        for (int j = 0; j < kLkMaxPerLane; ++j) {
+            const int i = lane_pixel(l, j, n);
+            if (i >= 0) add(lanes[l], i);
+        }
+    }
+    emulate_butterfly<K>(lanes, out);
+}
+
 /// The host engine of lk_track_one: per-lane partial sums in the warp's order, then the emulated butterfly.
 class CpuLkEngine {
 public:
@@ -39,21 +55,6 @@ public:
                        float beta_c0, float mu, float* sad, float* sad0);
 
 private:
-    /// The warp's order for K sums over an n x n patch: per lane l, add(lanes[l], i) for its pixels
-    /// i = lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in slot order, then the emulated butterfly into out.
-    template <int K, class Add>
-    static void warp_sums(int n, Add&& add, float* out) {
-        float lanes[kLkLanes][K];
-        for (int l = 0; l < kLkLanes; ++l) {
-            for (float& v : lanes[l]) v = 0.0f;
-            for (int j = 0; j < kLkMaxPerLane; ++j) {
-                const int i = lane_pixel(l, j, n);
-                if (i >= 0) add(lanes[l], i);
-            }
-        }
-        emulate_butterfly<K>(lanes, out);
-    }
-
     const LkSetup& s_;
     const LkImage* ref_ = nullptr;
     const float* stored_ = nullptr;
