@@ -36,8 +36,8 @@ struct DeviceLkTracker::Impl {
     void fill(detail::LkImage* out, const DevicePyramid& p) const {
         for (int k = 0; k < cfg.pyramid.levels; ++k) {
             const DeviceView v = p.level(k);
-            // The kernel reads rows in aligned 4-byte words (DevicePyramid allocates pitched levels
-            // with zeroed padding; this holds by construction, checked so that it cannot silently break).
+            // The kernel reads rows in aligned 4-byte words (DevicePyramid allocates pitched levels;
+            // this holds by construction, checked so that it cannot silently break).
             if (v.pitch % 4 != 0 || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0)
                 throw StateError("kestrel: DeviceLkTracker: pyramid level " + detail::to_text(k) +
                                  " is not 4-byte aligned (pitch " + detail::to_text(static_cast<long long>(v.pitch)) +
