@@ -54,10 +54,12 @@
 // where it reaches past the image (the border rule, detail::kLkBorder) it replicates the edge pixels.
 // Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
 // per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
+// With LkLaunch::with_anchor each warp then runs its track's anchor fit (anchor_engine.cuh) in the same launch.
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
 // (detail::ffma; std::fma on the CPU), matching the CPU bit for bit.
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
+#include "kernels/track/anchor_engine.cuh"
 #include "lk_track.cuh"
 
 namespace kestrel::kernels {
@@ -392,6 +394,15 @@ __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.
     float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes][0];                \
     float* ref_buf = lk_windows[threadIdx.x / detail::kLkLanes][1];
 
+/// The anchor fit of track f after its LK result (LkLaunch::with_anchor): in the same launch, so that the
+/// kernel lasts as long as the longest LK + fit of one track rather than the longest LK plus the longest fit
+/// (tracks that LK loses, the slow ones, skip the fit).
+__device__ __forceinline__ void anchor_after(const LkLaunch& p, int f, int lane, const LkResult& res) {
+    if (!p.with_anchor) return;
+    const detail::AnchorResult a = anchor_track(p.anchor, p.cur[0], f, lane, res);
+    if (lane == 0) p.anchor.results[f] = a;
+}
+
 template <int N>
 __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
@@ -404,6 +415,7 @@ __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
+    anchor_after(p, f, lane, res);
 }
 
 template <int N>
@@ -426,6 +438,7 @@ __global__ void lk_track_stored_kernel(const LkLaunch p_in) {
         res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
     }
     if (lane == 0) p.results[f] = res;
+    anchor_after(p, f, lane, res);
 }
 
 __global__ void lk_store_kernel(const LkLaunch p_in) {

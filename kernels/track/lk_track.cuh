@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/track/anchor.cuh"
 #include "kestrel/detail/lk_rules.hpp"
 
 namespace kestrel::kernels {
@@ -21,11 +22,14 @@ struct LkLaunch {
     std::int32_t* store_valid;        // capacity * levels flags
     int capacity;
     int count;
+    int with_anchor;                  // tracking launches: also the anchor fit of every track (anchor below)
+    AnchorFuse anchor;
 };
 
-/// Templates from `ref` at points[i], tracked into `cur`: results[i].
+/// Templates from `ref` at points[i], tracked into `cur`: results[i]; with with_anchor, then
+/// anchor.results[i] (the fit of track i on cur[0] from results[i]: kernels/track/anchor_engine.cuh).
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream);
-/// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i].
+/// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i]; with_anchor as above.
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream);
 /// Stores the templates of points[i] in `ref` into slots[i].
 void launch_lk_store(const LkLaunch& p, cudaStream_t stream);

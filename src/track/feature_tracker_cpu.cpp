@@ -23,6 +23,7 @@ public:
         back_.resize(cap);
         anchor_states_.resize(cap);
         anchor_results_.resize(cap);
+        if (cfg.anchor.enabled) anchor_prep_.resize(cap);
         if (cfg.lk.template_source == TemplateSource::FirstFrame || cfg.anchor.enabled) {
             store_.assign(cap * static_cast<std::size_t>(store_floats_per_slot(setup_)), 0.0f);
             valid_.assign(cap * static_cast<std::size_t>(setup_.levels), 0);
@@ -74,7 +75,7 @@ public:
                 st.x = f.x;
                 st.y = f.y;
                 CpuAnchorEngine eng(anchor_setup_, store_.data() + slot_offset(slots_[i]) + store_level_offset(setup_, 0));
-                a = anchor_refine_one(eng, anchor_setup_, cur[0], st);
+                a = anchor_refine_one(eng, anchor_setup_, cur[0], st, anchor_prep_[static_cast<std::size_t>(slots_[i])]);
             }
         }
     }
@@ -108,6 +109,15 @@ public:
                         ? 1
                         : 0;
             }
+            if (cfg_.anchor.enabled) {  // what the template alone determines, once (detail::anchor_prepare)
+                AnchorPrep& prep = anchor_prep_[static_cast<std::size_t>(slot)];
+                prep = AnchorPrep{};
+                prep.ok = 0;
+                if (valid_[static_cast<std::size_t>(slot) * setup_.levels] != 0) {
+                    CpuAnchorEngine eng(anchor_setup_, base + store_level_offset(setup_, 0));
+                    prep = anchor_prepare(eng, anchor_setup_);
+                }
+            }
         }
     }
 
@@ -127,6 +137,7 @@ private:
     AnchorSetup anchor_setup_;
     std::vector<AnchorState> anchor_states_;
     std::vector<AnchorResult> anchor_results_;
+    std::vector<AnchorPrep> anchor_prep_;  // per template slot (anchoring)
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;
     std::vector<std::int32_t> slots_, new_slots_;

@@ -1,13 +1,13 @@
-// FeatureTracker's CUDA backend: two DevicePyramids used in turn (previous / current), the GPU LK
-// tracker reading its inputs from pinned staging buffers and writing its results to pinned memory
-// (unified addressing: no copies to enqueue), and the FeatureDetector on the current level 0.
+// FeatureTracker's CUDA backend: two DevicePyramids used in turn (previous / current), the LK kernels
+// (with each track's anchor fit in the same launch) reading their inputs from pinned staging buffers and
+// writing their results to pinned memory (unified addressing: no copies to enqueue), and the
+// FeatureDetector on the current level 0.
 // Everything is allocated in the constructor (the detector on its first call).
 #include <cuda_runtime.h>
 
 #include <utility>
 
 #include "anchor_internal.hpp"
-#include "kernels/track/anchor.cuh"
 #include "kernels/track/lk_track.cuh"
 #include "kernels/common/cuda_check.hpp"
 #include "feature_tracker_backend.hpp"
@@ -50,24 +50,36 @@ class CudaTrackerBackend final : public TrackerBackend {
 public:
     CudaTrackerBackend(int width, int height, const TrackerConfig& cfg)
         : cfg_(cfg),
+          setup_(make_lk_setup(cfg.lk)),
           pyr_{DevicePyramid(width, height, cfg.lk.pyramid), DevicePyramid(width, height, cfg.lk.pyramid)},
-          lk_(cfg.lk, cfg.target_features),
           det_(cfg.detector, Backend::Cuda),
           cap_(static_cast<std::size_t>(cfg.target_features)),
           origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
-          anchor_setup_(make_anchor_setup(cfg)), anchor_store_setup_(make_lk_setup(cfg.lk)),
+          lk_store_(first_frame() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
+          lk_valid_(first_frame() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
           anchor_states_(cap_), anchor_results_(cap_),
           anchor_store_(cfg.anchor.enabled ? cap_ * 3 * static_cast<std::size_t>(cfg.lk.patch_size * cfg.lk.patch_size) : 0),
           anchor_valid_(cfg.anchor.enabled ? cap_ : 0),
+          anchor_prep_(cfg.anchor.enabled ? cap_ : 0),
           cells_(static_cast<std::size_t>(grid_size(width, height, cfg.detector).width) *
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
           mask_(cells_), d_mask_(cells_) {
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
-        // The anchor store holds level 0 only: the LK store layout with one level.
-        anchor_store_setup_.levels = 1;
-        if (cfg.anchor.enabled)
+        if (first_frame())
+            KESTREL_CUDA(cudaMemset(lk_valid_.get(), 0, cap_ * setup_.levels * sizeof(std::int32_t)),
+                         "FeatureTracker allocation");
+        if (cfg.anchor.enabled) {
             KESTREL_CUDA(cudaMemset(anchor_valid_.get(), 0, cap_ * sizeof(std::int32_t)), "FeatureTracker allocation");
+            anchor_.setup = make_anchor_setup(cfg);
+            anchor_.states = anchor_states_.get();
+            anchor_.slots = slots_.get();
+            anchor_.store = anchor_store_.get();
+            anchor_.store_valid = anchor_valid_.get();
+            anchor_.prep = anchor_prep_.get();
+            anchor_.results = anchor_results_.get();
+            anchor_.capacity = static_cast<int>(cap_);
+        }
     }
     ~CudaTrackerBackend() override { (void)cudaEventDestroy(stored_); }
     CudaTrackerBackend(const CudaTrackerBackend&) = delete;
@@ -113,20 +125,32 @@ public:
     }
 
     void store_templates(int count) override {
-        if (cfg_.lk.template_source == TemplateSource::FirstFrame)
-            lk_.store_templates_async(pyr_[cur_], new_points_.get(), new_slots_.get(), count, stream_);
-        if (cfg_.anchor.enabled && count > 0) {
+        if (first_frame() && count > 0) {
             kernels::LkLaunch p{};
-            p.setup = anchor_store_setup_;
+            p.setup = setup_;
+            device_lk_levels(pyr_[cur_], setup_.levels, p.ref);
+            p.points = new_points_.get();
+            p.slots = new_slots_.get();
+            p.store = lk_store_.get();
+            p.store_valid = lk_valid_.get();
+            p.capacity = static_cast<int>(cap_);
+            p.count = count;
+            kernels::launch_lk_store(p, stream_);
+        }
+        if (cfg_.anchor.enabled && count > 0) {
+            kernels::AnchorStoreLaunch p{};
+            p.setup = anchor_.setup;
             const DeviceView v = pyr_[cur_].level(0);
-            p.ref[0] = {v.data, v.width, v.height, v.pitch};
+            p.ref = {v.data, v.width, v.height, v.pitch};
+            p.scale0 = setup_.scale[0];
             p.points = new_points_.get();
             p.slots = new_slots_.get();
             p.store = anchor_store_.get();
             p.store_valid = anchor_valid_.get();
+            p.prep = anchor_prep_.get();
             p.capacity = static_cast<int>(cap_);
             p.count = count;
-            kernels::launch_lk_store(p, stream_);
+            kernels::launch_anchor_store(p, stream_);
         }
         KESTREL_CUDA(cudaEventRecord(stored_, stream_), "FeatureTracker template store");
         store_pending_ = true;
@@ -144,40 +168,53 @@ private:
         store_pending_ = false;
     }
 
+    /// The tracking launches of one frame: LK of every live track with, when anchoring, each track's fit in
+    /// the same launch (kernels/track/lk_track.cu); then, with forward-backward, the backward pass.
     void track(int count) {
         if (count == 0) return;
         const DevicePyramid& prev = pyr_[1 - cur_];
         const DevicePyramid& cur = pyr_[cur_];
-        if (cfg_.lk.template_source == TemplateSource::FirstFrame)
-            lk_.track_stored_async(cur, slots_.get(), guesses_.get(), results_.get(), count, stream_);
-        else
-            lk_.track_async(prev, cur, origins_.get(), guesses_.get(), results_.get(), count, stream_);
+        kernels::LkLaunch p{};
+        p.setup = setup_;
+        device_lk_levels(cur, setup_.levels, p.cur);
+        p.guesses = guesses_.get();
+        p.results = results_.get();
+        p.capacity = static_cast<int>(cap_);
+        p.count = count;
+        p.with_anchor = cfg_.anchor.enabled ? 1 : 0;
+        p.anchor = anchor_;
+        if (first_frame()) {
+            p.slots = slots_.get();
+            p.store = lk_store_.get();
+            p.store_valid = lk_valid_.get();
+            kernels::launch_lk_track_stored(p, stream_);
+        } else {
+            device_lk_levels(prev, setup_.levels, p.ref);
+            p.points = origins_.get();
+            kernels::launch_lk_track_live(p, stream_);
+        }
         if (cfg_.forward_backward) {
             kernels::launch_lk_backward_inputs(results_.get(), origins_.get(), back_points_.get(), back_guesses_.get(),
                                                count, stream_);
-            lk_.track_async(cur, prev, back_points_.get(), back_guesses_.get(), back_.get(), count, stream_);
-        }
-        if (cfg_.anchor.enabled) {
-            kernels::AnchorLaunch a{};
-            a.setup = anchor_setup_;
-            const DeviceView v = cur.level(0);
-            a.cur = {v.data, v.width, v.height, v.pitch};
-            a.forward = results_.get();
-            a.states = anchor_states_.get();
-            a.slots = slots_.get();
-            a.store = anchor_store_.get();
-            a.store_valid = anchor_valid_.get();
-            a.results = anchor_results_.get();
-            a.capacity = static_cast<int>(cap_);
-            a.count = count;
-            kernels::launch_anchor(a, stream_);
+            kernels::LkLaunch b{};
+            b.setup = setup_;
+            device_lk_levels(cur, setup_.levels, b.ref);
+            device_lk_levels(prev, setup_.levels, b.cur);
+            b.points = back_points_.get();
+            b.guesses = back_guesses_.get();
+            b.results = back_.get();
+            b.capacity = static_cast<int>(cap_);
+            b.count = count;
+            kernels::launch_lk_track_live(b, stream_);
         }
     }
 
+    bool first_frame() const { return cfg_.lk.template_source == TemplateSource::FirstFrame; }
+
     TrackerConfig cfg_;
+    LkSetup setup_;
     DevicePyramid pyr_[2];
     int cur_ = 0;
-    DeviceLkTracker lk_;
     FeatureDetector det_;
     std::size_t cap_;
     Pinned<Point2f> origins_;
@@ -188,12 +225,14 @@ private:
     Pinned<LkResult> results_, back_;
     DeviceBuf<Point2f> back_points_;
     DeviceBuf<LkGuess> back_guesses_;
-    AnchorSetup anchor_setup_;
-    LkSetup anchor_store_setup_;
+    DeviceBuf<float> lk_store_;               // first-frame templates (detail::store_level_offset layout)
+    DeviceBuf<std::int32_t> lk_valid_;        // their per-level flags
     Pinned<AnchorState> anchor_states_;
     Pinned<AnchorResult> anchor_results_;
-    DeviceBuf<float> anchor_store_;
+    DeviceBuf<float> anchor_store_;           // level-0 reference patches of the anchor fit
     DeviceBuf<std::int32_t> anchor_valid_;
+    DeviceBuf<AnchorPrep> anchor_prep_;       // per slot: detail::anchor_prepare of its template
+    kernels::AnchorFuse anchor_{};            // the fit's fixed inputs, run inside the LK launch
     std::size_t cells_;
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;

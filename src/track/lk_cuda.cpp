@@ -13,6 +13,18 @@
 
 namespace kestrel {
 
+void detail::device_lk_levels(const DevicePyramid& p, int levels, LkImage* out) {
+    for (int k = 0; k < levels; ++k) {
+        const DeviceView v = p.level(k);
+        // The kernels read rows in aligned 4-byte words (DevicePyramid allocates pitched levels; this holds
+        // by construction, checked so that it cannot silently break).
+        if (v.pitch % 4 != 0 || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0)
+            throw StateError("kestrel: LK tracking: pyramid level " + detail::to_text(k) +
+                             " is not 4-byte aligned (pitch " + detail::to_text(static_cast<long long>(v.pitch)) + ")");
+        out[k] = {v.data, v.width, v.height, v.pitch};
+    }
+}
+
 struct DeviceLkTracker::Impl {
     LkConfig cfg;
     detail::LkSetup setup{};
@@ -33,18 +45,7 @@ struct DeviceLkTracker::Impl {
                           detail::to_text(cfg.pyramid.scale));
     }
 
-    void fill(detail::LkImage* out, const DevicePyramid& p) const {
-        for (int k = 0; k < cfg.pyramid.levels; ++k) {
-            const DeviceView v = p.level(k);
-            // The kernel reads rows in aligned 4-byte words (DevicePyramid allocates pitched levels;
-            // this holds by construction, checked so that it cannot silently break).
-            if (v.pitch % 4 != 0 || reinterpret_cast<std::uintptr_t>(v.data) % 4 != 0)
-                throw StateError("kestrel: DeviceLkTracker: pyramid level " + detail::to_text(k) +
-                                 " is not 4-byte aligned (pitch " + detail::to_text(static_cast<long long>(v.pitch)) +
-                                 ")");
-            out[k] = {v.data, v.width, v.height, v.pitch};
-        }
-    }
+    void fill(detail::LkImage* out, const DevicePyramid& p) const { detail::device_lk_levels(p, cfg.pyramid.levels, out); }
 
     void check_count(const char* where, int count) const {
         detail::check_range(where, "count", count, 0, capacity);

@@ -16,6 +16,10 @@ LkSetup make_lk_setup(const LkConfig& cfg);
 void lk_levels(const std::vector<HostImage>& pyr, const LkConfig& cfg, const char* where, const char* param,
                LkImage* out);
 
+/// Level views of a device pyramid for the LK kernels (the first `levels`); StateError unless every level
+/// starts 4-byte aligned with a pitch that is a multiple of 4 (the kernels' word loads). CUDA builds only.
+void device_lk_levels(const DevicePyramid& p, int levels, LkImage* out);
+
 /// Throws InvalidArgument naming `param` unless x and y are finite.
 void check_point(const char* where, const char* param, std::size_t index, float x, float y);
 

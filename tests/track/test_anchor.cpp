@@ -64,7 +64,7 @@ TEST(Anchor, RecoversKnownAffineWarpsGainAndOffset) {
         st.x = static_cast<float>(true_x + 0.7);
         st.y = static_cast<float>(true_y - 0.5);
         CpuAnchorEngine eng(s, tmpl.data());
-        const AnchorResult r = anchor_refine_one(eng, s, view(cur), st);
+        const AnchorResult r = anchor_refine_one(eng, s, view(cur), st, anchor_prepare(eng, s));
         ASSERT_EQ(r.status, TrackStatus::Tracked) << c.what;
         EXPECT_LT(std::hypot(r.state.x - true_x, r.state.y - true_y), 0.03) << c.what;
         EXPECT_NEAR(r.state.a00, L[0], 0.01) << c.what;
@@ -88,17 +88,21 @@ TEST(Anchor, DegenerateInputsAreFlaggedNotGarbage) {
     AnchorState st;
     st.x = st.y = 32.0f;
     CpuAnchorEngine eng(s, tmpl.data());
-    EXPECT_EQ(anchor_refine_one(eng, s, view(flat), st).status, TrackStatus::LostAnchor);  // singular
+    const AnchorPrep flat_prep = anchor_prepare(eng, s);
+    EXPECT_EQ(flat_prep.ok, 0);  // singular
+    EXPECT_EQ(anchor_refine_one(eng, s, view(flat), st, flat_prep).status, TrackStatus::LostAnchor);
     const double I[4] = {1, 0, 0, 1};
     const HostImage img = render(64, 64, I, 0, 0);
     ASSERT_TRUE(extract_template(view(img), 32.0f, 32.0f, 16, tmpl.data(), 0, 1));
     CpuAnchorEngine e2(s, tmpl.data());
+    const AnchorPrep prep = anchor_prepare(e2, s);
+    EXPECT_EQ(prep.ok, 1);
     AnchorState nan_start = st;
     nan_start.a01 = std::nanf("");
-    EXPECT_EQ(anchor_refine_one(e2, s, view(img), nan_start).status, TrackStatus::LostAnchor);
+    EXPECT_EQ(anchor_refine_one(e2, s, view(img), nan_start, prep).status, TrackStatus::LostAnchor);
     AnchorState outside = st;
     outside.x = -3.0f;  // centre outside the image: the first step cannot bring it back inside
-    const AnchorResult r = anchor_refine_one(e2, s, view(img), outside);
+    const AnchorResult r = anchor_refine_one(e2, s, view(img), outside, prep);
     EXPECT_EQ(r.status, TrackStatus::LostAnchor);
     EXPECT_TRUE(std::isfinite(r.state.x));
 }

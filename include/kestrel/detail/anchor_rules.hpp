@@ -201,18 +201,42 @@ KESTREL_HD float anchor_change(const AnchorState& a, const AnchorState& b, float
     return fadd(dx, dy);
 }
 
-/// The refinement of one track. Engine (the warp on the GPU, its 32-lane emulation on the CPU):
+/// What a track's template alone determines, computed once when the template is stored (the warp that
+/// stores it on the GPU, store_templates on the CPU) and reused every frame: the template mean mu (0
+/// without the offset) and the LDL^T factors of H. ok = 0 when H is singular (the fit then fails).
+struct AnchorPrep {
+    AnchorSystem sys;
+    float mu;
+    std::int32_t ok;
+};
+
+/// The preparation of one template. Engine: template_sum() and hessian_sums(mu, hs36) as below.
+KESTREL_HD_TEMPLATE_CHECK
+template <class Engine>
+KESTREL_HD AnchorPrep anchor_prepare(Engine& eng, const AnchorSetup& s) {
+    AnchorPrep p;
+    const float npx = static_cast<float>(s.n * s.n);
+    p.mu = s.est_offset ? fdiv(eng.template_sum(), npx) : 0.0f;
+    float hs[kAnchorHessianSums];
+    eng.hessian_sums(p.mu, hs);
+    p.ok = anchor_factorize(hs, npx, s.est_gain, s.est_offset, s.min_eigenvalue, p.sys) ? 1 : 0;
+    return p;
+}
+
+/// The refinement of one track from its template's preparation (anchor_prepare). Engine (the warp on the
+/// GPU, its 32-lane emulation on the CPU):
 ///   float template_sum()                                   // sum of T (all lanes, butterfly)
 ///   void  hessian_sums(float mu, float* hs36)             // anchor_add_hessian over the patch
 ///   void  error_sums(const LkImage&, const AnchorState&, float alpha, float beta_c, float mu, float* s9)
-///   -- each lane in detail::lane_pixel order, then the butterfly.
+///   -- each lane in detail::lane_pixel order, then the butterfly (the first two serve anchor_prepare).
 /// Starts from `w` (the frame-to-frame estimate with the previous frame's affine part and illumination).
 /// LostAnchor when: the Hessian is singular; a step is not finite; the gain leaves [kLkMinGain,
 /// kLkMaxGain]; det(A) leaves [kAnchorMinDet, kAnchorMaxDet]; the centre leaves the image. The caller
 /// applies the residual and distance tests (FeatureTracker policy).
 KESTREL_HD_TEMPLATE_CHECK
 template <class Engine>
-KESTREL_HD AnchorResult anchor_refine_one(Engine& eng, const AnchorSetup& s, const LkImage& cur, AnchorState w) {
+KESTREL_HD AnchorResult anchor_refine_one(Engine& eng, const AnchorSetup& s, const LkImage& cur, AnchorState w,
+                                          const AnchorPrep& prep) {
     AnchorResult res;
     res.status = TrackStatus::LostAnchor;
     res.state = w;
@@ -222,12 +246,9 @@ KESTREL_HD AnchorResult anchor_refine_one(Engine& eng, const AnchorSetup& s, con
     const int est_gain = s.est_gain, est_offset = s.est_offset;
     const bool start_ok = finite(w.x) & finite(w.y) & finite(w.gain) & finite(w.offset) & finite(w.a00) &
                           finite(w.a01) & finite(w.a10) & finite(w.a11);
-    if (!start_ok) return res;
-    const float mu = est_offset ? fdiv(eng.template_sum(), npx) : 0.0f;
-    float hs[kAnchorHessianSums];
-    eng.hessian_sums(mu, hs);
-    AnchorSystem sys;
-    if (!anchor_factorize(hs, npx, est_gain, est_offset, s.min_eigenvalue, sys)) return res;
+    if (!start_ok || prep.ok == 0) return res;
+    const float mu = prep.mu;
+    const AnchorSystem& sys = prep.sys;
     float alpha = w.gain;
     float beta_c = fadd(w.offset, fmul(alpha, mu));
     bool ok = true;

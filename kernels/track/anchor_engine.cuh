@@ -1,0 +1,134 @@
+// Device code of the anchor stage (model, derivation and policy: include/kestrel/detail/anchor_rules.hpp,
+// docs/tracker.md; CPU reference: src/track/anchor_cpu.cpp, matched bit for bit): the warp engine of
+// detail::anchor_prepare / anchor_refine_one, and the fit of one track as the LK kernels run it after a
+// track's frame-to-frame estimate (kernels/track/lk_track.cu) -- one launch for both.
+//
+// One warp per track. Lane l owns the template pixels detail::lane_pixel(l, j, n), j = 0 .. 7, in
+// registers (T, gx, gy, read once from the store) and accumulates its partial sums in that order; the xor
+// butterfly (offsets 16, 8, 4, 2, 1, __fadd_rn) gives every lane the identical sums, so every lane runs
+// the same solve and the control flow is warp-uniform (the CPU emulates exactly this). Samples are read
+// from global memory through the read-only path with the border rule's clamped taps (detail::GridTaps):
+// the warped patch has no fixed grid, so there is no staging. All arithmetic is the rules' fmul/fadd/
+// fsub/fdiv/ffma (__fmul_rn & co., __fmaf_rn): no contraction, the CPU's operations in the CPU's order.
+// Each template's mean and factorized H are computed once, by the warp that stores the template
+// (anchor_store_kernel in anchor.cu, detail::anchor_prepare), and read by every frame's fit.
+#pragma once
+#include "kernels/common/warp_scan.cuh"
+#include "kernels/track/anchor.cuh"
+
+namespace kestrel::kernels {
+
+/// The warp as the engine of detail::anchor_refine_one (one instance per lane).
+struct AnchorWarpEngine {
+    int n;
+    float h;
+    unsigned has;  // bit j: slot j holds a pixel
+    float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
+    float u[detail::kLkMaxPerLane], v[detail::kLkMaxPerLane];
+
+    /// Geometry only (pixel offsets and slots); T, gx, gy are set by the caller.
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int lane) : n(s.n) {
+        h = detail::patch_half(n);
+        has = 0u;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            has |= (i >= 0 ? 1u : 0u) << j;
+            t[j] = gx[j] = gy[j] = 0.0f;
+            u[j] = i >= 0 ? detail::anchor_u(i, n, h) : 0.0f;
+            v[j] = i >= 0 ? detail::anchor_v(i, n, h) : 0.0f;
+        }
+    }
+
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int lane) : n(s.n) {
+        h = detail::patch_half(n);
+        has = 0u;
+        const int npx = n * n;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) {
+                has |= 1u << j;
+                t[j] = tmpl[i];
+                gx[j] = tmpl[npx + i];
+                gy[j] = tmpl[2 * npx + i];
+                u[j] = detail::anchor_u(i, n, h);
+                v[j] = detail::anchor_v(i, n, h);
+            } else {
+                t[j] = gx[j] = gy[j] = u[j] = v[j] = 0.0f;
+            }
+        }
+    }
+
+    __device__ float template_sum() {
+        float acc[1] = {0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has & (1u << j)) acc[0] = detail::fadd(acc[0], t[j]);
+        warp::allreduce_add_rn<1>(acc);
+        return acc[0];
+    }
+
+    __device__ void hessian_sums(float mu, float* out) {
+        float acc[detail::kAnchorHessianSums];
+#pragma unroll
+        for (int k = 0; k < detail::kAnchorHessianSums; ++k) acc[k] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (has & (1u << j)) {
+                float sd[detail::kAnchorParams];
+                detail::anchor_sd(detail::fsub(t[j], mu), gx[j], gy[j], u[j], v[j], sd);
+                detail::anchor_add_hessian(acc, sd);
+            }
+        }
+        warp::allreduce_add_rn<detail::kAnchorHessianSums>(acc);
+#pragma unroll
+        for (int k = 0; k < detail::kAnchorHessianSums; ++k) out[k] = acc[k];
+    }
+
+    __device__ void error_sums(const detail::LkImage& cur, const detail::AnchorState& w, float alpha, float beta_c,
+                               float mu, float* out) {
+        float acc[detail::kAnchorParams + 1];
+#pragma unroll
+        for (int k = 0; k <= detail::kAnchorParams; ++k) acc[k] = 0.0f;
+        // Every sample first (their 32 reads are independent: one memory latency), then the sums in order.
+        float img[detail::kLkMaxPerLane];
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            img[j] = (has & (1u << j)) ? detail::anchor_sample(cur, w, u[j], v[j]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            if (has & (1u << j)) {
+                const float a = detail::fsub(t[j], mu);
+                float sd[detail::kAnchorParams];
+                detail::anchor_sd(a, gx[j], gy[j], u[j], v[j], sd);
+                detail::anchor_add_error(acc, sd, a, img[j], alpha, beta_c);
+            }
+        }
+        warp::allreduce_add_rn<detail::kAnchorParams + 1>(acc);
+#pragma unroll
+        for (int k = 0; k <= detail::kAnchorParams; ++k) out[k] = acc[k];
+    }
+};
+
+/// The anchor fit of track f after its frame-to-frame result `fw` on level 0 `cur` (every lane calls it;
+/// the result is the same in every lane): detail::anchor_refine_one from (fw.x, fw.y, states[f]) when fw
+/// is Tracked or NotConverged and the track's slot holds a valid template, else LostAnchor without a fit.
+__device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a, const detail::LkImage& cur, int f,
+                                                             int lane, const LkResult& fw) {
+    detail::AnchorResult res;
+    res.status = TrackStatus::LostAnchor;
+    const int slot = a.slots[f];
+    const bool alive = fw.status == TrackStatus::Tracked || fw.status == TrackStatus::NotConverged;
+    if (alive && slot >= 0 && slot < a.capacity && a.store_valid[slot] != 0) {
+        const int npx = a.setup.n * a.setup.n;
+        AnchorWarpEngine eng(a.setup, a.store + static_cast<std::size_t>(slot) * 3 * npx, lane);
+        detail::AnchorState st = a.states[f];
+        st.x = fw.x;
+        st.y = fw.y;
+        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);
+    }
+    return res;
+}
+
+}  // namespace kestrel::kernels
