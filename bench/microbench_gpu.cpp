@@ -10,6 +10,7 @@
 #include "microbench.hpp"
 #if KESTREL_BENCH_TRACKER
 #include "kestrel/feature_tracker.hpp"
+#include "kestrel/multi_camera_tracker.hpp"
 #endif
 
 namespace kestrel::bench::micro {
@@ -259,6 +260,60 @@ void register_gpu() {
 #endif
         }
     }
+
+    // ---- several cameras in one submission (MultiCameraTracker): N cameras of 752x480 with 200 tracks each, the
+    // tracker frame's configuration; each camera plays the sequence from its own starting frame. Target: 4 cameras
+    // <= 2 x 1 camera end to end (the same row with N = 1 is the reference of the same run).
+#if KESTREL_BENCH_TRACKER
+    for (int n_cams : {1, 2, 4, 8}) {
+        add("tracker/cameras/" + std::to_string(n_cams) + "/752x480/200", 300, [n_cams](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            CameraConfig cc;
+            cc.width = 752;
+            cc.height = 480;
+            cc.tracker.lk.pyramid = {3, 2.0f};
+            cc.tracker.detector = issue4_detector();
+            cc.tracker.target_features = 200;
+            MultiCameraTracker rig(std::vector<CameraConfig>(static_cast<std::size_t>(n_cams), cc), Backend::Cuda);
+            std::vector<PinnedImage> frames;
+            for (int c = 0; c < n_cams; ++c) frames.emplace_back(752, 480);
+            std::vector<HostView> views;
+            for (const PinnedImage& p : frames) views.push_back(p.view());
+            Stream s;
+            std::size_t i = 0;
+            const int period = std::max(1, 2 * static_cast<int>(g_seq752.size()) - 2);
+            const auto next = [&] {  // ping-pong through the sequence, camera c offset by 3 c frames
+                for (int c = 0; c < n_cams; ++c) {
+                    const int j = static_cast<int>((i + 3 * static_cast<std::size_t>(c)) % static_cast<std::size_t>(period));
+                    const int k = j < static_cast<int>(g_seq752.size()) ? j : period - j;
+                    std::memcpy(frames[static_cast<std::size_t>(c)].data(), g_seq752[static_cast<std::size_t>(k)].data(),
+                                752 * 480);
+                }
+                ++i;
+            };
+            for (int w = 0; w < 10; ++w) {
+                next();
+                rig.track_async(views, s.get());
+                rig.finish();
+            }
+            std::vector<double> us;
+            long long live = 0;
+            for (auto _ : st) {
+                next();
+                const auto t0 = std::chrono::steady_clock::now();
+                rig.track_async(views, s.get());
+                rig.finish();
+                const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                us.push_back(t);
+                st.SetIterationTime(t * 1e-6);
+                for (int c = 0; c < n_cams; ++c) live += static_cast<long long>(rig.tracks(c).size());
+            }
+            set_stats(st, us);
+            if (n_cams == 4) st.SetLabel("target: <= 2 x the 1-camera row");
+            st.counters["live_mean_per_camera"] = us.empty() ? 0.0 : static_cast<double>(live) / us.size() / n_cams;
+        });
+    }
+#endif
 
     // ---- the camera models: a frame's keypoints unprojected (docs/geometry.md), device only and from pinned
     // pixels to pinned results on the host

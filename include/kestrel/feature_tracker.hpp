@@ -105,6 +105,13 @@ public:
     void reset();
 
 private:
+    friend class MultiCameraTracker;
+    /// finish() in two halves, so that MultiCameraTracker can wait for every camera's re-detection at once:
+    /// the wait for the frame, the bookkeeping and the re-detection enqueued when due; then its collection,
+    /// the new tracks and the template stores.
+    void finish_begin();
+    const std::vector<Track>& finish_end();
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     Impl& impl(const char* where) const;

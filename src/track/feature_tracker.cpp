@@ -166,14 +166,15 @@ struct FeatureTracker::Impl {
         anchors.swap(next_anchors);
     }
 
-    /// Re-detection; returns how many new tracks' reference patches it staged after the re-anchored ones
-    /// (entries restored .. restored + n - 1 of the backend's new_points/new_slots).
-    int redetect() {
+    /// Whether this frame re-detects (no live track, or fewer than redetect_fraction * target_features); when it
+    /// does, the detection is enqueued with every grid cell that holds a live track masked (redetect_end
+    /// collects it).
+    void redetect_begin() {
         const int live = static_cast<int>(tracks.size());
         redetected = false;
         if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features)))
-            return 0;
-        if (live >= cfg.target_features) return 0;
+            return;
+        if (live >= cfg.target_features) return;
         redetected = true;
         std::fill(cell_mask.begin(), cell_mask.end(), std::uint8_t{0});
         for (const Track& t : tracks) {
@@ -181,7 +182,16 @@ struct FeatureTracker::Impl {
             const int cy = std::clamp(static_cast<int>(t.y) / cfg.detector.cell_height, 0, grid.height - 1);
             cell_mask[static_cast<std::size_t>(cy) * grid.width + cx] = 1;
         }
-        be->detect(cell_mask.data(), grid, candidates);
+        be->detect_async(cell_mask.data(), grid);
+    }
+
+    /// The end of redetect_begin's detection: adds the best new keypoints by score; returns how many new tracks'
+    /// reference patches it staged after the re-anchored ones (entries restored .. restored + n - 1 of the
+    /// backend's new_points/new_slots).
+    int redetect_end() {
+        if (!redetected) return 0;
+        const int live = static_cast<int>(tracks.size());
+        be->detect_wait(candidates);
         // Best score first; ties by position (a total order: no allocation, unlike stable_sort).
         std::sort(candidates.begin(), candidates.end(), [](const Keypoint& a, const Keypoint& b) {
             if (a.score != b.score) return a.score > b.score;
@@ -307,12 +317,22 @@ void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const st
 }
 
 const std::vector<Track>& FeatureTracker::finish() {
+    finish_begin();
+    return finish_end();
+}
+
+void FeatureTracker::finish_begin() {
     Impl& m = impl("finish");
     if (!m.in_flight) throw StateError("kestrel: FeatureTracker::finish: no frame in flight (call track_async first)");
     m.in_flight = false;
     m.be->wait();
     m.update_tracks();
-    const int to_store = m.restored + m.redetect();  // re-anchored tracks, then new ones: one store
+    m.redetect_begin();
+}
+
+const std::vector<Track>& FeatureTracker::finish_end() {
+    Impl& m = impl("finish");
+    const int to_store = m.restored + m.redetect_end();  // re-anchored tracks, then new ones: one store
     if (to_store > 0) m.be->store_templates(to_store);
     m.be->swap();
     ++m.frames;

@@ -38,15 +38,30 @@ public:
     virtual const LkResult* results() const = 0;
     virtual const LkResult* back_results() const = 0;
 
-    /// Detection on the current frame with the given cell mask (synchronous), into `out` (whose
-    /// capacity the caller keeps, so that the CUDA backend does not allocate).
-    virtual void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) = 0;
+    /// Detection on the current frame with the given cell mask: enqueued on the frame's stream (the CPU
+    /// backend runs it here); detect_wait() waits for it and copies the keypoints into `out` (whose capacity
+    /// the caller keeps, so that the CUDA backend does not allocate).
+    virtual void detect_async(const std::uint8_t* cell_skip, Size2 grid) = 0;
+    virtual void detect_wait(std::vector<Keypoint>& out) = 0;
     /// First-frame templates (also for anchoring): stores the templates of `count` staged new tracks from
     /// the current frame.
     virtual void store_templates(int count) = 0;
     /// The current frame becomes the previous one.
     virtual void swap() = 0;
 };
+
+/// MultiCameraTracker's streams (CUDA backend): one per camera, forked from the caller's stream before the
+/// cameras' work is enqueued and joined back into it after, so that the cameras run concurrently.
+class StreamFan {
+public:
+    virtual ~StreamFan() = default;
+    virtual StreamHandle stream(int camera) const = 0;
+    /// Every camera stream waits for the work enqueued on `from` so far.
+    virtual void fork(StreamHandle from) = 0;
+    /// `into` waits for the work enqueued on every camera stream so far.
+    virtual void join(StreamHandle into) = 0;
+};
+std::unique_ptr<StreamFan> make_stream_fan(int cameras);
 
 std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int width, int height, const TrackerConfig& cfg);
 std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg);

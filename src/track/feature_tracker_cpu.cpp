@@ -88,12 +88,13 @@ public:
     const LkResult* results() const override { return results_.data(); }
     const LkResult* back_results() const override { return back_.data(); }
 
-    void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) override {
+    void detect_async(const std::uint8_t* cell_skip, Size2 grid) override {
         DetectionMasks masks;
         masks.cell_skip = cell_skip;
         masks.cell_grid = grid;
-        out = detect_cpu(cur_[0].view(), cfg_.detector, masks);
+        detected_ = detect_cpu(cur_[0].view(), cfg_.detector, masks);
     }
+    void detect_wait(std::vector<Keypoint>& out) override { out.assign(detected_.begin(), detected_.end()); }
 
     void store_templates(int count) override {
         LkImage cur[kMaxLevels];
@@ -138,6 +139,7 @@ private:
     std::vector<AnchorState> anchor_states_;
     std::vector<AnchorResult> anchor_results_;
     std::vector<AnchorPrep> anchor_prep_;  // per template slot (anchoring)
+    std::vector<Keypoint> detected_;       // the last detection (detect_async -> detect_wait)
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;
     std::vector<std::int32_t> slots_, new_slots_;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <utility>
+#include <vector>
 
 #include "anchor_internal.hpp"
 #include "kernels/track/lk_track.cuh"
@@ -112,7 +113,7 @@ public:
     const LkResult* results() const override { return results_.get(); }
     const LkResult* back_results() const override { return back_.get(); }
 
-    void detect(const std::uint8_t* cell_skip, Size2 grid, std::vector<Keypoint>& out) override {
+    void detect_async(const std::uint8_t* cell_skip, Size2 grid) override {
         std::copy(cell_skip, cell_skip + cells_, mask_.get());
         KESTREL_CUDA(cudaMemcpyAsync(d_mask_.get(), mask_.get(), cells_, cudaMemcpyHostToDevice, stream_),
                      "FeatureTracker re-detection mask");
@@ -120,6 +121,8 @@ public:
         masks.cell_skip = d_mask_.get();
         masks.cell_grid = grid;
         det_.detect_async(pyr_[cur_].level(0), stream_, masks);
+    }
+    void detect_wait(std::vector<Keypoint>& out) override {
         synchronize(stream_, "FeatureTracker re-detection");
         out.assign(det_.host_keypoints(), det_.host_keypoints() + det_.host_count());
     }
@@ -241,7 +244,52 @@ private:
     bool store_pending_ = false;
 };
 
+class CudaStreamFan final : public StreamFan {
+public:
+    explicit CudaStreamFan(int n) : streams_(static_cast<std::size_t>(n), nullptr), done_(static_cast<std::size_t>(n), nullptr) {
+        try {
+            KESTREL_CUDA(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "MultiCameraTracker allocation");
+            for (std::size_t i = 0; i < streams_.size(); ++i) {
+                KESTREL_CUDA(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking), "MultiCameraTracker allocation");
+                KESTREL_CUDA(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming), "MultiCameraTracker allocation");
+            }
+        } catch (...) {
+            release();
+            throw;
+        }
+    }
+    ~CudaStreamFan() override { release(); }
+    CudaStreamFan(const CudaStreamFan&) = delete;
+    CudaStreamFan& operator=(const CudaStreamFan&) = delete;
+
+    StreamHandle stream(int camera) const override { return streams_[static_cast<std::size_t>(camera)]; }
+    void fork(StreamHandle from) override {
+        KESTREL_CUDA(cudaEventRecord(forked_, from), "MultiCameraTracker::track_async");
+        for (cudaStream_t s : streams_) KESTREL_CUDA(cudaStreamWaitEvent(s, forked_, 0), "MultiCameraTracker::track_async");
+    }
+    void join(StreamHandle into) override {
+        for (std::size_t i = 0; i < streams_.size(); ++i) {
+            KESTREL_CUDA(cudaEventRecord(done_[i], streams_[i]), "MultiCameraTracker::track_async");
+            KESTREL_CUDA(cudaStreamWaitEvent(into, done_[i], 0), "MultiCameraTracker::track_async");
+        }
+    }
+
+private:
+    void release() {
+        for (cudaEvent_t e : done_)
+            if (e) (void)cudaEventDestroy(e);
+        for (cudaStream_t s : streams_)
+            if (s) (void)cudaStreamDestroy(s);
+        if (forked_) (void)cudaEventDestroy(forked_);
+    }
+    std::vector<cudaStream_t> streams_;
+    std::vector<cudaEvent_t> done_;
+    cudaEvent_t forked_ = nullptr;
+};
+
 }  // namespace
+
+std::unique_ptr<StreamFan> make_stream_fan(int cameras) { return std::make_unique<CudaStreamFan>(cameras); }
 
 std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg) {
     return std::make_unique<CudaTrackerBackend>(width, height, cfg);

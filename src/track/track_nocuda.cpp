@@ -44,5 +44,7 @@ std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int, int, const Tracke
     built_without_cuda("FeatureTracker");
 }
 
+std::unique_ptr<StreamFan> make_stream_fan(int) { built_without_cuda("MultiCameraTracker"); }
+
 }  // namespace detail
 }  // namespace kestrel
