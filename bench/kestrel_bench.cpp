@@ -3,6 +3,7 @@
 // with CUDA events and the whole frame with a steady clock, measures the machine's floor in the same
 // run, runs OpenCV baselines on the same frames, and prints a table (--json / --csv for more).
 // Options: kestrel_bench --help. Plots: bench/plot_bench.py. Reading the results: docs/jetson.md.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -85,6 +86,18 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
     r.add("redetected", "re-detection ran (1) or not (0)", "count", "count");
 }
 
+std::string paced_key(double hz, const char* row) { return "paced_" + rate_text(hz) + "hz_" + row; }
+
+void add_paced_series(Results& r, double hz, bool cuda) {
+    const std::string at = " at " + rate_text(hz) + " Hz";
+    const std::string floor = cuda ? paced_key(hz, "floor") : std::string();
+    if (cuda) r.add(paced_key(hz, "floor"), "floor" + at, "paced", "latency");
+    r.add(paced_key(hz, "detect"), "detection end to end" + at, "paced", "latency", floor);
+#if KESTREL_BENCH_TRACKER
+    r.add(paced_key(hz, "frame"), "tracker frame end to end" + at, "paced", "latency", floor);
+#endif
+}
+
 namespace {
 
 std::string now_utc() {
@@ -155,12 +168,36 @@ int run(Options& o) {
         throw NoDeviceError("--backend cuda: no usable CUDA device on this machine (run with --backend cpu)");
     const bool cuda = o.backend == "cuda" || (o.backend == "auto" && gpu_usable);
 
+    if (o.sm_count > 0 && !cuda)
+        throw InvalidArgument("--sm-count", "--sm-count limits the GPU: it needs the CUDA backend (this run uses the CPU "
+                                            "backend: no CUDA device, or a build without CUDA)");
     GpuInfo gpu;
+    // --sm-count: the green context is made current here, before any other CUDA object exists, and lives
+    // until the end of run() (declared before the runner and the baselines, so destroyed after them).
+    std::unique_ptr<SmLimit> sm_limit;
+    std::string sm_line, sm_warning;
     if (cuda) {
 #if KESTREL_BENCH_CUDA
         KESTREL_CUDA(cudaSetDevice(o.device), "bench: cudaSetDevice (--device)");
 #endif
         gpu = query_gpu(o.device);
+        if (o.sm_count > 0) {
+            sm_limit = std::make_unique<SmLimit>(o.device, o.sm_count);
+            // Self-check: a grid of 4 blocks per SM of the device, each spinning 20 us, on a stream made as the
+            // library makes its own, and on the legacy default stream; the distinct SMs they ran on.
+            const int blocks = 4 * sm_limit->device_sms();
+            Stream check;
+            const int on_stream = distinct_sms(blocks, 20.0, check.get());
+            const int on_default = distinct_sms(blocks, 20.0, nullptr);
+            sm_line = "green context of " + std::to_string(sm_limit->obtained()) + " SMs (--sm-count " +
+                      std::to_string(o.sm_count) + ", of " + std::to_string(sm_limit->device_sms()) +
+                      "); self-check: " + std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) +
+                      " distinct SMs on a created stream, " + std::to_string(on_default) + " on the default stream";
+            // The driver may add 2 SMs on sm_90 when a module uses dynamic parallelism (cuDevSmResourceSplitByCount).
+            if (std::max(on_stream, on_default) > sm_limit->obtained() + 2)
+                sm_warning = "WARNING: --sm-count: the self-check ran on more SMs than the green context holds: the "
+                             "limit is not in effect";
+        }
     }
 
     const int total = o.warmup + o.frames;
@@ -185,6 +222,8 @@ int run(Options& o) {
         r.meta_line("CUDA", "runtime " + cuda_version_text(gpu.runtime_version) + ", driver " +
                                 cuda_version_text(gpu.driver_version));
         if (!gpu.devfreq.empty()) r.meta_line("Jetson GPU devfreq (before the run)", gpu.devfreq);
+        r.meta_line("SM limit", sm_limit ? sm_line : "none: all " + std::to_string(gpu.sm_count) + " SMs");
+        if (!sm_warning.empty()) r.notes.push_back(sm_warning);
     } else {
         r.meta_line("backend", std::string("CPU (the reference backend") +
                                    (gpu_usable ? "" : "; no CUDA device on this machine") +
@@ -206,6 +245,17 @@ int run(Options& o) {
 #endif
 
     add_kestrel_series(r, o, cuda, seq.width(), seq.height());
+    for (double hz : o.rates) add_paced_series(r, hz, cuda);
+    if (cuda)
+        r.meta_line("timing", "per frame, one untimed floor round trip (the GPU idled through the baselines), then "
+                              "the floor, detection and the tracker frame back to back, their order rotated every "
+                              "frame: the x floor ratios compare rows timed the same way");
+    if (!o.rates.empty())
+        r.meta_line("paced", "after the back-to-back run, one pass per row and rate over the same " +
+                                 std::to_string(total) + " frames (" + std::to_string(o.warmup) +
+                                 " not recorded), frames released every 1/rate s on a fixed schedule; "
+                                 "latency = release to results on the host; paced x floor = against the paced "
+                                 "floor of the same rate");
     Baselines baselines(o, cuda, r);
 #if KESTREL_BENCH_CUDA
     std::unique_ptr<KestrelRunner> runner =
@@ -229,6 +279,23 @@ int run(Options& o) {
         bar.update(i + 1);
     }
     bar.done();
+    const bool tty = isatty(fileno(stdout));
+    for (double hz : o.rates) {
+        if (tty) {
+            std::printf("\r  paced passes at %s Hz (about %.0f s) ...", rate_text(hz).c_str(), (cuda ? 3 : 2) * total / hz);
+            std::fflush(stdout);
+        }
+        runner->paced(seq, hz, o.warmup, r);
+    }
+    if (tty && !o.rates.empty()) {
+        std::printf("\r%*s\r", 100, "");
+        std::fflush(stdout);
+    }
+    for (double hz : o.rates)
+        for (const char* row : {"floor", "detect", "frame"})
+            if (const Series* s = r.find(paced_key(hz, row)); s && s->late > 0)
+                r.notes.push_back(s->label + ": " + std::to_string(s->late) + " frames began after their release "
+                                  "(the previous frame overran the period): their latency includes the wait");
     runner->finish(r);
     if (cuda) {
         char b[256];

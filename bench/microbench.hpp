@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,12 @@ void add(const std::string& name, int iterations, F&& f) {
         ->Iterations(iters(iterations))
         ->Unit(benchmark::kMicrosecond);
 }
+
+/// --sm-count N (`value`, as typed): all GPU rows on a green context of N SMs (SmLimit, made current on the
+/// calling thread, which runs the benchmarks). Returns it (keep it until the benchmarks are done) and the
+/// context line: SMs obtained and the self-check's distinct SMs. Throws kestrel::Error with the reason
+/// (not an integer >= 1, no GPU, a build without green contexts, N above the device's SMs).
+std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& context_line);
 
 void register_gpu();
 void register_cpu();
