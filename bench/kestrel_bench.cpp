@@ -175,7 +175,8 @@ int run(Options& o) {
     // --sm-count: the green context is made current here, before any other CUDA object exists, and lives
     // until the end of run() (declared before the runner and the baselines, so destroyed after them).
     std::unique_ptr<SmLimit> sm_limit;
-    std::string sm_line, sm_warning;
+    std::string sm_line;
+    std::vector<std::string> sm_notes;
     if (cuda) {
 #if KESTREL_BENCH_CUDA
         KESTREL_CUDA(cudaSetDevice(o.device), "bench: cudaSetDevice (--device)");
@@ -194,9 +195,12 @@ int run(Options& o) {
                       "); self-check: " + std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) +
                       " distinct SMs on a created stream, " + std::to_string(on_default) + " on the default stream";
             // The driver may add 2 SMs on sm_90 when a module uses dynamic parallelism (cuDevSmResourceSplitByCount).
+            if (sm_limit->obtained() != o.sm_count)
+                sm_notes.push_back("--sm-count " + std::to_string(o.sm_count) + " was rounded up to " +
+                                   std::to_string(sm_limit->obtained()) + " SMs, the split's granularity on this GPU");
             if (std::max(on_stream, on_default) > sm_limit->obtained() + 2)
-                sm_warning = "WARNING: --sm-count: the self-check ran on more SMs than the green context holds: the "
-                             "limit is not in effect";
+                sm_notes.push_back("WARNING: --sm-count: the self-check ran on more SMs than the green context holds: "
+                                   "the limit is not in effect");
         }
     }
 
@@ -223,7 +227,7 @@ int run(Options& o) {
                                 cuda_version_text(gpu.driver_version));
         if (!gpu.devfreq.empty()) r.meta_line("Jetson GPU devfreq (before the run)", gpu.devfreq);
         r.meta_line("SM limit", sm_limit ? sm_line : "none: all " + std::to_string(gpu.sm_count) + " SMs");
-        if (!sm_warning.empty()) r.notes.push_back(sm_warning);
+        r.notes.insert(r.notes.end(), sm_notes.begin(), sm_notes.end());
     } else {
         r.meta_line("backend", std::string("CPU (the reference backend") +
                                    (gpu_usable ? "" : "; no CUDA device on this machine") +
