@@ -264,6 +264,13 @@ SmLimit::SmLimit(int device, int sms) : requested_(sms) {
         throw;
     }
     green_ = green;
+    ctx_ = ctx;
+}
+
+bool SmLimit::current() const {
+    CUcontext now = nullptr;
+    return driver_fn<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent")(&now) == CUDA_SUCCESS && now != nullptr &&
+           now == static_cast<CUcontext>(ctx_);
 }
 
 SmLimit::~SmLimit() {
@@ -281,6 +288,7 @@ SmLimit::SmLimit(int, int sms) : requested_(sms) {
                 cuda_version_text(CUDA_VERSION) + " (rebuild with a 12.4+ toolkit, or run without --sm-count)");
 }
 SmLimit::~SmLimit() = default;
+bool SmLimit::current() const { return false; }
 #endif
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {

@@ -73,9 +73,13 @@ public:
     int requested() const { return requested_; }
     int obtained() const { return obtained_; }
     int device_sms() const { return device_sms_; }
+    /// Whether the green context is still the calling thread's current context (a cudaSetDevice since,
+    /// e.g. in a third-party library, would have made the primary context current again).
+    bool current() const;
 
 private:
     void* green_ = nullptr;  // CUgreenCtx
+    void* ctx_ = nullptr;    // its CUcontext
     int requested_ = 0, obtained_ = 0, device_sms_ = 0;
 };
 

@@ -142,6 +142,24 @@ private:
     bool on_;
 };
 
+// The SM limit's self-check: a grid of 4 blocks per SM of the device, each spinning 20 us, on a stream made as
+// the library makes its own and on the legacy default stream; the distinct SMs they ran on, and whether the
+// green context is still current. Adds a WARNING to `notes` when the limit is not in effect.
+std::string sm_self_check(const SmLimit& limit, std::vector<std::string>& notes) {
+    const int blocks = 4 * limit.device_sms();
+    Stream check;
+    const int on_stream = distinct_sms(blocks, 20.0, check.get());
+    const int on_default = distinct_sms(blocks, 20.0, nullptr);
+    const bool current = limit.current();
+    // The driver may add 2 SMs on sm_90 when a module uses dynamic parallelism (cuDevSmResourceSplitByCount).
+    if (!current || std::max(on_stream, on_default) > limit.obtained() + 2)
+        notes.push_back("WARNING: --sm-count: the limit is not in effect (" +
+                        std::string(current ? "the self-check ran on more SMs than the green context holds"
+                                            : "the green context is no longer current on the bench's thread") + ")");
+    return std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) + " distinct SMs on a created stream, " +
+           std::to_string(on_default) + " on the default stream" + (current ? "" : ", green context not current");
+}
+
 std::unique_ptr<FrameSource> open_source(const Options& o) {
     if (!o.euroc.empty()) return open_euroc(o.euroc);
     if (!o.images.empty()) return open_image_folder(o.images);
@@ -184,23 +202,12 @@ int run(Options& o) {
         gpu = query_gpu(o.device);
         if (o.sm_count > 0) {
             sm_limit = std::make_unique<SmLimit>(o.device, o.sm_count);
-            // Self-check: a grid of 4 blocks per SM of the device, each spinning 20 us, on a stream made as the
-            // library makes its own, and on the legacy default stream; the distinct SMs they ran on.
-            const int blocks = 4 * sm_limit->device_sms();
-            Stream check;
-            const int on_stream = distinct_sms(blocks, 20.0, check.get());
-            const int on_default = distinct_sms(blocks, 20.0, nullptr);
             sm_line = "green context of " + std::to_string(sm_limit->obtained()) + " SMs (--sm-count " +
                       std::to_string(o.sm_count) + ", of " + std::to_string(sm_limit->device_sms()) +
-                      "); self-check: " + std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) +
-                      " distinct SMs on a created stream, " + std::to_string(on_default) + " on the default stream";
-            // The driver may add 2 SMs on sm_90 when a module uses dynamic parallelism (cuDevSmResourceSplitByCount).
+                      "); self-check before the run: " + sm_self_check(*sm_limit, sm_notes);
             if (sm_limit->obtained() != o.sm_count)
                 sm_notes.push_back("--sm-count " + std::to_string(o.sm_count) + " was rounded up to " +
                                    std::to_string(sm_limit->obtained()) + " SMs, the split's granularity on this GPU");
-            if (std::max(on_stream, on_default) > sm_limit->obtained() + 2)
-                sm_notes.push_back("WARNING: --sm-count: the self-check ran on more SMs than the green context holds: "
-                                   "the limit is not in effect");
         }
     }
 
@@ -300,6 +307,10 @@ int run(Options& o) {
             if (const Series* s = r.find(paced_key(hz, row)); s && s->late > 0)
                 r.notes.push_back(s->label + ": " + std::to_string(s->late) + " frames began after their release "
                                   "(the previous frame overran the period): their latency includes the wait");
+    if (sm_limit) {  // the limit held through the run: the same self-check again
+        for (auto& [key, value] : r.meta)
+            if (key == "SM limit") value += "; after the run: " + sm_self_check(*sm_limit, r.notes);
+    }
     runner->finish(r);
     if (cuda) {
         char b[256];

@@ -40,6 +40,17 @@ void wall_loop(benchmark::State& st, const std::function<void()>& call) {
     set_stats(st, us);
 }
 
+std::string sm_self_check(const SmLimit& limit) {
+    const int blocks = 4 * limit.device_sms();
+    Stream check;
+    const int on_stream = distinct_sms(blocks, 20.0, check.get()), on_default = distinct_sms(blocks, 20.0, nullptr);
+    std::string s = std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) +
+                    " distinct SMs on a created stream, " + std::to_string(on_default) + " on the default stream";
+    if (!limit.current()) s += " -- WARNING: the green context is no longer current: the limit is not in effect";
+    else if (std::max(on_stream, on_default) > limit.obtained() + 2) s += " -- WARNING: the limit is not in effect";
+    return s;
+}
+
 std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& line) {
     int n = 0;
     std::size_t used = 0;
@@ -53,14 +64,8 @@ std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& line) 
                                                 value + "'");
     if (!g_gpu) throw NoDeviceError("--sm-count " + value + ": no CUDA device on this machine");
     auto limit = std::make_unique<SmLimit>(0, n);
-    const int blocks = 4 * limit->device_sms();
-    Stream check;
-    const int on_stream = distinct_sms(blocks, 20.0, check.get()), on_default = distinct_sms(blocks, 20.0, nullptr);
     line = "green context of " + std::to_string(limit->obtained()) + " SMs (--sm-count " + value + ", of " +
-           std::to_string(limit->device_sms()) + "); self-check: " + std::to_string(blocks) + " blocks ran on " +
-           std::to_string(on_stream) + " distinct SMs on a created stream, " + std::to_string(on_default) +
-           " on the default stream";
-    if (std::max(on_stream, on_default) > limit->obtained() + 2) line += " -- WARNING: the limit is not in effect";
+           std::to_string(limit->device_sms()) + "); self-check: " + sm_self_check(*limit);
     return limit;
 }
 
