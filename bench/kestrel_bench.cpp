@@ -233,7 +233,13 @@ int run(Options& o) {
         r.meta_line("CUDA", "runtime " + cuda_version_text(gpu.runtime_version) + ", driver " +
                                 cuda_version_text(gpu.driver_version));
         if (!gpu.devfreq.empty()) r.meta_line("Jetson GPU devfreq (before the run)", gpu.devfreq);
-        r.meta_line("SM limit", sm_limit ? sm_line : "none: all " + std::to_string(gpu.sm_count) + " SMs");
+        if (!sm_limit) {  // the self-check without a limit: the grid spreads over all SMs (what it tells apart)
+            Stream check;
+            sm_line = "none: all " + std::to_string(gpu.sm_count) + " SMs (self-check: " +
+                      std::to_string(4 * gpu.sm_count) + " blocks ran on " +
+                      std::to_string(distinct_sms(4 * gpu.sm_count, 20.0, check.get())) + " distinct SMs)";
+        }
+        r.meta_line("SM limit", sm_line);
         r.notes.insert(r.notes.end(), sm_notes.begin(), sm_notes.end());
     } else {
         r.meta_line("backend", std::string("CPU (the reference backend") +
