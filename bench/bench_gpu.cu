@@ -1,7 +1,11 @@
 // Bench-only CUDA helpers (see bench_gpu.hpp). Nothing here is part of the library.
+#include <cuda.h>  // CUDA_VERSION and the driver's green-context types (no libcuda link: see SmLimit)
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "bench_gpu.hpp"
 #include "kernels/common/cuda_check.hpp"
@@ -36,6 +40,18 @@ __global__ void clock_kernel(unsigned long long ns, unsigned long long* out) {
     const long long c1 = clock64();
     out[0] = static_cast<unsigned long long>(c1 - c0);
     out[1] = t1 - t0;
+}
+
+// Every block spins `ns` (so that the grid spreads over every SM it may use), then records its SM.
+__global__ void smid_kernel(unsigned long long ns, unsigned int* out) {
+    const unsigned long long t0 = global_ns();
+    while (global_ns() - t0 < ns) {
+    }
+    if (threadIdx.x == 0) {
+        unsigned int id;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+        out[blockIdx.x] = id;
+    }
 }
 
 std::string read_line(const std::filesystem::path& p) {
@@ -151,6 +167,129 @@ void launch_spin(double us, cudaStream_t stream) {
     spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(us * 1e3));
     KESTREL_CUDA_LAUNCH("bench: spin kernel");
 }
+
+int distinct_sms(int blocks, double spin_us, cudaStream_t stream) {
+    if (blocks < 1) throw InvalidArgument("blocks", "distinct_sms: blocks must be >= 1");
+    DeviceBuffer d(static_cast<std::size_t>(blocks) * sizeof(unsigned int));
+    std::vector<unsigned int> h(static_cast<std::size_t>(blocks), 0);
+    smid_kernel<<<blocks, 32, 0, stream>>>(static_cast<unsigned long long>(spin_us * 1e3),
+                                           static_cast<unsigned int*>(d.get()));
+    KESTREL_CUDA_LAUNCH("bench: SM self-check");
+    KESTREL_CUDA(cudaMemcpyAsync(h.data(), d.get(), h.size() * sizeof(unsigned int), cudaMemcpyDeviceToHost, stream),
+                 "bench: SM self-check");
+    KESTREL_CUDA(cudaStreamSynchronize(stream), "bench: SM self-check");
+    std::sort(h.begin(), h.end());
+    return static_cast<int>(std::unique(h.begin(), h.end()) - h.begin());
+}
+
+// ---- SmLimit: a green context. The driver functions come from the runtime's entry-point query (the
+// bench links the static runtime only, and a binary that named these symbols directly would not load on
+// a driver older than 12.4).
+#if CUDA_VERSION >= 12040
+namespace {
+
+template <typename F>
+F driver_fn(const char* name) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12040, cudaEnableDefault, &status);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &status);
+#endif
+    if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
+        (void)cudaGetLastError();
+        int driver = 0;
+        cudaDriverGetVersion(&driver);
+        throw Error(std::string("--sm-count: the CUDA driver (") + cuda_version_text(driver) + ") has no " + name +
+                    ": green contexts need a 12.4 or later driver");
+    }
+    return reinterpret_cast<F>(p);
+}
+
+void check_cu(CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) return;
+    const char* text = nullptr;
+    using GetErrorString = decltype(&cuGetErrorString);
+    try {
+        driver_fn<GetErrorString>("cuGetErrorString")(r, &text);
+    } catch (const Error&) {
+    }
+    throw Error(std::string("--sm-count: ") + call + " failed with CUDA driver error " + std::to_string(static_cast<int>(r)) +
+                (text ? std::string(" (") + text + ")" : std::string()));
+}
+
+}  // namespace
+
+SmLimit::SmLimit(int device, int sms) : requested_(sms) {
+    KESTREL_CUDA(cudaSetDevice(device), "bench: --sm-count (cudaSetDevice)");
+    KESTREL_CUDA(cudaDeviceGetAttribute(&device_sms_, cudaDevAttrMultiProcessorCount, device), "bench: --sm-count");
+    if (sms < 1 || sms > device_sms_)
+        throw InvalidArgument("--sm-count", "--sm-count " + std::to_string(sms) + " is out of [1, " +
+                                                std::to_string(device_sms_) + "] (the SMs of device " +
+                                                std::to_string(device) + ")");
+    // The primary context must exist first (cuGreenCtxCreate retains it; the runtime creates it here).
+    KESTREL_CUDA(cudaFree(nullptr), "bench: --sm-count (primary context)");
+    const auto device_get = driver_fn<decltype(&cuDeviceGet)>("cuDeviceGet");
+    const auto get_resource = driver_fn<decltype(&cuDeviceGetDevResource)>("cuDeviceGetDevResource");
+    const auto split = driver_fn<decltype(&cuDevSmResourceSplitByCount)>("cuDevSmResourceSplitByCount");
+    const auto gen_desc = driver_fn<decltype(&cuDevResourceGenerateDesc)>("cuDevResourceGenerateDesc");
+    const auto create = driver_fn<decltype(&cuGreenCtxCreate)>("cuGreenCtxCreate");
+    const auto to_ctx = driver_fn<decltype(&cuCtxFromGreenCtx)>("cuCtxFromGreenCtx");
+    const auto set_current = driver_fn<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent");
+    const auto destroy = driver_fn<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy");
+
+    CUdevice dev = 0;
+    check_cu(device_get(&dev, device), "cuDeviceGet");
+    CUdevResource all{};
+    check_cu(get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource(CU_DEV_RESOURCE_TYPE_SM)");
+    CUdevResource part{};
+    unsigned int groups = 1;
+    check_cu(split(&part, &groups, &all, nullptr, 0, static_cast<unsigned int>(sms)),
+             ("cuDevSmResourceSplitByCount(1 group of >= " + std::to_string(sms) + " SMs)").c_str());
+    if (groups != 1)
+        throw Error("--sm-count " + std::to_string(sms) + ": the driver cannot split a group of that many SMs off " +
+                    std::to_string(all.sm.smCount) + " (the split rounds up to its granularity; try a smaller count)");
+    obtained_ = static_cast<int>(part.sm.smCount);
+    CUdevResourceDesc desc = nullptr;
+    check_cu(gen_desc(&desc, &part, 1), "cuDevResourceGenerateDesc");
+    CUgreenCtx green = nullptr;
+    check_cu(create(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+    CUcontext ctx = nullptr;
+    try {
+        check_cu(to_ctx(&ctx, green), "cuCtxFromGreenCtx");
+        check_cu(set_current(ctx), "cuCtxSetCurrent(green context)");
+    } catch (...) {
+        destroy(green);
+        throw;
+    }
+    green_ = green;
+    ctx_ = ctx;
+}
+
+bool SmLimit::current() const {
+    CUcontext now = nullptr;
+    return driver_fn<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent")(&now) == CUDA_SUCCESS && now != nullptr &&
+           now == static_cast<CUcontext>(ctx_);
+}
+
+SmLimit::~SmLimit() {
+    if (!green_) return;
+    try {  // the thread's work ends with the green context: back to the primary context, then destroy it
+        cudaDeviceSynchronize();
+        driver_fn<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent")(nullptr);
+        driver_fn<decltype(&cuGreenCtxDestroy)>("cuGreenCtxDestroy")(static_cast<CUgreenCtx>(green_));
+    } catch (...) {
+    }
+}
+#else
+SmLimit::SmLimit(int, int sms) : requested_(sms) {
+    throw Error("--sm-count needs green contexts, which need CUDA 12.4 or later: this bench was built with CUDA " +
+                cuda_version_text(CUDA_VERSION) + " (rebuild with a 12.4+ toolkit, or run without --sm-count)");
+}
+SmLimit::~SmLimit() = default;
+bool SmLimit::current() const { return false; }
+#endif
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
     KESTREL_CUDA(cudaMalloc(&p_, bytes), "bench: cudaMalloc");

@@ -53,6 +53,42 @@ void launch_empty_grid(int blocks, int threads, int smem_bytes, int* out, Stream
 /// bracket GPU execution only (not host launch gaps).
 void launch_spin(double us, StreamHandle stream);
 
+/// All of the calling thread's CUDA work on a part of the GPU: a green context of at least `sms` SMs of
+/// `device` (CUDA 12.4+ driver: cuDeviceGetDevResource, cuDevSmResourceSplitByCount,
+/// cuDevResourceGenerateDesc, cuGreenCtxCreate), made current on the calling thread (cuCtxFromGreenCtx,
+/// cuCtxSetCurrent), after cudaSetDevice(device). From then on every runtime call of the thread uses it: allocations, the streams the
+/// bench and the library create (cudaStreamCreate*), the legacy default stream, graphs and events. Create
+/// it before any other CUDA object, and call cudaSetDevice no more (that would make
+/// the device's primary context current again). The split rounds `sms` up to the device's granularity
+/// (on sm_90: multiples of 8); obtained() says what it gave. Throws kestrel::InvalidArgument for an
+/// `sms` out of [1, device SMs], kestrel::Error when the build (CUDA < 12.4) or the driver has no green
+/// contexts or the driver refuses the split. The driver is reached through the runtime's entry-point
+/// query: the bench does not link libcuda.
+class SmLimit {
+public:
+    SmLimit(int device, int sms);
+    ~SmLimit();
+    SmLimit(const SmLimit&) = delete;
+    SmLimit& operator=(const SmLimit&) = delete;
+    int requested() const { return requested_; }
+    int obtained() const { return obtained_; }
+    int device_sms() const { return device_sms_; }
+    /// Whether the green context is still the calling thread's current context (a cudaSetDevice since,
+    /// e.g. in a third-party library, would have made the primary context current again).
+    bool current() const;
+
+private:
+    void* green_ = nullptr;  // CUgreenCtx
+    void* ctx_ = nullptr;    // its CUcontext
+    int requested_ = 0, obtained_ = 0, device_sms_ = 0;
+};
+
+/// The self-check of an SM limit: launches `blocks` blocks of 32 threads on `stream`, each spinning
+/// `spin_us` microseconds and recording the SM it ran on (%smid), and returns how many distinct SMs
+/// they ran on. With blocks well above the device's SM count, an unrestricted GPU reports all its SMs
+/// and a green context its own (the driver may add 2 on sm_90 when a module uses dynamic parallelism).
+int distinct_sms(int blocks, double spin_us, StreamHandle stream);
+
 /// Owning device allocation (cudaMalloc).
 class DeviceBuffer {
 public:

@@ -19,5 +19,9 @@ GpuInfo query_gpu(int device) {
 }
 double measure_sm_clock(StreamHandle, double) { no_cuda("measure_sm_clock"); }
 std::string throttle_warning(const GpuInfo&) { return ""; }
+SmLimit::SmLimit(int, int sms) : requested_(sms) { no_cuda("--sm-count"); }
+SmLimit::~SmLimit() = default;
+bool SmLimit::current() const { return false; }
+int distinct_sms(int, double, StreamHandle) { no_cuda("distinct_sms"); }
 
 }  // namespace kestrel::bench

@@ -1,10 +1,18 @@
 # ctest helper: runs kestrel_bench on the CPU backend with --json and --csv and checks the files.
-# cmake -DBENCH=<kestrel_bench> -DOUT=<dir> -DFRAMES=<n> -P check_bench_output.cmake
+# cmake -DBENCH=<kestrel_bench> -DOUT=<dir> -DFRAMES=<n> [-DRATE=<hz>] -P check_bench_output.cmake
+# With RATE, the run adds paced passes (--rate RATE) and the paced rows are checked too.
+cmake_minimum_required(VERSION 3.24)  # policies: quoted if() arguments, IN_LIST
 file(MAKE_DIRECTORY ${OUT})
-set(json ${OUT}/bench_cpu.json)
-set(csv ${OUT}/bench_cpu.csv)
+set(tag bench_cpu)
+set(rate_args "")
+if(DEFINED RATE)
+  set(tag bench_cpu_paced)
+  set(rate_args --rate ${RATE})
+endif()
+set(json ${OUT}/${tag}.json)
+set(csv ${OUT}/${tag}.csv)
 file(REMOVE ${json} ${csv})
-execute_process(COMMAND ${BENCH} --backend cpu --crop 752x480 --frames ${FRAMES} --warmup 2 --json ${json} --csv ${csv}
+execute_process(COMMAND ${BENCH} --backend cpu --crop 752x480 --frames ${FRAMES} --warmup 2 ${rate_args} --json ${json} --csv ${csv}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(NOT rc EQUAL 0)
@@ -44,6 +52,41 @@ endforeach()
 list(LENGTH found nfound)
 if(nfound LESS 5)  # cv_fast_grid only when OpenCV is built in
   message(FATAL_ERROR "JSON lacks expected series (found: ${found})")
+endif()
+
+if(DEFINED RATE)
+  # The paced rows: the table's section, and per series every frame measured, median <= p99 <= max.
+  foreach(line "Paced frames (--rate)" "detection end to end at ${RATE} Hz" "tracker frame end to end at ${RATE} Hz"
+               "paced: after the back-to-back run")
+    string(FIND "${out}" "${line}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "the paced run's output lacks '${line}'")
+    endif()
+  endforeach()
+  set(paced "")
+  foreach(i RANGE ${last})
+    string(JSON key GET "${j}" series ${i} key)
+    if(key MATCHES "^paced_")
+      string(JSON group GET "${j}" series ${i} group)
+      string(JSON n GET "${j}" series ${i} n)
+      string(JSON median GET "${j}" series ${i} median)
+      string(JSON p99 GET "${j}" series ${i} p99)
+      string(JSON max GET "${j}" series ${i} max)
+      string(JSON late GET "${j}" series ${i} late_frames)
+      if(NOT group STREQUAL "paced" OR NOT n EQUAL FRAMES OR NOT median GREATER 0 OR p99 LESS median OR max LESS p99
+         OR late LESS 0)
+        message(FATAL_ERROR "paced series ${key}: group ${group}, n ${n}, median ${median}, p99 ${p99}, max ${max}, "
+                            "late ${late}")
+      endif()
+      list(APPEND paced ${key})
+    endif()
+  endforeach()
+  if(NOT "paced_${RATE}hz_detect" IN_LIST paced OR NOT "paced_${RATE}hz_frame" IN_LIST paced)
+    message(FATAL_ERROR "JSON lacks the paced series at ${RATE} Hz (found: ${paced})")
+  endif()
+  if("paced_${RATE}hz_floor" IN_LIST paced)
+    message(FATAL_ERROR "the CPU backend has no floor, but the JSON has paced_${RATE}hz_floor")
+  endif()
 endif()
 
 file(STRINGS ${csv} rows)

@@ -3,6 +3,7 @@
 // with CUDA events and the whole frame with a steady clock, measures the machine's floor in the same
 // run, runs OpenCV baselines on the same frames, and prints a table (--json / --csv for more).
 // Options: kestrel_bench --help. Plots: bench/plot_bench.py. Reading the results: docs/jetson.md.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -85,6 +86,18 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
     r.add("redetected", "re-detection ran (1) or not (0)", "count", "count");
 }
 
+std::string paced_key(double hz, const char* row) { return "paced_" + rate_text(hz) + "hz_" + row; }
+
+void add_paced_series(Results& r, double hz, bool cuda) {
+    const std::string at = " at " + rate_text(hz) + " Hz";
+    const std::string floor = cuda ? paced_key(hz, "floor") : std::string();
+    if (cuda) r.add(paced_key(hz, "floor"), "floor" + at, "paced", "latency");
+    r.add(paced_key(hz, "detect"), "detection end to end" + at, "paced", "latency", floor);
+#if KESTREL_BENCH_TRACKER
+    r.add(paced_key(hz, "frame"), "tracker frame end to end" + at, "paced", "latency", floor);
+#endif
+}
+
 namespace {
 
 std::string now_utc() {
@@ -129,6 +142,24 @@ private:
     bool on_;
 };
 
+// The SM limit's self-check: a grid of 4 blocks per SM of the device, each spinning 20 us, on a stream made as
+// the library makes its own and on the legacy default stream; the distinct SMs they ran on, and whether the
+// green context is still current. Adds a WARNING to `notes` when the limit is not in effect.
+std::string sm_self_check(const SmLimit& limit, std::vector<std::string>& notes) {
+    const int blocks = 4 * limit.device_sms();
+    Stream check;
+    const int on_stream = distinct_sms(blocks, 20.0, check.get());
+    const int on_default = distinct_sms(blocks, 20.0, nullptr);
+    const bool current = limit.current();
+    // The driver may add 2 SMs on sm_90 when a module uses dynamic parallelism (cuDevSmResourceSplitByCount).
+    if (!current || std::max(on_stream, on_default) > limit.obtained() + 2)
+        notes.push_back("WARNING: --sm-count: the limit is not in effect (" +
+                        std::string(current ? "the self-check ran on more SMs than the green context holds"
+                                            : "the green context is no longer current on the bench's thread") + ")");
+    return std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) + " distinct SMs on a created stream, " +
+           std::to_string(on_default) + " on the default stream" + (current ? "" : ", green context not current");
+}
+
 std::unique_ptr<FrameSource> open_source(const Options& o) {
     if (!o.euroc.empty()) return open_euroc(o.euroc);
     if (!o.images.empty()) return open_image_folder(o.images);
@@ -155,12 +186,29 @@ int run(Options& o) {
         throw NoDeviceError("--backend cuda: no usable CUDA device on this machine (run with --backend cpu)");
     const bool cuda = o.backend == "cuda" || (o.backend == "auto" && gpu_usable);
 
+    if (o.sm_count > 0 && !cuda)
+        throw InvalidArgument("--sm-count", "--sm-count limits the GPU: it needs the CUDA backend (this run uses the CPU "
+                                            "backend: no CUDA device, or a build without CUDA)");
     GpuInfo gpu;
+    // --sm-count: the green context is made current here, before any other CUDA object exists, and lives
+    // until the end of run() (declared before the runner and the baselines, so destroyed after them).
+    std::unique_ptr<SmLimit> sm_limit;
+    std::string sm_line;
+    std::vector<std::string> sm_notes;
     if (cuda) {
 #if KESTREL_BENCH_CUDA
         KESTREL_CUDA(cudaSetDevice(o.device), "bench: cudaSetDevice (--device)");
 #endif
         gpu = query_gpu(o.device);
+        if (o.sm_count > 0) {
+            sm_limit = std::make_unique<SmLimit>(o.device, o.sm_count);
+            sm_line = "green context of " + std::to_string(sm_limit->obtained()) + " SMs (--sm-count " +
+                      std::to_string(o.sm_count) + ", of " + std::to_string(sm_limit->device_sms()) +
+                      "); self-check before the run: " + sm_self_check(*sm_limit, sm_notes);
+            if (sm_limit->obtained() != o.sm_count)
+                sm_notes.push_back("--sm-count " + std::to_string(o.sm_count) + " was rounded up to " +
+                                   std::to_string(sm_limit->obtained()) + " SMs, the split's granularity on this GPU");
+        }
     }
 
     const int total = o.warmup + o.frames;
@@ -185,6 +233,14 @@ int run(Options& o) {
         r.meta_line("CUDA", "runtime " + cuda_version_text(gpu.runtime_version) + ", driver " +
                                 cuda_version_text(gpu.driver_version));
         if (!gpu.devfreq.empty()) r.meta_line("Jetson GPU devfreq (before the run)", gpu.devfreq);
+        if (!sm_limit) {  // the self-check without a limit: the grid spreads over all SMs (what it tells apart)
+            Stream check;
+            sm_line = "none: all " + std::to_string(gpu.sm_count) + " SMs (self-check: " +
+                      std::to_string(4 * gpu.sm_count) + " blocks ran on " +
+                      std::to_string(distinct_sms(4 * gpu.sm_count, 20.0, check.get())) + " distinct SMs)";
+        }
+        r.meta_line("SM limit", sm_line);
+        r.notes.insert(r.notes.end(), sm_notes.begin(), sm_notes.end());
     } else {
         r.meta_line("backend", std::string("CPU (the reference backend") +
                                    (gpu_usable ? "" : "; no CUDA device on this machine") +
@@ -206,6 +262,17 @@ int run(Options& o) {
 #endif
 
     add_kestrel_series(r, o, cuda, seq.width(), seq.height());
+    for (double hz : o.rates) add_paced_series(r, hz, cuda);
+    if (cuda)
+        r.meta_line("timing", "per frame, one untimed floor round trip (the GPU idled through the baselines), then "
+                              "the floor, detection and the tracker frame back to back, their order rotated every "
+                              "frame: the x floor ratios compare rows timed the same way");
+    if (!o.rates.empty())
+        r.meta_line("paced", "after the back-to-back run, one pass per row and rate over the same " +
+                                 std::to_string(total) + " frames (" + std::to_string(o.warmup) +
+                                 " not recorded), frames released every 1/rate s on a fixed schedule; "
+                                 "latency = release to results on the host; paced x floor = against the paced "
+                                 "floor of the same rate");
     Baselines baselines(o, cuda, r);
 #if KESTREL_BENCH_CUDA
     std::unique_ptr<KestrelRunner> runner =
@@ -229,6 +296,27 @@ int run(Options& o) {
         bar.update(i + 1);
     }
     bar.done();
+    const bool tty = isatty(fileno(stdout));
+    for (double hz : o.rates) {
+        if (tty) {
+            std::printf("\r  paced passes at %s Hz (about %.0f s) ...", rate_text(hz).c_str(), (cuda ? 3 : 2) * total / hz);
+            std::fflush(stdout);
+        }
+        runner->paced(seq, hz, o.warmup, r);
+    }
+    if (tty && !o.rates.empty()) {
+        std::printf("\r%*s\r", 100, "");
+        std::fflush(stdout);
+    }
+    for (double hz : o.rates)
+        for (const char* row : {"floor", "detect", "frame"})
+            if (const Series* s = r.find(paced_key(hz, row)); s && s->late > 0)
+                r.notes.push_back(s->label + ": " + std::to_string(s->late) + " frames began after their release "
+                                  "(the previous frame overran the period): their latency includes the wait");
+    if (sm_limit) {  // the limit held through the run: the same self-check again
+        for (auto& [key, value] : r.meta)
+            if (key == "SM limit") value += "; after the run: " + sm_self_check(*sm_limit, r.notes);
+    }
     runner->finish(r);
     if (cuda) {
         char b[256];

@@ -7,7 +7,8 @@
 // figures are medians). GPU rows skip with a message on a machine without a CUDA device.
 // Images: the vtest.avi frames of the test data (--data DIR, $KESTREL_TEST_DATA, or the build tree's
 // testdata/), centre-cropped to 752x480, or cropped to 16:9 (768x432) and resized to 1280x720/1920x1080.
-// Extra flags (before Google Benchmark's own): --data DIR, --quick (iterations / 10).
+// Extra flags (before Google Benchmark's own): --data DIR, --quick (iterations / 10), --sm-count N (all GPU
+// rows on a green context of N SMs, CUDA 12.4+: see docs/jetson.md).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "bench_gpu.hpp"
 #include "frames.hpp"
@@ -42,13 +44,16 @@ void context(const std::string& key, const std::string& value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string data_flag;
+    std::string data_flag, sm_flag;
+    bool sm_given = false;
     std::vector<char*> rest{argv[0]};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--data" && i + 1 < argc) data_flag = argv[++i];
         else if (a.rfind("--data=", 0) == 0) data_flag = a.substr(7);
         else if (a == "--quick") g_div = 10;
+        else if (a == "--sm-count") sm_given = true, sm_flag = i + 1 < argc ? argv[++i] : "";
+        else if (a.rfind("--sm-count=", 0) == 0) sm_given = true, sm_flag = a.substr(11);
         else rest.push_back(argv[i]);
     }
     int n = static_cast<int>(rest.size());
@@ -95,12 +100,24 @@ int main(int argc, char** argv) {
         context("gpu", "none (GPU rows skipped)");
     }
     context("data", dir);
+    std::unique_ptr<kb::SmLimit> sm_limit;  // --sm-count: current on this thread until the benchmarks are done
+    if (sm_given) {
+        try {
+            std::string line;
+            sm_limit = limit_sms(sm_flag, line);
+            context("sm_limit", line);
+        } catch (const std::exception& e) {
+            std::cerr << "kestrel_microbench: " << e.what() << "\n";
+            return 2;
+        }
+    }
 #if KESTREL_BENCH_CUDA
     register_gpu();  // a build without CUDA has the CPU rows only
 #endif
     register_cpu();
     register_geometry();
     benchmark::RunSpecifiedBenchmarks();
+    if (sm_limit) std::cerr << "kestrel_microbench: sm_limit after the benchmarks: " << sm_self_check(*sm_limit) << "\n";
 #if KESTREL_BENCH_GB16
     benchmark::Shutdown();
 #endif

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,15 @@ void add(const std::string& name, int iterations, F&& f) {
         ->Iterations(iters(iterations))
         ->Unit(benchmark::kMicrosecond);
 }
+
+/// --sm-count N (`value`, as typed): all GPU rows on a green context of N SMs (SmLimit, made current on the
+/// calling thread, which runs the benchmarks). Returns it (keep it until the benchmarks are done) and the
+/// context line: SMs obtained and the self-check's distinct SMs. Throws kestrel::Error with the reason
+/// (not an integer >= 1, no GPU, a build without green contexts, N above the device's SMs).
+std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& context_line);
+/// The self-check of an SM limit (distinct_sms on a created and on the default stream, and whether the green
+/// context is still current), as one line; it ends in a WARNING when the limit is not in effect.
+std::string sm_self_check(const SmLimit& limit);
 
 void register_gpu();
 void register_cpu();

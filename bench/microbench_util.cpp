@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "microbench.hpp"
+#include "kestrel/error.hpp"
 #include "stats.hpp"
 
 namespace kestrel::bench::micro {
@@ -37,6 +38,35 @@ void wall_loop(benchmark::State& st, const std::function<void()>& call) {
         st.SetIterationTime(t * 1e-6);
     }
     set_stats(st, us);
+}
+
+std::string sm_self_check(const SmLimit& limit) {
+    const int blocks = 4 * limit.device_sms();
+    Stream check;
+    const int on_stream = distinct_sms(blocks, 20.0, check.get()), on_default = distinct_sms(blocks, 20.0, nullptr);
+    std::string s = std::to_string(blocks) + " blocks ran on " + std::to_string(on_stream) +
+                    " distinct SMs on a created stream, " + std::to_string(on_default) + " on the default stream";
+    if (!limit.current()) s += " -- WARNING: the green context is no longer current: the limit is not in effect";
+    else if (std::max(on_stream, on_default) > limit.obtained() + 2) s += " -- WARNING: the limit is not in effect";
+    return s;
+}
+
+std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& line) {
+    int n = 0;
+    std::size_t used = 0;
+    try {
+        n = std::stoi(value, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used != value.size() || value.empty() || n < 1)
+        throw InvalidArgument("--sm-count", "--sm-count expects an integer >= 1 (the SMs of the green context), got '" +
+                                                value + "'");
+    if (!g_gpu) throw NoDeviceError("--sm-count " + value + ": no CUDA device on this machine");
+    auto limit = std::make_unique<SmLimit>(0, n);
+    line = "green context of " + std::to_string(limit->obtained()) + " SMs (--sm-count " + value + ", of " +
+           std::to_string(limit->device_sms()) + "); self-check: " + sm_self_check(*limit);
+    return limit;
 }
 
 DetectorConfig issue4_detector() {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,6 +36,12 @@ Kestrel
   --zero-copy M         auto | on | off: frames in mapped pinned memory read in place by the GPU
                         (auto: tried on integrated GPUs such as Jetson, kept when faster)
   --spin-us US          GPU spin before each event-timed stage sequence (default 1000)
+  --rate HZ[,HZ...]     paced passes after the back-to-back run: frames released on a fixed schedule at
+                        each rate, as a camera delivers them (the GPU idles between frames); latency
+                        median, p99 and max of the floor, detection and the tracker frame, from release
+                        to results on the host (e.g. --rate 20,30; each rate in (0, 1000])
+  --sm-count N          run all GPU work on a green context of N SMs (CUDA 12.4+; rounded up to the
+                        split's granularity, 8 on sm_90): 16 approximates Orin AGX, 8 Orin NX / Xavier
  detector (also the tracker's re-detection)
   --threshold T         FAST threshold (default 10)
   --arc-min N, --arc-max N   bounded rectification (default 9, 16)
@@ -135,6 +142,12 @@ const char* lk_mode_name(LkMode m) {
     return "?";
 }
 
+std::string rate_text(double hz) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", hz);
+    return b;
+}
+
 std::string describe_detector(const DetectorConfig& d) {
     std::ostringstream os;
     os << d.pyramid.levels << " levels x" << d.pyramid.scale << ", FAST t=" << d.fast.threshold << " arc "
@@ -195,6 +208,21 @@ int parse_options(int argc, char** argv, Options& o) {
             else if (a == "--device") o.device = to_int(a, val());
             else if (a == "--zero-copy") o.zero_copy = val();
             else if (a == "--spin-us") o.spin_us = to_double(a, val());
+            else if (a == "--rate") {
+                o.rates.clear();
+                std::stringstream ss(val());
+                for (std::string x; std::getline(ss, x, ',');) {
+                    const double hz = to_double(a, x);
+                    if (!(hz > 0 && hz <= kMaxRateHz))
+                        throw Bad("--rate must be in (0, " + rate_text(kMaxRateHz) + "] Hz, got '" + x + "'");
+                    o.rates.push_back(hz);
+                }
+                if (o.rates.empty()) throw Bad("--rate expects a rate in Hz (e.g. 30, or 20,30)");
+            } else if (a == "--sm-count") {
+                o.sm_count = to_int(a, val());
+                if (o.sm_count < 1) throw Bad("--sm-count must be >= 1 (the SMs of the green context), got " +
+                                              std::to_string(o.sm_count));
+            }
             else if (a == "--threshold") d.fast.threshold = to_int(a, val());
             else if (a == "--arc-min") d.fast.arc_min = to_int(a, val());
             else if (a == "--arc-max") d.fast.arc_max = to_int(a, val());
@@ -263,6 +291,9 @@ int parse_options(int argc, char** argv, Options& o) {
         if (o.zero_copy != "auto" && o.zero_copy != "on" && o.zero_copy != "off")
             throw Bad("--zero-copy expects auto, on or off");
         if (!(o.spin_us >= 0 && o.spin_us <= 1e6)) throw Bad("--spin-us must be in [0, 1e6]");
+        if (!o.rates.empty() && o.rates.size() != std::set<double>(o.rates.begin(), o.rates.end()).size())
+            throw Bad("--rate: each rate once");
+        if (o.sm_count > 0 && o.backend == "cpu") throw Bad("--sm-count limits the GPU: not with --backend cpu");
         if (o.cv_threads < 0) throw Bad("--cv-threads must be >= 0");
         if (o.geometry.max_width < 0 || o.geometry.max_height < 0) throw Bad("--max-width/--max-height must be >= 0");
     } catch (const Bad& e) {

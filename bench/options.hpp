@@ -19,6 +19,8 @@ struct Options {
     int device = 0;
     std::string zero_copy = "auto";  ///< auto | on | off (mapped pinned frames; auto: integrated GPUs, when faster)
     double spin_us = 1000;           ///< GPU spin that precedes each event-timed stage sequence
+    std::vector<double> rates;       ///< --rate: paced passes, frames released at each of these rates (Hz)
+    int sm_count = 0;                ///< --sm-count: all GPU work on a green context of this many SMs (0 = all)
     TrackerConfig tracker;           ///< tracker.detector is the detector measured alone as well
 
     bool cv = true, cv_mt = true, cv_cuda = true;  ///< --baselines
@@ -29,11 +31,15 @@ struct Options {
     std::string command_line;  ///< as typed, for the report
 };
 
+constexpr double kMaxRateHz = 1000;  ///< --rate bound (a period of 1 ms)
+
 /// Parses argv. Returns 0 to run, 1 after printing --help, 2 on a usage error (message printed).
 int parse_options(int argc, char** argv, Options& o);
 
 std::string describe_detector(const DetectorConfig& d);
 std::string describe_tracker(const TrackerConfig& t);
+/// "20" for 20 Hz, "12.5" for 12.5 Hz: the rate as the series keys and labels name it.
+std::string rate_text(double hz);
 const char* lk_mode_name(LkMode m);
 
 }  // namespace kestrel::bench

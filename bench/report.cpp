@@ -8,8 +8,9 @@
 namespace kestrel::bench {
 
 std::size_t Results::add(const std::string& key, const std::string& label, const std::string& group,
-                         const std::string& kind) {
-    series.push_back({key, label, group, kind, std::vector<double>(static_cast<std::size_t>(frames), kNotMeasured)});
+                         const std::string& kind, const std::string& floor) {
+    series.push_back(
+        {key, label, group, kind, std::vector<double>(static_cast<std::size_t>(frames), kNotMeasured), floor});
     return series.size() - 1;
 }
 
@@ -38,6 +39,17 @@ double median_of(const Results& r, const std::string& key) {
     return s ? summarize(s->values).median : kNotMeasured;
 }
 
+}  // namespace
+
+double Results::floor_of(const Series& s) const {
+    const std::string& key = !s.floor_key.empty() ? s.floor_key : s.group == "kestrel" ? floor_key : std::string();
+    if (key.empty() || key == s.key) return kNotMeasured;
+    const double f = median_of(*this, key);
+    return std::isfinite(f) && f > 0 ? f : kNotMeasured;
+}
+
+namespace {
+
 std::string num(double v, const char* fmt = "%.1f") {
     if (!std::isfinite(v)) return "-";
     char b[32];
@@ -63,7 +75,6 @@ Summary int_summary(const std::vector<int>& v) {
 
 void print_report(const Results& r, std::ostream& os) {
     for (const auto& [k, v] : r.meta) os << k << ": " << v << "\n";
-    const double floor = r.floor_key.empty() ? kNotMeasured : median_of(r, r.floor_key);
     char line[256];
     os << "\nPer-frame times in microseconds over " << r.frames << " measured frames "
        << "(wall = steady clock around the call and its synchronisation; device = CUDA events)\n";
@@ -72,7 +83,7 @@ void print_report(const Results& r, std::ostream& os) {
     os << line;
     std::string group;
     for (const Series& s : r.series) {
-        if (s.group == "count") continue;
+        if (s.group == "count" || s.group == "paced") continue;
         const Summary m = summarize(s.values);
         if (m.n == 0 && s.group != "kestrel") continue;
         if (s.group != group) {
@@ -80,12 +91,35 @@ void print_report(const Results& r, std::ostream& os) {
             os << group_title(group) << "\n";
         }
         const std::string label = "  " + s.label;
-        const bool ratio = std::isfinite(floor) && floor > 0 && s.group == "kestrel" && m.n > 0;
+        const double floor = r.floor_of(s);
+        const bool ratio = std::isfinite(floor) && m.n > 0;
         std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %7s %8s%s\n", label.c_str(), s.kind.c_str(),
                       num(m.median).c_str(),
                       num(m.p10).c_str(), num(m.p90).c_str(), num(m.max).c_str(),
                       num(m.n ? 1e6 / m.median : kNotMeasured, "%.0f").c_str(),
                       ratio ? num(m.median / floor, "%.2f").c_str() : "",
+                      m.n > 0 && m.n < r.frames ? (" (" + std::to_string(m.n) + " frames)").c_str() : "");
+        os << line;
+    }
+    bool paced = false;
+    for (const Series& s : r.series) {
+        if (s.group != "paced") continue;
+        if (!paced) {
+            os << "\nPaced frames (--rate): latency in microseconds from the frame's release to its results on the "
+                  "host,\none pass per row and rate, the GPU idle between frames; x floor = median / the paced "
+                  "floor's median at the same rate\n";
+            std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %8s\n", "", "kind", "median", "p99", "max",
+                          "late", "x floor");
+            os << line;
+        }
+        paced = true;
+        const Summary m = summarize(s.values);
+        const double floor = r.floor_of(s);
+        const std::string label = "  " + s.label;
+        std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %8s%s\n", label.c_str(), s.kind.c_str(),
+                      num(m.median).c_str(), num(m.p99).c_str(), num(m.max).c_str(),
+                      std::to_string(s.late).c_str(),
+                      std::isfinite(floor) && m.n > 0 ? num(m.median / floor, "%.2f").c_str() : "",
                       m.n > 0 && m.n < r.frames ? (" (" + std::to_string(m.n) + " frames)").c_str() : "");
         os << line;
     }
@@ -144,16 +178,20 @@ void write_json(const Results& r, const std::string& path) {
     j.begin_object("meta");
     for (const auto& [k, v] : r.meta) j.value(k.c_str(), v);
     j.end_object();
-    const double floor = r.floor_key.empty() ? kNotMeasured : median_of(r, r.floor_key);
     j.begin_array("series");
     for (const Series& s : r.series) {
         const Summary m = summarize(s.values);
         j.begin_object();
         j.value("key", s.key).value("label", s.label).value("group", s.group).value("kind", s.kind);
-        j.value("n", m.n).value("median", m.median).value("p10", m.p10).value("p90", m.p90).value("max", m.max);
-        j.value("min", m.min).value("mean", m.mean);
-        if (s.group != "count") j.value("fps", m.n ? 1e6 / m.median : kNotMeasured);
-        if (s.group == "kestrel" && std::isfinite(floor) && floor > 0) j.value("x_floor", m.median / floor);
+        j.value("n", m.n).value("median", m.median).value("p10", m.p10).value("p90", m.p90).value("p99", m.p99);
+        j.value("max", m.max).value("min", m.min).value("mean", m.mean);
+        if (s.group != "count" && s.group != "paced") j.value("fps", m.n ? 1e6 / m.median : kNotMeasured);
+        if (s.group == "paced") j.value("late_frames", s.late);
+        const double floor = r.floor_of(s);
+        if (std::isfinite(floor)) {
+            j.value("floor_key", !s.floor_key.empty() ? s.floor_key : r.floor_key);
+            j.value("x_floor", m.median / floor);
+        }
         j.begin_array("per_frame");
         for (double v : s.values) j.item(v);
         j.end_array();

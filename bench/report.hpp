@@ -13,9 +13,12 @@ namespace kestrel::bench {
 struct Series {
     std::string key;    ///< short name (CSV column, JSON key)
     std::string label;  ///< what it is, for the table
-    std::string group;  ///< floor | kestrel | opencv | opencv-mt | opencv-cuda | count
-    std::string kind;   ///< wall (steady clock) | device (CUDA events) | derived | count
+    std::string group;  ///< floor | kestrel | opencv | opencv-mt | opencv-cuda | paced | count
+    std::string kind;   ///< wall (steady clock) | device (CUDA events) | derived | count | latency (paced)
     std::vector<double> values;
+    std::string floor_key;  ///< the series this one is divided by in "x floor" ("" = Results::floor_key for
+                            ///< the kestrel group, none otherwise); a paced row names the paced floor of its rate
+    int late = 0;  ///< paced rows: frames whose work began after their release (the previous one overran)
 };
 
 /// A speed-up printed as baseline median / Kestrel median.
@@ -37,7 +40,9 @@ struct Results {
     void meta_line(const std::string& k, const std::string& v) { meta.emplace_back(k, v); }
     /// Adds a series of `frames` NaNs (call after frames is set); returns its index.
     std::size_t add(const std::string& key, const std::string& label, const std::string& group,
-                    const std::string& kind);
+                    const std::string& kind, const std::string& floor_key = "");
+    /// The median of the series `s` is divided by in "x floor" (NaN when none).
+    double floor_of(const Series& s) const;
     const Series* find(const std::string& key) const;
     Series* find(const std::string& key);
     void set(const std::string& key, int frame, double v);

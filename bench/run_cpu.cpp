@@ -87,6 +87,17 @@ public:
 
     void end_warmup(Results&) override {}
 
+    void paced(const Sequence& seq, double hz, int warmup, Results& r) override {
+        // The CPU backend reads the frame where it lies: nothing to prepare, no floor.
+        const auto none = [](int) {};
+        paced_pass(r, paced_key(hz, "detect"), hz, seq.size(), warmup, none,
+                   [&](int i) { (void)det_.detect(seq.frame(i).view()); });
+#if KESTREL_BENCH_TRACKER
+        FeatureTracker trk(seq.width(), seq.height(), o_.tracker, Backend::Cpu);  // its own, from the start
+        paced_pass(r, paced_key(hz, "frame"), hz, seq.size(), warmup, none, [&](int i) { trk.track(seq.frame(i).view()); });
+#endif
+    }
+
     void finish(Results& r) override {
 #if KESTREL_BENCH_TRACKER
         for (const Track& t : trk_->tracks()) r.live_ages_end.push_back(t.age);

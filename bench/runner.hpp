@@ -2,12 +2,17 @@
 // (run_cuda.cpp, run_cpu.cpp). Each frame: the detector alone, the tracker's whole frame, and the
 // per-stage split; the CUDA runner also measures the machine's floor on the same frame.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_gpu.hpp"
 #include "cv_cuda_baselines.hpp"
+#include "frames.hpp"
 #include "kestrel/image.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -26,7 +31,74 @@ public:
     virtual void end_warmup(Results& r) = 0;
     /// Called after the last frame.
     virtual void finish(Results& r) = 0;
+    /// Paced passes at `hz` (after the back-to-back run): the frames of `seq` released on a fixed schedule
+    /// (Pacer), one pass per row (the floor where the backend has one, detection, the tracker frame with a
+    /// tracker of its own), each call timed from its frame's release to its results on the host; the first
+    /// `warmup` frames of a pass are paced but not recorded. Records the series add_paced_series() added.
+    virtual void paced(const Sequence& seq, double hz, int warmup, Results& r) = 0;
 };
+
+/// Key of a paced series: paced_key(20, "frame") = "paced_20hz_frame"; rows: floor, detect, frame.
+std::string paced_key(double hz, const char* row);
+/// Adds the paced series of one rate (flags: which exist in this build / backend).
+void add_paced_series(Results& r, double hz, bool cuda);
+
+/// Releases frames on a fixed schedule, as a camera does: frame i at start + i / hz, the first one period
+/// after construction. wait(i) returns at frame i's release (a coarse sleep to about 1 ms before it, then a
+/// spin: the release is met to within a microsecond or so) or at once when the release has passed (the
+/// previous frame overran; late() counts those).
+class Pacer {
+public:
+    using Clock = std::chrono::steady_clock;
+    explicit Pacer(double hz)
+        : period_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / hz))),
+          start_(Clock::now() + period_) {}
+    Clock::time_point wait(int i) {
+        const Clock::time_point release = start_ + period_ * i;
+        Clock::time_point now = Clock::now();
+        late_now_ = now > release;
+        if (late_now_) {
+            ++late_;
+            return release;
+        }
+        if (release - now > std::chrono::milliseconds(2)) std::this_thread::sleep_until(release - std::chrono::milliseconds(1));
+        while (Clock::now() < release) {
+        }
+        return release;
+    }
+    /// Whether the last wait() found its release already past.
+    bool was_late() const { return late_now_; }
+    int late() const { return late_; }
+    static double since_us(Clock::time_point t) {
+        return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+    }
+
+private:
+    Clock::duration period_;
+    Clock::time_point start_;
+    int late_ = 0;
+    bool late_now_ = false;
+};
+
+/// One paced pass over `total` frames: prepare(i) (untimed: the frame into the buffer the call reads, as a
+/// camera driver fills it), wait for frame i's release, work(i), and record the time from the release to
+/// work's return into series `key` at i - warmup (frames before `warmup` are not recorded).
+template <typename Prepare, typename Work>
+void paced_pass(Results& r, const std::string& key, double hz, int total, int warmup, Prepare&& prepare, Work&& work) {
+    Series* series = r.find(key);
+    if (!series) throw std::logic_error("bench: unknown series '" + key + "'");
+    Pacer pacer(hz);
+    for (int i = 0; i < total; ++i) {
+        prepare(i);
+        const Pacer::Clock::time_point release = pacer.wait(i);
+        work(i);
+        const double us = Pacer::since_us(release);
+        const int rec = i - warmup;
+        if (rec < 0) continue;
+        r.set(key, rec, us);
+        if (pacer.was_late()) ++series->late;
+    }
+}
 
 /// Adds the series every runner records (flags: which parts exist in this build / backend).
 void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height);

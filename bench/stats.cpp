@@ -31,6 +31,7 @@ Summary summarize(const std::vector<double>& values) {
     r.p10 = quantile_sorted(s, 0.10);
     r.median = quantile_sorted(s, 0.50);
     r.p90 = quantile_sorted(s, 0.90);
+    r.p99 = quantile_sorted(s, 0.99);
     r.mean = sum / static_cast<double>(s.size());
     return r;
 }

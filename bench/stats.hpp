@@ -11,11 +11,11 @@ namespace kestrel::bench {
 constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 /// Summary of the finite values of a series (NaN = frame not measured): n, min, p10, median, p90,
-/// max, mean. Percentiles interpolate linearly between order statistics (q * (n - 1)).
+/// p99, max, mean. Percentiles interpolate linearly between order statistics (q * (n - 1)).
 struct Summary {
     int n = 0;
     double min = kNotMeasured, p10 = kNotMeasured, median = kNotMeasured, p90 = kNotMeasured,
-           max = kNotMeasured, mean = kNotMeasured;
+           p99 = kNotMeasured, max = kNotMeasured, mean = kNotMeasured;
 };
 Summary summarize(const std::vector<double>& values);
 /// q-quantile (q in [0, 1]) of already sorted finite values.
