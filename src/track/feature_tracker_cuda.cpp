@@ -67,6 +67,8 @@ public:
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
           mask_(cells_), d_mask_(cells_) {
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
+        KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
+        KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
         if (first_frame())
             KESTREL_CUDA(cudaMemset(lk_valid_.get(), 0, cap_ * setup_.levels * sizeof(std::int32_t)),
                          "FeatureTracker allocation");
@@ -82,7 +84,12 @@ public:
             anchor_.capacity = static_cast<int>(cap_);
         }
     }
-    ~CudaTrackerBackend() override { (void)cudaEventDestroy(stored_); }
+    ~CudaTrackerBackend() override {
+        if (store_stream_) (void)cudaStreamSynchronize(store_stream_);
+        (void)cudaStreamDestroy(store_stream_);
+        (void)cudaEventDestroy(frame_done_);
+        (void)cudaEventDestroy(stored_);
+    }
     CudaTrackerBackend(const CudaTrackerBackend&) = delete;
     CudaTrackerBackend& operator=(const CudaTrackerBackend&) = delete;
 
@@ -95,17 +102,17 @@ public:
     const AnchorResult* anchor_results() const override { return anchor_results_.get(); }
 
     void start(HostView frame, int count, StreamHandle stream) override {
-        order_after_store(stream);
         stream_ = stream;
         copy_async(frame, pyr_[cur_].level0(), stream);
         pyr_[cur_].build(stream);
+        order_after_store();
         track(count);
     }
 
     void start(DeviceView frame, int count, StreamHandle stream) override {
-        order_after_store(stream);
         stream_ = stream;
         pyr_[cur_].build(frame, stream);
+        order_after_store();
         track(count);
     }
 
@@ -127,7 +134,11 @@ public:
         out.assign(det_.host_keypoints(), det_.host_keypoints() + det_.host_count());
     }
 
+    /// The stores run on the backend's own stream, after this frame's work: the next frame's upload and
+    /// pyramid overlap them, and only its tracking launch waits for them (order_after_store).
     void store_templates(int count) override {
+        KESTREL_CUDA(cudaEventRecord(frame_done_, stream_), "FeatureTracker template store");
+        KESTREL_CUDA(cudaStreamWaitEvent(store_stream_, frame_done_, 0), "FeatureTracker template store");
         if (first_frame() && count > 0) {
             kernels::LkLaunch p{};
             p.setup = setup_;
@@ -138,7 +149,7 @@ public:
             p.store_valid = lk_valid_.get();
             p.capacity = static_cast<int>(cap_);
             p.count = count;
-            kernels::launch_lk_store(p, stream_);
+            kernels::launch_lk_store(p, store_stream_);
         }
         if (cfg_.anchor.enabled && count > 0) {
             kernels::AnchorStoreLaunch p{};
@@ -153,21 +164,21 @@ public:
             p.prep = anchor_prep_.get();
             p.capacity = static_cast<int>(cap_);
             p.count = count;
-            kernels::launch_anchor_store(p, stream_);
+            kernels::launch_anchor_store(p, store_stream_);
         }
-        KESTREL_CUDA(cudaEventRecord(stored_, stream_), "FeatureTracker template store");
+        KESTREL_CUDA(cudaEventRecord(stored_, store_stream_), "FeatureTracker template store");
         store_pending_ = true;
     }
 
     void swap() override { cur_ = 1 - cur_; }
 
 private:
-    // finish() leaves the template store of new tracks in flight; a next frame on another stream
-    // must not read the store before it is written.
-    void order_after_store(StreamHandle stream) {
+    // finish() leaves the stores of new and re-anchored tracks in flight on store_stream_; the next frame's
+    // tracking (on whatever stream it comes) reads them, so it waits for them. (The stores read the pyramid
+    // of their frame, which the next frame does not write: it uploads into the other one.)
+    void order_after_store() {
         if (!store_pending_) return;
-        if (stream != stream_)
-            KESTREL_CUDA(cudaStreamWaitEvent(stream, stored_, 0), "FeatureTracker template store");
+        KESTREL_CUDA(cudaStreamWaitEvent(stream_, stored_, 0), "FeatureTracker template store");
         store_pending_ = false;
     }
 
@@ -240,7 +251,9 @@ private:
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;
     StreamHandle stream_ = nullptr;
-    cudaEvent_t stored_ = nullptr;
+    cudaEvent_t stored_ = nullptr;      // the last stores are done (recorded on store_stream_)
+    cudaEvent_t frame_done_ = nullptr;  // the frame the stores read is done (recorded on stream_)
+    cudaStream_t store_stream_ = nullptr;
     bool store_pending_ = false;
 };
 
