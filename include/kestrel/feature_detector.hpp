@@ -1,5 +1,6 @@
 // FeatureDetector: image in, a well-distributed set of keypoints out (pyramid -> FAST scores ->
-// grid NMS with a budget of K per cell across all levels -> optional global cap).
+// grid NMS with a budget of K per cell across all levels, or PyCA's culling and aggregation ->
+// optional global cap).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -32,7 +33,9 @@ struct PycaConfig {
 
 struct DetectorConfig {
     PyramidConfig pyramid{2, 2.0f};  ///< levels and factor
-    FastConfig fast{};               ///< threshold, arc bounds, score
+    /// threshold, arc bounds, score. The detector's default score is MaxThreshold (FastConfig's own default
+    /// is SadCircle): it selects more repeatable corners and tracks with a lower error (docs/detector.md).
+    FastConfig fast{10, 9, 16, ScoreType::MaxThreshold};
     int nms_radius = 1;              ///< n in [1, 4]: a maximum of its (2n+1)^2 neighbourhood
     int cell_width = 32;             ///< level-0 pixels, a multiple of 32 in [32, 1024]
     int cell_height = 32;            ///< level-0 pixels, in [8, 1024]

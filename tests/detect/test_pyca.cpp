@@ -370,6 +370,22 @@ TEST(PycaConfig, InvalidParametersAreRejectedByName) {
     c.pyca.q = 2;  // PyCA's fields are not checked under the grid policy
     validate(c);
     EXPECT_THROW(detail::pyca_select_cpu(blank_maps(64, 64, DetectorConfig{}), DetectorConfig{}), InvalidArgument);
+    // Bad maps and masks are rejected by name, as for the grid's stage.
+    const DetectorConfig p3 = pyca_config(3, 1.5f);
+    auto maps = blank_maps(120, 90, p3);
+    maps.pop_back();
+    EXPECT_THROW(detail::pyca_select_cpu(maps, p3), InvalidArgument);
+    EXPECT_THROW(detail::pyca_cull_cpu(maps, p3), InvalidArgument);
+    maps = blank_maps(120, 90, p3);
+    maps[1].scores[5] = -1.0f;
+    EXPECT_THROW(detail::pyca_select_cpu(maps, p3), InvalidArgument);
+    maps = blank_maps(120, 90, p3);
+    std::uint8_t skip[4] = {};
+    DetectionMasks bad;
+    bad.cell_skip = skip;
+    bad.cell_grid = {2, 2};  // the grid is 4x3
+    EXPECT_THROW(detail::pyca_select_cpu(maps, p3, bad), InvalidArgument);
+    EXPECT_THROW(detail::pyca_select_cuda(maps, p3, bad), InvalidArgument);  // checked before the device
 }
 
 TEST(PycaDetector, RealImagesBothPyramidsAreDeterministicAndSpread) {

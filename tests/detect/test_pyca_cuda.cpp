@@ -9,6 +9,7 @@
 
 #include "detector_test_util.hpp"
 #include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "test_data.hpp"
 
