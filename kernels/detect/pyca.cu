@@ -27,10 +27,13 @@
 //    reduction in shared memory with a barrier per step.
 // 2. Aggregation (pyca_aggregate_kernel): one block (256 threads) per level-0 grid cell, as the grid-NMS
 //    kernel. begin_cell gives the grid cell's rectangle on every level (detail::cell_begin); the block's
-//    threads share the PyCA cells overlapping it; a survivor inside the rectangle goes through
-//    detail::pyca_keypoint_key (the reference's own function: representative check, K_r summed in level
-//    order with __fadd_rn, K_l, the q x q Pareto NMS by gathering the neighbours' aggregates from the
-//    survivor slots) and enters the thread's best-K list; merge_and_finish
+//    8 warps share the PyCA cells overlapping it, one warp per cell. For a survivor inside the rectangle
+//    every lane computes its level-0 pixel's aggregate (detail::pyca_aggregate, the reference's own
+//    function: K_r summed in level order with __fadd_rn, K_l, the representative), and when the survivor
+//    is the representative, lane i asks detail::pyca_window_suppresses for window position i (the
+//    neighbour's aggregate gathered from the survivor slots, the Pareto rule): a warp vote says whether
+//    any position suppresses it, the same answer as the reference's loop over the positions
+//    (detail::pyca_keypoint_key). Lane 0 puts the keypoint into its best-K list; merge_and_finish
 //    (kernels/detect/grid_select_block.cuh) writes the cell's K slots, and the last block caps, compacts and
 //    counts, writing the list to device memory and, mapped, to pinned host memory.
 #include "kernels/common/cuda_check.hpp"
@@ -129,8 +132,9 @@ template <int K>
 __global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaParams p) {
     __shared__ int rect[kMaxLevels][4];  // the grid cell's rectangle on level k: x0, x1, y0, y1
     const int cell = static_cast<int>(blockIdx.x);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const detail::PycaGeometry& g = p.geo;
-    Key top[K];
+    Key top[K];  // lane 0 of each warp collects its warp's keypoints; the other lanes' lists stay empty
     if (!begin_cell(p.grid, cell, rect, top))
         for (int k = 0; k < g.levels; ++k) {
             const int x0 = rect[k][0], x1 = rect[k][1], y0 = rect[k][2], y1 = rect[k][3];
@@ -138,13 +142,21 @@ __global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaPara
             const int c = g.cell[k];
             const int px0 = x0 / c, py0 = y0 / c;
             const int pw = (x1 - 1) / c - px0 + 1, ph = (y1 - 1) / c - py0 + 1;
-            for (int i = static_cast<int>(threadIdx.x); i < pw * ph; i += kThreads) {
+            // One warp per culling cell overlapping the rectangle (every branch below is warp-uniform).
+            for (int i = warp; i < pw * ph; i += kWarps) {
                 const Key key = p.survivors[g.offset[k] + (py0 + i / pw) * g.cols[k] + px0 + i % pw];
                 if (key == 0) continue;
                 const int x = detail::key_x(key), y = detail::key_y(key);
                 if (x < x0 || x >= x1 || y < y0 || y >= y1) continue;  // another grid cell's
-                const Key agg = detail::pyca_keypoint_key(g, p.survivors, k, key);
-                if (agg > top[K - 1]) detail::topk_insert(top, agg);
+                const int X0 = detail::level0_pixel(x, g.scale[k], g.width);
+                const int Y0 = detail::level0_pixel(y, g.scale[k], g.height);
+                const detail::PycaAggregate a = detail::pyca_aggregate(g, p.survivors, X0, Y0);
+                if (a.rep != key) continue;
+                bool suppressed = false;  // the q x q window, one position per lane
+                for (int w = lane; w < g.q * g.q; w += 32)
+                    suppressed = suppressed || detail::pyca_window_suppresses(g, p.survivors, X0, Y0, a, w);
+                if (__any_sync(kFullMask, suppressed)) continue;
+                if (lane == 0) detail::topk_insert(top, static_cast<Key>(detail::keypoint_key(a.kr, k, x, y)));
             }
         }
     merge_and_finish<K>(p.grid, top, cell);

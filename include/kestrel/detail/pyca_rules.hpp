@@ -109,6 +109,20 @@ KESTREL_HD bool pyca_dominates(const PycaAggregate& q, const PycaAggregate& p, i
     return q.kr >= p.kr && q.kl >= p.kl;
 }
 
+/// Window position i in [0, q * q) of the q x q NMS around level-0 pixel P = (X0, Y0) with aggregate p
+/// (row-major: dy = i / q - r, dx = i % q - r): does the level-0 pixel there suppress P? False for P
+/// itself and outside the image. Step 3 above; pyca_keypoint_key asks it for every i in order, the GPU
+/// one window position per lane (the answer, "does any position suppress P", is the same).
+template <typename Survivors>
+KESTREL_HD bool pyca_window_suppresses(const PycaGeometry& g, const Survivors& survivors, int X0, int Y0,
+                                       const PycaAggregate& p, int i) {
+    const int r = g.q / 2;
+    const int dy = i / g.q - r, dx = i % g.q - r;
+    const int qx = X0 + dx, qy = Y0 + dy;
+    if ((dx == 0 && dy == 0) || qx < 0 || qy < 0 || qx >= g.width || qy >= g.height) return false;
+    return pyca_dominates(pyca_aggregate(g, survivors, qx, qy), p, dx, dy);
+}
+
 /// The aggregated keypoint key of survivor `key` of level k, or 0 when it is not its level-0 pixel's
 /// representative or the q x q NMS suppresses that pixel. Steps 2-4 above.
 template <typename Survivors>
@@ -118,16 +132,8 @@ KESTREL_HD std::uint64_t pyca_keypoint_key(const PycaGeometry& g, const Survivor
     const int X0 = level0_pixel(x, g.scale[k], g.width), Y0 = level0_pixel(y, g.scale[k], g.height);
     const PycaAggregate p = pyca_aggregate(g, survivors, X0, Y0);
     if (p.rep != key) return 0;
-    const int r = g.q / 2;
-    for (int dy = -r; dy <= r; ++dy) {
-        const int qy = Y0 + dy;
-        if (qy < 0 || qy >= g.height) continue;
-        for (int dx = -r; dx <= r; ++dx) {
-            const int qx = X0 + dx;
-            if ((dx == 0 && dy == 0) || qx < 0 || qx >= g.width) continue;
-            if (pyca_dominates(pyca_aggregate(g, survivors, qx, qy), p, dx, dy)) return 0;
-        }
-    }
+    for (int i = 0; i < g.q * g.q; ++i)
+        if (pyca_window_suppresses(g, survivors, X0, Y0, p, i)) return 0;
     return keypoint_key(p.kr, k, x, y);
 }
 
