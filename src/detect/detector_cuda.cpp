@@ -43,7 +43,8 @@ struct CudaDetector::Frame {
     bool in_place = false;
     kernels::GridNmsParams plan{};
     // SelectionPolicy::PyCA: the two-kernel path's score maps, then culling + aggregation (src/detect/pyca_cuda.hpp)
-    // into `select`'s slots and result block, in place of the grid-NMS launch; launched directly (no graph).
+    // into `select`'s slots and result block, in place of the grid-NMS launch. Its graph has no patched node:
+    // frames whose mask pointers differ from the captured ones are launched directly.
     bool pyca = false;
     PycaStage pyca_stage;
 };
@@ -152,12 +153,12 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
                          "detector download");
     };
     const bool own_level0 = input.data == f.pyramid.level(0).data;
-    if (cfg_.cuda_graph && own_level0 && !f.pyca && FrameGraph::capturable(stream)) {
+    if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
         if (!f.graph_tried) {
             f.graph_tried = true;  // one attempt per size; on failure ordinary launches from then on
-            (void)f.graph.capture(stream, p, enqueue);
+            (void)f.graph.capture(stream, p, enqueue, !f.pyca);  // PyCA: replays the captured masks only
         }
-        if (f.graph.ready()) {
+        if (f.graph.ready() && f.graph.accepts(p)) {
             f.graph.launch(stream, p);
             last_graph_ = true;
             return;

@@ -1,8 +1,8 @@
 // PyCA on the CUDA backend == the CPU reference: identical keypoint lists (same order) from the whole
 // detector on real images over a parameter grid (pyramids 8 x 1.2, 2 x 2, 3 x 1.5 and 1 level; PyCA cells
 // 8..128 per level; q = 1, 3, 5; K; caps; borders; all four scores) at odd sizes; repeated runs; the
-// asynchronous API from pinned host and device images with device masks that change between frames;
-// size changes. The stage on score maps (culling by both reductions, aggregation) is compared in
+// asynchronous API from pinned host and device images with device masks that change between frames,
+// with and without the CUDA graph; size changes. The stage on score maps (culling by both reductions, aggregation) is compared in
 // tests/detect/test_pyca.cpp (Backends/Pyca.*/cuda).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -102,23 +102,31 @@ TEST(PycaGpu, AsyncFromPinnedAndDeviceImagesWithChangingMasks) {
         ASSERT_NE(ref_none.size(), ref_m.size());
         cudaStream_t s = nullptr;
         CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        FeatureDetector det(cfg, Backend::Cuda);
-        for (int round = 0; round < 2; ++round) {
-            det.detect_async(pinned.view(), s);
-            synchronize(s);
-            test::expect_same_keypoints(host_result(det), ref_none, "pinned");
-            det.detect_async(d_img.view(), s, dm);
-            synchronize(s);
-            test::expect_same_keypoints(host_result(det), ref_m, "device image, masks");
-            det.detect_async(pinned.view(), s, dm);
-            synchronize(s);
-            test::expect_same_keypoints(host_result(det), ref_m, "pinned, masks");
-            EXPECT_FALSE(det.uses_cuda_graph());
-            test::expect_same_keypoints(det.detect(img.view(), hm), ref_m, "sync with host masks");
+        for (const bool graph : {true, false}) {
+            cfg.cuda_graph = graph;
+            const std::string what = std::string(graph ? "graph on, " : "graph off, ") + std::to_string(pyr.levels) + " levels: ";
+            FeatureDetector det(cfg, Backend::Cuda);
+            for (int round = 0; round < 2; ++round) {
+                // The graph is captured with the first frame's masks (none): frames with other mask
+                // pointers run as direct launches, later frames without masks replay the graph.
+                det.detect_async(pinned.view(), s);
+                synchronize(s);
+                test::expect_same_keypoints(host_result(det), ref_none, what + "pinned");
+                EXPECT_EQ(det.uses_cuda_graph(), graph) << what;
+                det.detect_async(d_img.view(), s, dm);
+                synchronize(s);
+                test::expect_same_keypoints(host_result(det), ref_m, what + "device image, masks");
+                det.detect_async(pinned.view(), s, dm);
+                synchronize(s);
+                test::expect_same_keypoints(host_result(det), ref_m, what + "pinned, masks");
+                EXPECT_FALSE(det.uses_cuda_graph()) << what;
+                test::expect_same_keypoints(det.detect(img.view(), hm), ref_m, what + "sync with host masks");
+                test::expect_same_keypoints(det.detect(img.view()), ref_none, what + "sync without masks");
+            }
+            // A size change reallocates.
+            const HostImage small = test::crop(img, 0, 0, 333, 217);
+            test::expect_same_keypoints(det.detect(small.view()), detect_cpu(small.view(), cfg), what + "resized");
         }
-        // A size change reallocates.
-        const HostImage small = test::crop(img, 0, 0, 333, 217);
-        test::expect_same_keypoints(det.detect(small.view()), detect_cpu(small.view(), cfg), "resized");
         (void)cudaStreamDestroy(s);
         (void)cudaFree(d_skip);
     }
