@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
-#include <tuple>
 
 #include "detector_test_util.hpp"
 #include "kestrel/detail/pyca_rules.hpp"
