@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
     }
 #if KESTREL_BENCH_CUDA
     register_gpu();  // a build without CUDA has the CPU rows only
+    register_pyca();
 #endif
     register_cpu();
     register_geometry();

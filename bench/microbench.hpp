@@ -36,7 +36,7 @@ void wall_loop(benchmark::State& st, const std::function<void()>& call);
 /// wall_loop, skipped with a message without a GPU.
 void gpu_wall_loop(benchmark::State& st, const std::function<void()>& call);
 
-/// 2 levels, 32x32 cells, t = 10 (issue 4's benchmark).
+/// 2 levels, 32x32 cells, t = 10, SAD-B (the detector rows' configuration).
 DetectorConfig issue4_detector();
 PinnedImage pinned_copy(const HostImage& img);
 /// N features of frame 0 at 752x480: the best N FAST corners, up to 4 per 32x32 cell.
@@ -67,6 +67,7 @@ std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& contex
 std::string sm_self_check(const SmLimit& limit);
 
 void register_gpu();
+void register_pyca();  ///< PyCA beside the grid policy, and its culling kernels (microbench_pyca.cpp, CUDA builds)
 void register_cpu();
 void register_geometry();  ///< relative pose: CPU rows (Kestrel CPU, OpenCV) and, with CUDA, the GPU rows
 

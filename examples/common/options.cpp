@@ -85,6 +85,32 @@ static const char* score_name(kestrel::ScoreType t) {
     return "?";
 }
 
+/// --selection grid|pyca, --pyca-cell C or C0,C1,... (per level; the last repeats), --pyca-q Q.
+static void parse_selection(Args& args, const std::string& p, kestrel::DetectorConfig& c) {
+    if (args.has(p + "selection")) {
+        const std::string s = args.get(p + "selection", "");
+        if (s == "grid") c.selection = kestrel::SelectionPolicy::Grid;
+        else if (s == "pyca") c.selection = kestrel::SelectionPolicy::PyCA;
+        else throw UsageError("--" + p + "selection must be grid or pyca (got '" + s + "')");
+    }
+    if (args.has(p + "pyca-cell")) {
+        std::stringstream list(args.get(p + "pyca-cell", ""));
+        std::string item;
+        std::size_t k = 0;
+        int last = 0;
+        while (std::getline(list, item, ',') && k < c.pyca.cell.size()) {
+            try {
+                last = std::stoi(item);
+            } catch (const std::exception&) {
+                throw UsageError("--" + p + "pyca-cell must be a number or a comma-separated list (got '" + item + "')");
+            }
+            c.pyca.cell[k++] = last;
+        }
+        for (; k < c.pyca.cell.size(); ++k) c.pyca.cell[k] = last;
+    }
+    c.pyca.q = args.get_int(p + "pyca-q", c.pyca.q);
+}
+
 kestrel::DetectorConfig parse_detector(Args& args, const std::string& p, kestrel::DetectorConfig c) {
     c.pyramid.levels = args.get_int(p + "levels", c.pyramid.levels);
     c.pyramid.scale = args.get_float(p + "scale", c.pyramid.scale);
@@ -99,6 +125,7 @@ kestrel::DetectorConfig parse_detector(Args& args, const std::string& p, kestrel
     c.max_features = args.get_int(p + "max-features", c.max_features);
     c.border = args.get_int(p + "border", c.border);
     if (args.flag(p + "no-cuda-graph")) c.cuda_graph = false;
+    parse_selection(args, p, c);
     kestrel::validate(c, "command line");
     return c;
 }
@@ -193,6 +220,11 @@ std::string detector_help(const std::string& p, const kestrel::DetectorConfig& d
     o("max-features N", "global cap by score, 0 = none (default " + num(d.max_features) + ")");
     o("border B", "extra level-0 margin without detections, 0..64 (default " + num(d.border) + ")");
     o("no-cuda-graph", "CUDA backend: do not replay the frame as a CUDA graph");
+    o("selection P", std::string("grid | pyca: grid NMS, or pyramidal culling and aggregation (default ") +
+                         kestrel::to_string(d.selection) + ")");
+    o("pyca-cell C", "pyca: culling cell side per level in level pixels, C or C0,C1,... (last repeats), powers "
+                     "of two in [8, 128] (default " + num(d.pyca.cell[0]) + ")");
+    o("pyca-q Q", "pyca: the aggregation's q x q NMS window, odd, 1..9 (default " + num(d.pyca.q) + ")");
     return out;
 }
 

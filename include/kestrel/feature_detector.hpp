@@ -1,6 +1,8 @@
 // FeatureDetector: image in, a well-distributed set of keypoints out (pyramid -> FAST scores ->
-// grid NMS with a budget of K per cell across all levels -> optional global cap).
+// grid NMS with a budget of K per cell across all levels, or PyCA's culling and aggregation ->
+// optional global cap).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,9 +15,27 @@
 
 namespace kestrel {
 
+/// How keypoints are selected from the levels' FAST scores (docs/detector.md).
+enum class SelectionPolicy : int {
+    Grid = 0,  ///< NMS on every level, best per_cell per level-0 grid cell over all levels (vilib)
+    PyCA = 1,  ///< pyramidal culling and aggregation (Jetson-SLAM): per-level cell culling, levels summed at
+               ///< level 0, sparse q x q NMS, then the grid's per_cell budget and cap
+};
+const char* to_string(SelectionPolicy p);
+
+/// PyCA's parameters (used when DetectorConfig::selection == SelectionPolicy::PyCA).
+struct PycaConfig {
+    /// Culling cell side of level k in level-k pixels: a power of two in [8, 128] (levels past
+    /// pyramid.levels are ignored).
+    std::array<int, kMaxLevels> cell{{32, 32, 32, 32, 32, 32, 32, 32}};
+    int q = 3;  ///< the aggregation's q x q NMS window (level-0 pixels): odd, in [1, 9]
+};
+
 struct DetectorConfig {
     PyramidConfig pyramid{2, 2.0f};  ///< levels and factor
-    FastConfig fast{};               ///< threshold, arc bounds, score
+    /// threshold, arc bounds, score. The detector's default score is MaxThreshold (FastConfig's own default
+    /// is SadCircle): it selects more repeatable corners and tracks with a lower error (docs/detector.md).
+    FastConfig fast{10, 9, 16, ScoreType::MaxThreshold};
     int nms_radius = 1;              ///< n in [1, 4]: a maximum of its (2n+1)^2 neighbourhood
     int cell_width = 32;             ///< level-0 pixels, a multiple of 32 in [32, 1024]
     int cell_height = 32;            ///< level-0 pixels, in [8, 1024]
@@ -25,6 +45,8 @@ struct DetectorConfig {
     /// CUDA backend: after the first call on a created stream (not the legacy/per-thread default), replay the
     /// per-frame work (pyramid, scores, NMS, download) as one CUDA graph. Same results either way.
     bool cuda_graph = true;
+    SelectionPolicy selection = SelectionPolicy::Grid;  ///< Grid (default) or PyCA
+    PycaConfig pyca{};                                  ///< PyCA's cells and q (selection == PyCA)
 };
 
 void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "detector_geometry.hpp"
+#include "kestrel/detail/pyca_rules.hpp"
 #include "kestrel/device_image.hpp"
 
 namespace kestrel {
@@ -19,6 +20,29 @@ void validate(const DetectorConfig& cfg, const char* where) {
     detail::check_range(where, "per_cell", cfg.per_cell, 1, kMaxPerCell);
     detail::check_range(where, "max_features", cfg.max_features, 0, kMaxFeaturesCap);
     detail::check_range(where, "border", cfg.border, 0, 64);
+    if (cfg.selection != SelectionPolicy::Grid && cfg.selection != SelectionPolicy::PyCA)
+        detail::fail(where, "selection", "must be SelectionPolicy::Grid or SelectionPolicy::PyCA");
+    if (cfg.selection == SelectionPolicy::PyCA) {
+        for (int k = 0; k < cfg.pyramid.levels; ++k) {
+            const int c = cfg.pyca.cell[static_cast<std::size_t>(k)];
+            if (!detail::pyca_cell_valid(c))
+                detail::fail(where, ("pyca.cell[" + detail::to_text(k) + "]").c_str(),
+                             "= " + detail::to_text(c) + " must be a power of two in [" +
+                                 detail::to_text(detail::kPycaMinCell) + ", " + detail::to_text(detail::kPycaMaxCell) +
+                                 "]");
+        }
+        detail::check_range(where, "pyca.q", cfg.pyca.q, 1, detail::kPycaMaxQ);
+        if (cfg.pyca.q % 2 == 0)
+            detail::fail(where, "pyca.q", "= " + detail::to_text(cfg.pyca.q) + " must be odd");
+    }
+}
+
+const char* to_string(SelectionPolicy p) {
+    switch (p) {
+        case SelectionPolicy::Grid: return "grid";
+        case SelectionPolicy::PyCA: return "pyca";
+    }
+    return "unknown";
 }
 
 Size2 grid_size(int width, int height, const DetectorConfig& cfg) {

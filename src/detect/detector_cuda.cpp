@@ -20,6 +20,7 @@
 #include "frame_graph_cuda.hpp"
 #include "grid_select_cuda.hpp"
 #include "kestrel/device_image.hpp"
+#include "pyca_cuda.hpp"
 
 namespace kestrel::detail {
 
@@ -41,6 +42,11 @@ struct CudaDetector::Frame {
     bool fused = false;
     bool in_place = false;
     kernels::GridNmsParams plan{};
+    // SelectionPolicy::PyCA: the two-kernel path's score maps, then culling + aggregation (src/detect/pyca_cuda.hpp)
+    // into `select`'s slots and result block, in place of the grid-NMS launch. Its graph has no patched node:
+    // frames whose mask pointers differ from the captured ones are launched directly.
+    bool pyca = false;
+    PycaStage pyca_stage;
 };
 
 struct CudaDetector::Sync {
@@ -83,7 +89,10 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
         f->host_result_device = nullptr;
     }
     f->plan = GridSelectAccess::params(f->select, f->geometry, DeviceDetectionMasks{});
-    f->fused = kernels::plan_cell_detect(f->plan, cfg_.fast.score) && kernels::cell_detect_fits_one_wave(f->plan);
+    f->pyca = cfg_.selection == SelectionPolicy::PyCA;
+    if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
+    f->fused = !f->pyca && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
+               kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     if (f->fused) {  // only the 8 KiB lookup table: no score maps
         f->lut = device_corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max, "detector lookup table");
@@ -134,7 +143,10 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
     const auto enqueue = [&f, &p, input](cudaStream_t s) {
         if (!f.fused) f.scores.compute_fused(input, f.pyramid, s);
         else if (!f.in_place) f.pyramid.build(s);
-        kernels::launch_grid_nms(p, s);
+        if (f.pyca)
+            f.pyca_stage.run(p, s);
+        else
+            kernels::launch_grid_nms(p, s);
         if (!f.host_result_device)
             KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
                                          cudaMemcpyDeviceToHost, s),
@@ -144,9 +156,9 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
     if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
         if (!f.graph_tried) {
             f.graph_tried = true;  // one attempt per size; on failure ordinary launches from then on
-            (void)f.graph.capture(stream, p, enqueue);
+            (void)f.graph.capture(stream, p, enqueue, !f.pyca);  // PyCA: replays the captured masks only
         }
-        if (f.graph.ready()) {
+        if (f.graph.ready() && f.graph.accepts(p)) {
             f.graph.launch(stream, p);
             last_graph_ = true;
             return;

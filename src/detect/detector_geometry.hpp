@@ -52,6 +52,15 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
                                             const DetectorConfig& cfg, const std::uint8_t* cell_skip,
                                             HostView pixel_mask);
 
+/// Inserts key into the best-first list top[0..K-1] (0 = empty) when it beats the last entry.
+void insert_best_first(std::uint64_t* top, int K, std::uint64_t key);
+
+/// The selection's end, shared by the grid and PyCA references: `slots` holds cells * per_cell keys
+/// (best first per cell, 0 = empty); keeps the max_features largest keys (0 = all) and returns them in
+/// slot order as keypoints.
+std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<std::uint64_t>& slots,
+                                       int max_features);
+
 /// Checks score maps handed to detail::grid_select_*: count, sizes and values; returns their geometry.
 GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg);
 

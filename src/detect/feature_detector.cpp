@@ -1,9 +1,11 @@
 // FeatureDetector (both backends) and detect_cpu, the CPU reference of the whole detector:
-// pyramid -> FAST score maps -> grid selection (src/detect/grid_select_cpu.cpp).
+// pyramid -> FAST score maps -> grid selection (src/detect/grid_select_cpu.cpp) or PyCA selection
+// (src/detect/pyca_cpu.cpp).
 #include "kestrel/feature_detector.hpp"
 
 #include "detector_cuda.hpp"
 #include "detector_geometry.hpp"
+#include "pyca_geometry.hpp"
 #include "src/core/backend.hpp"
 #include "kestrel/device_image.hpp"
 
@@ -17,6 +19,8 @@ std::vector<Keypoint> detect_cpu(HostView image, const DetectorConfig& cfg, cons
     detail::check_pixel_mask(where, g, masks.pixel_mask);
     const std::vector<HostImage> pyramid = build_pyramid_cpu(image, cfg.pyramid);
     const std::vector<ScoreMap> maps = fast_score_maps_cpu(pyramid, cfg.fast);
+    if (cfg.selection == SelectionPolicy::PyCA)
+        return detail::pyca_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
     return detail::grid_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
 }
 

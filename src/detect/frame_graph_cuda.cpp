@@ -31,7 +31,7 @@ void discard(cudaGraph_t g) {
 }  // namespace
 
 bool FrameGraph::capture(cudaStream_t stream, const kernels::GridNmsParams& p,
-                         const std::function<void(cudaStream_t)>& enqueue) {
+                         const std::function<void(cudaStream_t)>& enqueue, bool patch_masks) {
     if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         (void)cudaGetLastError();
         return false;
@@ -71,6 +71,10 @@ bool FrameGraph::capture(cudaStream_t stream, const kernels::GridNmsParams& p,
             ++matches;
         }
     }
+    if (!patch_masks) {  // nothing to patch: the graph replays p's masks only (accepts())
+        found = nullptr;
+        matches = 1;
+    }
     cudaGraphExec_t e = nullptr;
     if (matches != 1 || cudaGraphInstantiateWithFlags(&e, g, 0) != cudaSuccess) {
         discard(g);
@@ -84,7 +88,8 @@ bool FrameGraph::capture(cudaStream_t stream, const kernels::GridNmsParams& p,
 }
 
 void FrameGraph::launch(cudaStream_t stream, const kernels::GridNmsParams& p) {
-    if (p.cell_skip != current_.cell_skip || p.pixel_mask != current_.pixel_mask || p.mask_pitch != current_.mask_pitch) {
+    if (!same_masks(p)) {
+        if (nms_node_ == nullptr) throw StateError("kestrel: detector graph: a frame with other masks than captured");
         const kernels::GridNmsLaunch l = kernels::grid_nms_launch(p);
         kernels::GridNmsParams arg = p;
         void* args[] = {&arg};

@@ -11,8 +11,6 @@
 
 namespace kestrel::detail {
 
-namespace {
-
 /// Inserts key into the best-first list top[0..K-1] (0 = empty) when it beats the last entry.
 void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
     if (key <= top[K - 1]) return;
@@ -23,8 +21,6 @@ void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
     }
     top[i] = key;
 }
-
-}  // namespace
 
 std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
                                             const DetectorConfig& cfg, const std::uint8_t* cell_skip,
@@ -55,13 +51,18 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
         }
     }
 
+    return finish_selection(g, slots, cfg.max_features);
+}
+
+std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<std::uint64_t>& slots,
+                                       int max_features) {
     // 2. Global cap: keep the max_features largest keys (keys are unique), never an arrival-order cut.
     std::uint64_t threshold = 1;  // keeps every non-empty slot
-    if (cfg.max_features > 0) {
+    if (max_features > 0) {
         std::vector<std::uint64_t> keys;
         for (std::uint64_t key : slots)
             if (key) keys.push_back(key);
-        const std::size_t M = static_cast<std::size_t>(cfg.max_features);
+        const std::size_t M = static_cast<std::size_t>(max_features);
         if (keys.size() > M) {
             std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(M - 1), keys.end(),
                              std::greater<std::uint64_t>());

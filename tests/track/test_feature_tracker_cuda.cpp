@@ -81,6 +81,20 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendPreviousFrameTemplates) {
     compare_backends(cfg, Form::Sync, 12, "previous-frame sync");
 }
 
+TEST(FeatureTrackerGpu, MatchesCpuBackendWithPycaRedetection) {
+    KESTREL_REQUIRE_GPU();
+    TrackerConfig cfg;
+    cfg.target_features = 200;
+    cfg.redetect_fraction = 0.8f;
+    cfg.detector.selection = SelectionPolicy::PyCA;
+    cfg.detector.pyramid = {8, 1.2f};
+    cfg.detector.pyca.cell.fill(16);
+    cfg.detector.per_cell = 2;
+    compare_backends(cfg, Form::PinnedAsync, 12, "PyCA re-detection, pinned-async");
+    cfg.detector.pyramid = {2, 2.0f};
+    compare_backends(cfg, Form::DeviceAsync, 12, "PyCA re-detection, device-async");
+}
+
 TEST(FeatureTrackerGpu, MatchesCpuBackendFirstFrameTemplatesForwardBackward) {
     KESTREL_REQUIRE_GPU();
     TrackerConfig cfg;

@@ -71,7 +71,8 @@ struct TrackerSpec {
 
 // Kestrel keys: template=prev|first, mode=t|to|tg|tgo, patch, coarse_patch, coarse_from, levels, iters,
 // min_update, max_residual, min_eig, fb=0|1, fb_err, redetect, anchor=0|1, reanchor=0|1, anchor_iters, anchor_residual,
-// anchor_distance, score=sadb|sada|mt|harris, threshold, per_cell, cell, border.
+// anchor_distance, score=sadb|sada|mt|harris, threshold, per_cell, cell, border, select=grid|pyca, pyca_cell
+// (every level), pyca_levels, pyca_scale (the re-detection pyramid, e.g. 8 levels of 1.2 for PyCA), pyca_q.
 TrackerSpec parse_tracker(const std::string& text, int features) {
     TrackerSpec t;
     const auto colon = text.find(':');
@@ -125,6 +126,14 @@ TrackerSpec parse_tracker(const std::string& text, int features) {
         else if (k == "per_cell") t.cfg.detector.per_cell = i();
         else if (k == "border") t.cfg.detector.border = i();
         else if (k == "cell") t.cfg.detector.cell_width = t.cfg.detector.cell_height = i();
+        else if (k == "select") {
+            if (v == "grid") t.cfg.detector.selection = kestrel::SelectionPolicy::Grid;
+            else if (v == "pyca") t.cfg.detector.selection = kestrel::SelectionPolicy::PyCA;
+            else usage_error("select=" + v + ": grid or pyca");
+        } else if (k == "pyca_cell") t.cfg.detector.pyca.cell.fill(i());
+        else if (k == "pyca_levels") t.cfg.detector.pyramid.levels = i();
+        else if (k == "pyca_scale") t.cfg.detector.pyramid.scale = f();
+        else if (k == "pyca_q") t.cfg.detector.pyca.q = i();
         else if (k == "score") {
             if (v == "sadb") t.cfg.detector.fast.score = kestrel::ScoreType::SadCircle;
             else if (v == "sada") t.cfg.detector.fast.score = kestrel::ScoreType::SadArc;
