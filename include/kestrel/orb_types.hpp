@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kestrel/keypoint.hpp"  // Point2f
+
 namespace kestrel {
 
 constexpr int kOrbDescriptorBytes = 32;                        ///< 256-bit rBRIEF
@@ -19,12 +21,6 @@ inline bool operator==(const OrbDescriptor& a, const OrbDescriptor& b) {
     return true;
 }
 inline bool operator!=(const OrbDescriptor& a, const OrbDescriptor& b) { return !(a == b); }
-
-/// A position in level-0 pixels (a keypoint, or a predicted position for the matcher).
-struct Point2f {
-    float x = 0.0f;
-    float y = 0.0f;
-};
 
 /// Brute-force Hamming matching of query descriptors against train descriptors.
 struct MatcherConfig {

@@ -2,8 +2,8 @@
 // orb_descriptor_cpu (src/features/orb_cpu.cpp), with the rules in include/kestrel/detail/orb_rules.hpp.
 //
 // Smoothing: one launch for every level (blockIdx.z = level). A block stages a (32 + 6) x (8 + 6) tile
-// of its level with reflect-101 indices in shared memory, sums the rows exactly in integers, then the
-// columns, and rounds once: the integer rule of the CPU reference, so equal by construction.
+// of its level with reflect-101 indices in shared memory, runs the row rule (orb_blur_row) into a float
+// tile, then the column rule (orb_blur_col): the reference's float operations in its order.
 // Describe: one warp per keypoint, every level in one launch. The disc's moments are integer sums
 // (lane u of each of the 31 rows, then an xor butterfly: exact in any order); every lane evaluates the
 // same atan2 and cos/sin rules (explicit round-to-nearest float operations, compiled with
@@ -23,7 +23,7 @@ constexpr int kSrcW = kTileW + 2 * kHalo, kSrcH = kTileH + 2 * kHalo;
 
 __global__ void __launch_bounds__(kTileW * kTileH) orb_smooth_kernel(OrbDesc d) {
     __shared__ std::uint8_t src[kSrcH][kSrcW];
-    __shared__ int rows[kSrcH][kTileW];
+    __shared__ float rows[kSrcH][kTileW];
     const OrbLevel lv = d.level[blockIdx.z];
     const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
     if (x0 >= lv.width || y0 >= lv.height) return;  // the whole block: this level is smaller
@@ -36,18 +36,18 @@ __global__ void __launch_bounds__(kTileW * kTileH) orb_smooth_kernel(OrbDesc d) 
     __syncthreads();
     for (int i = t; i < kSrcH * kTileW; i += kTileW * kTileH) {
         const int rx = i % kTileW, ry = i / kTileW;
-        int s = 0;
+        int p[7];
 #pragma unroll
-        for (int k = 0; k < 7; ++k) s += o::orb_blur_tap(k) * src[ry][rx + k];
-        rows[ry][rx] = s;
+        for (int k = 0; k < 7; ++k) p[k] = src[ry][rx + k];
+        rows[ry][rx] = o::orb_blur_row(p);
     }
     __syncthreads();
     const int x = x0 + static_cast<int>(threadIdx.x), y = y0 + static_cast<int>(threadIdx.y);
     if (x >= lv.width || y >= lv.height) return;
-    int s = 0;
+    float c[7];
 #pragma unroll
-    for (int k = 0; k < 7; ++k) s += o::orb_blur_tap(k) * rows[threadIdx.y + k][threadIdx.x];
-    lv.smooth[static_cast<std::size_t>(y) * lv.smooth_pitch + x] = o::orb_blur_round(s);
+    for (int k = 0; k < 7; ++k) c[k] = rows[threadIdx.y + k][threadIdx.x];
+    lv.smooth[static_cast<std::size_t>(y) * lv.smooth_pitch + x] = o::orb_blur_col(c);
 }
 
 constexpr int kWarpsPerBlock = 4;

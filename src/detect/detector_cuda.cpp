@@ -41,6 +41,8 @@ struct CudaDetector::Frame {
     bool fused = false;
     bool in_place = false;
     kernels::GridNmsParams plan{};
+    // DetectorConfig::orb_descriptors: angles and descriptors of the selected keypoints on this pyramid.
+    std::unique_ptr<DeviceOrb> orb;
 };
 
 struct CudaDetector::Sync {
@@ -85,6 +87,10 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->plan = GridSelectAccess::params(f->select, f->geometry, DeviceDetectionMasks{});
     f->fused = kernels::plan_cell_detect(f->plan, cfg_.fast.score) && kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
+    if (cfg_.orb_descriptors) {  // ORB reads every level: the pyramid is always built, level 0 its own
+        f->in_place = false;
+        f->orb = std::make_unique<DeviceOrb>(width, height, cfg_.pyramid, g.capacity);
+    }
     if (f->fused) {  // only the 8 KiB lookup table: no score maps
         f->lut = device_corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max, "detector lookup table");
     } else {
@@ -139,6 +145,7 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
             KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
                                          cudaMemcpyDeviceToHost, s),
                          "detector download");
+        if (f.orb) f.orb->compute_async(f.pyramid, f.select.device_keypoints(), f.select.device_count(), s);
     };
     const bool own_level0 = input.data == f.pyramid.level(0).data;
     if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
@@ -161,7 +168,7 @@ void CudaDetector::enqueue(DeviceView image, StreamHandle stream, const DeviceDe
     validate_view(where, "image", image);
     Frame& f = frame_for(where, image.width, image.height);
     check_masks(where, f, masks);
-    if (f.fused ? f.in_place : f.scores.fuses(f.pyramid)) {  // read in place: no copy
+    if (!cfg_.orb_descriptors && (f.fused ? f.in_place : f.scores.fuses(f.pyramid))) {  // read in place: no copy
         run(f, image, stream, masks);
         return;
     }
@@ -229,5 +236,6 @@ const Keypoint* CudaDetector::host_keypoints() const {
 }
 int CudaDetector::host_count() const { return frame_ ? *result_count(frame_->host_result.get()) : 0; }
 int CudaDetector::capacity() const { return frame_ ? frame_->g.capacity : 0; }
+const DeviceOrb* CudaDetector::orb() const { return frame_ ? frame_->orb.get() : nullptr; }
 
 }  // namespace kestrel::detail

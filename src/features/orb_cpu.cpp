@@ -13,23 +13,22 @@ namespace o = detail::orb;
 HostImage orb_smooth_cpu(HostView level) {
     validate_view("orb_smooth_cpu", "level", level);
     const int w = level.width, h = level.height;
-    // Rows first: exact integer sums (<= 255 * 256), then columns and one rounding.
-    std::vector<int> rows(static_cast<std::size_t>(w) * h);
+    // Rows first (float sums), then columns and one rounding.
+    std::vector<float> rows(static_cast<std::size_t>(w) * h);
     for (int y = 0; y < h; ++y) {
         const std::uint8_t* src = level.row(y);
         for (int x = 0; x < w; ++x) {
-            int s = 0;
-            for (int k = 0; k < 7; ++k) s += o::orb_blur_tap(k) * src[o::reflect101(x + k - 3, w)];
-            rows[static_cast<std::size_t>(y) * w + x] = s;
+            int p[7];
+            for (int k = 0; k < 7; ++k) p[k] = src[o::reflect101(x + k - 3, w)];
+            rows[static_cast<std::size_t>(y) * w + x] = o::orb_blur_row(p);
         }
     }
     HostImage out(w, h);
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
-            int s = 0;
-            for (int k = 0; k < 7; ++k)
-                s += o::orb_blur_tap(k) * rows[static_cast<std::size_t>(o::reflect101(y + k - 3, h)) * w + x];
-            out.at(x, y) = o::orb_blur_round(s);
+            float c[7];
+            for (int k = 0; k < 7; ++k) c[k] = rows[static_cast<std::size_t>(o::reflect101(y + k - 3, h)) * w + x];
+            out.at(x, y) = o::orb_blur_col(c);
         }
     return out;
 }

@@ -12,11 +12,13 @@
 // with explicit round-to-nearest operations (fmul/fadd/fdiv below), then mapped to the octant. Error
 // below 0.01 degree; the same bits on both backends.
 //
-// Smoothing: 7x7 separable integer kernel [18 34 48 56 48 34 18] / 256 per axis, rows first (exact sums
-// up to 255 * 256), then columns, result (sum + 2^15) >> 16; borders reflected without repeating the
-// edge pixel (gfedcb|abcdefgh|gfedcba). This is bit for bit what OpenCV's GaussianBlur(7x7, sigma 2,
-// BORDER_REFLECT_101) returns on 8-bit images (its bit-exact fixed-point path; checked by
-// tests/features/test_orb_opencv.cpp on random and real images).
+// Smoothing: the 7x7 Gaussian of sigma 2 that cv::ORB applies to its pyramid levels, in float: taps
+// orb_blur_tap (cv::getGaussianKernel's float values), rows first (orb_blur_row), then columns
+// (orb_blur_col), rounded half to even; borders reflected without repeating the edge pixel
+// (gfedcb|abcdefgh|gfedcba). cv::ORB calls GaussianBlur on a region of its pyramid buffer, where OpenCV
+// runs its float separable filter (not the fixed-point path it takes for a whole 8-bit image); this rule
+// gives the same pixel on all but a few per million (its summation order inside SIMD registers;
+// tests/features/test_orb_opencv.cpp).
 //
 // Descriptor (steered BRIEF with ORB's learned pairs): for pair i (points p, q of kOrbPattern), the
 // point rotated by the keypoint's angle is (x a - y b, x b + y a), a = cos, b = sin of the angle
@@ -90,11 +92,12 @@ KESTREL_HD int orb_umax(int v) {
 
 /// Angle in degrees, [0, 360), of the vector (x, y) = (m10, m01).
 KESTREL_HD float orb_atan2_deg(float y, float x) {
-    constexpr double kDeg = 57.29577951308232;  // 180 / pi
-    constexpr float p1 = static_cast<float>(0.9997878412794807 * kDeg);
-    constexpr float p3 = static_cast<float>(-0.3258083974640975 * kDeg);
-    constexpr float p5 = static_cast<float>(0.1555786518463281 * kDeg);
-    constexpr float p7 = static_cast<float>(-0.04432655554792128 * kDeg);
+    // The coefficients of atan in radians times 180 / pi, each product rounded to float (as OpenCV forms them).
+    constexpr float kDeg = static_cast<float>(57.29577951308232);
+    constexpr float p1 = 0.9997878412794807f * kDeg;
+    constexpr float p3 = -0.3258083974640975f * kDeg;
+    constexpr float p5 = 0.1555786518463281f * kDeg;
+    constexpr float p7 = -0.04432655554792128f * kDeg;
     constexpr float eps = 2.220446049250313e-16f;  // keeps 0 / 0 finite (the angle of (0, 0) is 0)
     const float ax = fabsf(x), ay = fabsf(y);
     const bool x_major = ax >= ay;
@@ -111,13 +114,31 @@ KESTREL_HD float orb_atan2_deg(float y, float x) {
 KESTREL_HD int clampi(int v, int n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
 // ---- smoothing -------------------------------------------------------------------------------------
-/// Tap k = 0..6 of the 7-tap kernel (offset k - 3); the taps sum to 256.
-KESTREL_HD int orb_blur_tap(int k) {
-    constexpr int t[7] = {18, 34, 48, 56, 48, 34, 18};
+/// Tap k = 0..6 (offset k - 3) of the 7-tap Gaussian of sigma 2: the float values of
+/// cv::getGaussianKernel(7, 2, CV_32F) (exp(-x^2 / 8) normalised, rounded to float).
+KESTREL_HD float orb_blur_tap(int k) {
+    constexpr float t[7] = {0x1.1f5f62p-4f, 0x1.0c70fcp-3f, 0x1.869472p-3f, 0x1.ba95cp-3f,
+                            0x1.869472p-3f, 0x1.0c70fcp-3f, 0x1.1f5f62p-4f};
     return t[k];
 }
-/// Reflect-101 index into [0, n - 1] (n >= 1; |overshoot| < n, true for the 3-pixel reach on levels of
-/// at least 7 pixels; the loop makes it total).
+/// Row pass: p[0..6] the pixels at offsets -3..3; the products summed left to right in float.
+KESTREL_HD float orb_blur_row(const int* p) {
+    float h = 0.0f;
+    KESTREL_UNROLL
+    for (int k = 0; k < 7; ++k) h = fadd(h, fmul(orb_blur_tap(k), static_cast<float>(p[k])));
+    return h;
+}
+/// Column pass over the row sums h[0..6] (offsets -3..3): centre first, then the symmetric pairs from
+/// the inside out; rounded half to even and saturated to 8 bits.
+KESTREL_HD std::uint8_t orb_blur_col(const float* h) {
+    float v = fmul(orb_blur_tap(3), h[3]);
+    v = fadd(v, fmul(orb_blur_tap(2), fadd(h[2], h[4])));
+    v = fadd(v, fmul(orb_blur_tap(1), fadd(h[1], h[5])));
+    v = fadd(v, fmul(orb_blur_tap(0), fadd(h[0], h[6])));
+    const int r = round_even(v);
+    return static_cast<std::uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+/// Reflect-101 index into [0, n - 1] (gfedcb|abcdefgh|gfedcba; the loop makes it total).
 KESTREL_HD int reflect101(int i, int n) {
     if (n == 1) return 0;
     while (i < 0 || i >= n) {
@@ -126,8 +147,6 @@ KESTREL_HD int reflect101(int i, int n) {
     }
     return i;
 }
-/// The final rounding of the column pass.
-KESTREL_HD std::uint8_t orb_blur_round(int sum) { return static_cast<std::uint8_t>((sum + (1 << 15)) >> 16); }
 
 // ---- steered BRIEF ---------------------------------------------------------------------------------
 /// ORB's learned sampling pattern (bit_pattern_31_): 256 pairs (x1, y1, x2, y2), pair i gives bit i.
