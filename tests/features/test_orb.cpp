@@ -245,3 +245,38 @@ TEST(OrbCompute, RejectsBadInput) {
 
 }  // namespace
 }  // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+TEST(FeatureDetectorOrb, CpuBackendReturnsTheReferenceAnglesAndDescriptors) {
+    const HostImage img = test::crop(test::real_image("graf1.png"), 10, 20, 500, 333);
+    DetectorConfig cfg;
+    cfg.pyramid = {8, 1.2f};
+    cfg.per_cell = 2;
+    FeatureDetector plain(cfg, Backend::Cpu);
+    (void)plain.detect(img.view());
+    EXPECT_EQ(plain.host_angles(), nullptr);
+    EXPECT_EQ(plain.host_descriptors(), nullptr);
+    cfg.orb_descriptors = true;
+    FeatureDetector det(cfg, Backend::Cpu);
+    const auto kps = det.detect(img.view());
+    ASSERT_GT(kps.size(), 50u);
+    const OrbFeatures ref = orb_compute_cpu(build_pyramid_cpu(img.view(), cfg.pyramid), cfg.pyramid, kps);
+    ASSERT_NE(det.host_angles(), nullptr);
+    ASSERT_NE(det.host_descriptors(), nullptr);
+    EXPECT_EQ(det.device_descriptors(), nullptr);
+    int bits = 0;
+    for (std::size_t i = 0; i < kps.size(); ++i) {
+        EXPECT_EQ(det.host_angles()[i], ref.angles[i]);
+        EXPECT_EQ(det.host_descriptors()[i], ref.descriptors[i]);
+        for (const std::uint8_t b : ref.descriptors[i].bytes) bits += __builtin_popcount(b);
+    }
+    // Descriptors carry information: about half of the bits are set.
+    const double mean = static_cast<double>(bits) / static_cast<double>(kps.size());
+    EXPECT_GT(mean, 90.0);
+    EXPECT_LT(mean, 166.0);
+}
+
+}  // namespace
+}  // namespace kestrel
