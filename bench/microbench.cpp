@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
 #endif
     register_cpu();
     register_geometry();
+    register_features();
     benchmark::RunSpecifiedBenchmarks();
 #if KESTREL_BENCH_GB16
     benchmark::Shutdown();
