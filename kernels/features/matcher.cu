@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(32 * kWarps)
     match_top2_kernel(MatchSide rows, MatchSide cols, MatchParams p, bool rows_are_query, o::Top2* top2,
                       Match* matches) {
     __shared__ uint4 tile[kTile][2];
-    __shared__ Point2f tile_pos[kTile];
+    __shared__ float2 tile_pos[kTile];  // (Point2f has default member initializers: not allowed in __shared__)
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int row = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x) / 32;
     const bool active = row < rows.n;
@@ -54,14 +54,16 @@ __global__ void __launch_bounds__(32 * kWarps)
             const uint4* src = reinterpret_cast<const uint4*>(cols.desc + base + j);
             tile[j][0] = src[0];
             tile[j][1] = src[1];
-            if (p.limit) tile_pos[j] = cols.pos[base + j];
+            if (p.limit) tile_pos[j] = make_float2(cols.pos[base + j].x, cols.pos[base + j].y);
         }
         __syncthreads();
         if (!active) continue;
         for (int j = lane; j < m; j += 32) {
             if (p.limit) {
-                const Point2f a = rows_are_query ? qp : tile_pos[j];
-                const Point2f b = rows_are_query ? tile_pos[j] : qp;
+                const float2 t = tile_pos[j];
+                const float2 r = make_float2(qp.x, qp.y);
+                const float2 a = rows_are_query ? r : t;
+                const float2 b = rows_are_query ? t : r;
                 if (!o::candidate(a.x, a.y, b.x, b.y, p.radius, p.band)) continue;
             }
             const uint4 t0 = tile[j][0], t1 = tile[j][1];

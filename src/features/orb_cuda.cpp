@@ -21,6 +21,9 @@ struct DeviceOrb::Impl {
     detail::FeaturesDeviceBytes angles, descriptors;
     detail::FeaturesPinnedBytes host_angles, host_descriptors;
     kernels::OrbDesc desc{};
+
+    void enqueue(const DevicePyramid& pyramid, const Keypoint* kps, const int* device_count, int host_count,
+                 StreamHandle stream, const char* where);
 };
 
 DeviceOrb::DeviceOrb() = default;
@@ -69,9 +72,9 @@ DeviceOrb::Impl& DeviceOrb::impl(const char* where) const {
 int DeviceOrb::capacity() const { return impl("capacity").capacity; }
 const PyramidConfig& DeviceOrb::config() const { return impl("config").cfg; }
 
-namespace {
-void enqueue(DeviceOrb::Impl& m, const DevicePyramid& pyramid, const Keypoint* kps, const int* device_count,
-             int host_count, StreamHandle stream, const char* where) {
+void DeviceOrb::Impl::enqueue(const DevicePyramid& pyramid, const Keypoint* kps, const int* device_count,
+                              int host_count, StreamHandle stream, const char* where) {
+    Impl& m = *this;
     if (pyramid.levels() != m.cfg.levels || pyramid.config().scale != m.cfg.scale || pyramid.level(0).width != m.width ||
         pyramid.level(0).height != m.height)
         detail::fail(where, "pyramid",
@@ -97,19 +100,18 @@ void enqueue(DeviceOrb::Impl& m, const DevicePyramid& pyramid, const Keypoint* k
                      "ORB download");
     }
 }
-}  // namespace
 
 void DeviceOrb::compute_async(const DevicePyramid& pyramid, const Keypoint* kps, const int* device_count,
                               StreamHandle stream) {
     Impl& m = impl("compute_async");
     if (device_count == nullptr) detail::fail("DeviceOrb::compute_async", "device_count", "must not be null");
-    enqueue(m, pyramid, kps, device_count, 0, stream, "DeviceOrb::compute_async");
+    m.enqueue(pyramid, kps, device_count, 0, stream, "DeviceOrb::compute_async");
 }
 
 void DeviceOrb::compute_async(const DevicePyramid& pyramid, const Keypoint* kps, int count, StreamHandle stream) {
     Impl& m = impl("compute_async");
     detail::check_range("DeviceOrb::compute_async", "count", count, 0, m.capacity);
-    enqueue(m, pyramid, kps, nullptr, count, stream, "DeviceOrb::compute_async");
+    m.enqueue(pyramid, kps, nullptr, count, stream, "DeviceOrb::compute_async");
 }
 
 const float* DeviceOrb::device_angles() const { return static_cast<const float*>(impl("device_angles").angles.get()); }
