@@ -47,6 +47,9 @@ DeviceOrb::DeviceOrb(int width, int height, const PyramidConfig& cfg, int capaci
     m->descriptors = detail::features_device_alloc(n * sizeof(OrbDescriptor), alloc);
     m->host_angles = detail::features_pinned_alloc(n * sizeof(float), alloc);
     m->host_descriptors = detail::features_pinned_alloc(n * sizeof(OrbDescriptor), alloc);
+    // Slots beyond a frame's count are copied too (the count may live on the device): defined contents.
+    KESTREL_CUDA(cudaMemset(m->angles.get(), 0, n * sizeof(float)), alloc);
+    KESTREL_CUDA(cudaMemset(m->descriptors.get(), 0, n * sizeof(OrbDescriptor)), alloc);
     m->desc.levels = cfg.levels;
     m->desc.max_width = width;
     m->desc.max_height = height;

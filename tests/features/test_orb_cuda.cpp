@@ -109,9 +109,13 @@ TEST(OrbGpu, RejectsAWrongPyramidAndCounts) {
     DevicePyramid other(201, 100, {3, 2.0f});
     EXPECT_THROW(orb.compute_async(other, nullptr, 0, nullptr), InvalidArgument);
     DevicePyramid same(200, 100, {3, 2.0f});
+    const HostImage img = test::random_image(200, 100, 9);
+    copy_async(img.view(), same.level0(), nullptr);
+    same.build(nullptr);
     EXPECT_THROW(orb.compute_async(same, nullptr, 11, nullptr), InvalidArgument);
     EXPECT_THROW(orb.compute_async(same, nullptr, 3, nullptr), InvalidArgument);
     EXPECT_NO_THROW(orb.compute_async(same, nullptr, 0, nullptr));
+    synchronize(nullptr, "test");
 }
 
 OrbDescriptor random_descriptor(std::mt19937& rng) {
