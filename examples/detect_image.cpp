@@ -38,7 +38,7 @@ const char* kUsage =
     "  --save-levels DIR      write the pyramid levels (level_0.png ...) the detector ran on\n"
     "  --repeat N             detect N times and report the time of the first and of the others\n"
     "  --orb                  also compute ORB angles and descriptors: the CSV gains the columns angle\n"
-    "                         (degrees, [0, 360)) and descriptor (64 hex digits, byte 0 first)\n";
+    "                         (degrees, [0, 360]) and descriptor (64 hex digits, byte 0 first)\n";
 
 void write_keypoints(const std::string& path, const std::vector<kestrel::Keypoint>& kps,
                      const float* angles = nullptr, const kestrel::OrbDescriptor* descriptors = nullptr) {

@@ -98,7 +98,7 @@ public:
     /// Diagnostics: did the last frame run as one CUDA graph launch (see DetectorConfig::cuda_graph)?
     bool uses_cuda_graph() const;
 
-    /// With DetectorConfig::orb_descriptors: the angle (degrees, [0, 360)) and descriptor of keypoint i in
+    /// With DetectorConfig::orb_descriptors: the angle (degrees, [0, 360]) and descriptor of keypoint i in
     /// slot i, for the last call; capacity() slots, host_count() valid. Host pointers: pinned memory (CUDA;
     /// valid after the stream completes) or ordinary memory (CPU); device pointers null on the CPU. All
     /// null without the option or before the first call.

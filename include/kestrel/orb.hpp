@@ -19,7 +19,7 @@ namespace kestrel {
 /// GaussianBlur(7x7, 2, BORDER_REFLECT_101) on 8-bit images).
 HostImage orb_smooth_cpu(HostView level);
 
-/// CPU reference: the intensity-centroid angle (degrees, [0, 360)) of the disc of radius 15 around the
+/// CPU reference: the intensity-centroid angle (degrees, [0, 360]) of the disc of radius 15 around the
 /// level pixel (x, y); pixels outside the level are clamped to its border.
 float orb_angle_cpu(HostView level, int x, int y);
 

@@ -69,6 +69,14 @@ TEST(OrbRules, CosSinWithinOneHundredMillionth) {
         const double r = static_cast<double>(deg) * 3.14159265358979323846 / 180.0;
         worst = std::max({worst, std::fabs(c - std::cos(r)), std::fabs(s - std::sin(r))});
     }
+    // Just below each quadrant boundary (deg / 90 may round up to the next quadrant there).
+    for (const float b : {90.0f, 180.0f, 270.0f, 360.0f})
+        for (float deg = std::nextafter(b, 0.0f), k = 0; k < 4; ++k, deg = std::nextafter(deg, 0.0f)) {
+            float c = 0, s = 0;
+            o::orb_cos_sin_deg(deg, c, s);
+            const double r = static_cast<double>(deg) * 3.14159265358979323846 / 180.0;
+            worst = std::max({worst, std::fabs(c - std::cos(r)), std::fabs(s - std::sin(r))});
+        }
     EXPECT_LT(worst, 2e-7);
     // Exact on the axes: a quarter turn steers the pattern exactly.
     for (const float deg : {0.0f, 90.0f, 180.0f, 270.0f}) {

@@ -3,9 +3,9 @@
 // src/features/matcher_cpu.cpp) and the kernels (kernels/features/orb.cu, kernels/features/matcher.cu).
 //
 // Orientation (Rublee et al., "ORB: an efficient alternative to SIFT or SURF", ICCV 2011; Rosin's
-// intensity centroid): on the keypoint's level, over the disc of radius 15 given by kOrbUmax (row v spans
-// u in [-umax[|v|], umax[|v|]]), the integer moments m10 = sum u I, m01 = sum v I; the angle, in degrees
-// in [0, 360), is orb_atan2_deg(m01, m10). Pixels outside the level are clamped to its border.
+// intensity centroid): on the keypoint's level, over the disc of radius 15 given by orb_umax (row v spans
+// u in [-umax(|v|), umax(|v|)]), the integer moments m10 = sum u I, m01 = sum v I; the angle, in degrees
+// in [0, 360] (360 only where 360 - a rounds up, as in OpenCV), is orb_atan2_deg(m01, m10). Pixels outside the level are clamped to its border.
 //
 // atan2 rule: a 7th-order odd polynomial of the ratio of the smaller to the larger |component| (the
 // classic minimax fit of atan on [0, 1] that OpenCV's fastAtan2 also uses, in degrees), evaluated in float
@@ -20,15 +20,15 @@
 // gives the same pixel on all but a few per million (its summation order inside SIMD registers;
 // tests/features/test_orb_opencv.cpp).
 //
-// Descriptor (steered BRIEF with ORB's learned pairs): for pair i (points p, q of kOrbPattern), the
+// Descriptor (steered BRIEF with ORB's learned pairs): for pair i (points p, q of orb_pattern), the
 // point rotated by the keypoint's angle is (x a - y b, x b + y a), a = cos, b = sin of the angle
 // (orb_cos_sin_deg: polynomial in float, exact range reduction in degrees), rounded half to even to
 // integer offsets; bit i = I(p') < I(q') on the smoothed level (clamped to its border). Bit i is bit
 // (i % 8) of byte i / 8, so bytes are laid out as in cv::ORB's descriptors.
 //
 // Matcher: integer Hamming distances; top-2 per query under the order (distance, index) ascending (the
-// lower index wins a tie); ratio test d1 < ratio * d2 in float (d2 = 257, one more than any distance, when there is no
-// second candidate).
+// lower index wins a tie); ratio test d1 < ratio * d2 in float (d2 = 257, one more than any distance,
+// when there is no second candidate).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -90,7 +90,7 @@ KESTREL_HD int orb_umax(int v) {
     return t[v];
 }
 
-/// Angle in degrees, [0, 360), of the vector (x, y) = (m10, m01).
+/// Angle in degrees, [0, 360], of the vector (x, y) = (m10, m01).
 KESTREL_HD float orb_atan2_deg(float y, float x) {
     // The coefficients of atan in radians times 180 / pi, each product rounded to float (as OpenCV forms them).
     constexpr float kDeg = static_cast<float>(57.29577951308232);
@@ -222,18 +222,22 @@ KESTREL_HD int orb_pattern(int i) {
     return t[i];
 }
 
-/// cos and sin of an angle in degrees (any finite value; ORB angles are in [0, 360)): exact reduction to
+/// cos and sin of an angle in degrees (any finite value; ORB angles are in [0, 360]): exact reduction to
 /// [0, 45] degrees by quadrant and mirror, then Taylor polynomials of degree 10 / 9 in float (error
 /// below 1e-7 relative).
 KESTREL_HD void orb_cos_sin_deg(float deg, float& c, float& s) {
-    // Reduce to [0, 360): ORB angles already are; others are wrapped in float.
+    // Reduce to [0, 360): ORB angles already are (but 360); others are wrapped in float.
     if (!(deg >= 0.0f && deg < 360.0f)) {
         deg = fsub(deg, fmul(360.0f, floorf(fdiv(deg, 360.0f))));
         if (!(deg >= 0.0f && deg < 360.0f)) deg = 0.0f;
     }
-    const int q = static_cast<int>(fdiv(deg, 90.0f)) & 3;  // quadrant
-    float r = fsub(deg, fmul(90.0f, static_cast<float>(q)));  // exact, in [0, 90)
-    if (r < 0.0f) r = 0.0f;                                    // (guards a division rounding up)
+    int q = static_cast<int>(fdiv(deg, 90.0f));                // quadrant
+    float r = fsub(deg, fmul(90.0f, static_cast<float>(q)));  // exact, in [0, 90) ...
+    if (r < 0.0f) {                                           // ... unless the division rounded up
+        q -= 1;
+        r = fadd(r, 90.0f);
+    }
+    q &= 3;
     const bool mirror = r > 45.0f;
     if (mirror) r = fsub(90.0f, r);                           // exact
     constexpr float kRad = 0.0174532925199432957692f;         // pi / 180
