@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
 #endif
     register_cpu();
     register_geometry();
+    register_features();
     benchmark::RunSpecifiedBenchmarks();
     if (sm_limit) std::cerr << "kestrel_microbench: sm_limit after the benchmarks: " << sm_self_check(*sm_limit) << "\n";
 #if KESTREL_BENCH_GB16

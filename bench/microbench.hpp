@@ -69,7 +69,8 @@ std::string sm_self_check(const SmLimit& limit);
 void register_gpu();
 void register_pyca();  ///< PyCA beside the grid policy, and its culling kernels (microbench_pyca.cpp, CUDA builds)
 void register_cpu();
-void register_geometry();  ///< relative pose: CPU rows (Kestrel CPU, OpenCV) and, with CUDA, the GPU rows
+void register_geometry();
+void register_features();  ///< ORB and the matcher (microbench_features.cpp): CPU rows, and the GPU rows with CUDA  ///< relative pose: CPU rows (Kestrel CPU, OpenCV) and, with CUDA, the GPU rows
 
 /// A generated two-view scene for the relative-pose rows (microbench_geometry.cpp): n correspondences in
 /// normalized coordinates (interleaved x, y), a fraction of outliers, 0.5 px noise at focal 500 px; R is the

@@ -20,19 +20,21 @@
 
 cmake_minimum_required(VERSION 3.24)  # IN_LIST and the other policies of the project
 
-set(kestrel_areas core pyramid detect track geometry interop)
+set(kestrel_areas core pyramid features detect track geometry interop)
 set(kestrel_area_deps_core "")
 set(kestrel_area_deps_pyramid core)
-set(kestrel_area_deps_detect core pyramid)
-set(kestrel_area_deps_track core pyramid detect)
+set(kestrel_area_deps_features core pyramid)
+set(kestrel_area_deps_detect core pyramid features)
+set(kestrel_area_deps_track core pyramid features detect)
 set(kestrel_area_deps_geometry core)
-set(kestrel_area_deps_interop core pyramid detect track)  # opencv.hpp: conversions for every area
+set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp: conversions for every area
 
 # Public headers (include/kestrel/<name>) and detail headers, each with its area.
 set(kestrel_public_areas
   error.hpp=core image.hpp=core device_image.hpp=core stream.hpp=core keypoint.hpp=core opencv.hpp=interop
   detail/validate.hpp=core detail/hd.hpp=core
   pyramid.hpp=pyramid pyramid_types.hpp=pyramid detail/pyramid_rules.hpp=pyramid
+  orb.hpp=features orb_types.hpp=features matcher.hpp=features detail/orb_rules.hpp=features
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   pyca_select.hpp=detect detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect detail/pyca_rules.hpp=detect
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track multi_camera_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track

@@ -1,5 +1,5 @@
 // detect_image: one image in, Kestrel's keypoints out: drawn on the image (PNG), as CSV (x, y, level,
-// score), and optionally every corner pixel of every pyramid level before non-maximum suppression
+// score; with --orb also each keypoint's ORB angle and descriptor), and optionally every corner pixel of every pyramid level before non-maximum suppression
 // (x, y, level, score), plus the pyramid levels themselves, so that Kestrel can be checked against
 // any other FAST implementation on exactly the same pixels.
 #include <cstdio>
@@ -36,13 +36,25 @@ const char* kUsage =
     "                         in that level's own pixels (score > 0 in the score maps; the detector's\n"
     "                         border and masks are applied later, at selection)\n"
     "  --save-levels DIR      write the pyramid levels (level_0.png ...) the detector ran on\n"
-    "  --repeat N             detect N times and report the time of the first and of the others\n";
+    "  --repeat N             detect N times and report the time of the first and of the others\n"
+    "  --orb                  also compute ORB angles and descriptors: the CSV gains the columns angle\n"
+    "                         (degrees, [0, 360]) and descriptor (64 hex digits, byte 0 first)\n";
 
-void write_keypoints(const std::string& path, const std::vector<kestrel::Keypoint>& kps) {
+void write_keypoints(const std::string& path, const std::vector<kestrel::Keypoint>& kps,
+                     const float* angles = nullptr, const kestrel::OrbDescriptor* descriptors = nullptr) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) throw std::runtime_error("cannot write " + path);
-    std::fprintf(f, "x,y,level,score\n");
-    for (const kestrel::Keypoint& k : kps) std::fprintf(f, "%.9g,%.9g,%d,%.9g\n", k.x, k.y, k.level, k.score);
+    const bool orb = angles && descriptors;
+    std::fprintf(f, orb ? "x,y,level,score,angle,descriptor\n" : "x,y,level,score\n");
+    for (std::size_t i = 0; i < kps.size(); ++i) {
+        const kestrel::Keypoint& k = kps[i];
+        std::fprintf(f, "%.9g,%.9g,%d,%.9g", k.x, k.y, k.level, k.score);
+        if (orb) {
+            std::fprintf(f, ",%.9g,", angles[i]);
+            for (const std::uint8_t b : descriptors[i].bytes) std::fprintf(f, "%02x", b);
+        }
+        std::fprintf(f, "\n");
+    }
     std::fclose(f);
 }
 
@@ -87,14 +99,15 @@ void levels_and_maps(kestrel::HostView img, const kestrel::DetectorConfig& cfg, 
 }
 
 int run(int argc, char** argv) {
-    Args args(argc, argv, option_flags());
+    Args args(argc, argv, option_flags({"orb"}));
     if (args.flag("help")) {
         std::printf("%s%s%s", kUsage, backend_help(), detector_help().c_str());
         return 0;
     }
     const bool explicit_backend = args.has("backend");
     const kestrel::Backend backend = parse_backend(args);
-    const kestrel::DetectorConfig cfg = parse_detector(args);
+    kestrel::DetectorConfig cfg = parse_detector(args);
+    cfg.orb_descriptors = args.flag("orb");
     if (args.positional().size() != 1) throw UsageError("expected exactly one IMAGE");
     const std::string image_path = args.positional()[0];
     const std::string stem = fs::path(image_path).stem().string();
@@ -135,7 +148,7 @@ int run(int argc, char** argv) {
     for (int k = 0; k < cfg.pyramid.levels; ++k) std::printf("  level %d: %d", k, per_level[k]);
     std::printf("\n");
 
-    write_keypoints(out_csv, kps);
+    write_keypoints(out_csv, kps, detector.host_angles(), detector.host_descriptors());
     Canvas canvas(img.view(), 0.7f);
     for (const kestrel::Keypoint& k : kps) {
         const float s = kestrel::level_scale(cfg.pyramid, k.level);

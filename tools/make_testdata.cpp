@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
         // Always PNG (lossless): aloeL.jpg becomes aloeL.png.
         cv::imwrite(out + "/" + std::filesystem::path(name).stem().string() + ".png", img);
     }
+    // The homography of graf1 -> graf3 (the ORB matching test).
+    std::filesystem::copy_file(in + "/H1to3p.xml", out + "/H1to3p.xml", std::filesystem::copy_options::overwrite_existing);
     cv::VideoCapture cap(in + "/vtest.avi");
     if (!cap.isOpened()) {
         std::fprintf(stderr, "cannot open %s/vtest.avi\n", in.c_str());

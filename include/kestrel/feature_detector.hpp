@@ -10,6 +10,7 @@
 #include "kestrel/fast.hpp"
 #include "kestrel/image.hpp"
 #include "kestrel/keypoint.hpp"
+#include "kestrel/orb_types.hpp"
 #include "kestrel/pyramid.hpp"
 #include "kestrel/stream.hpp"
 
@@ -47,6 +48,10 @@ struct DetectorConfig {
     bool cuda_graph = true;
     SelectionPolicy selection = SelectionPolicy::Grid;  ///< Grid (default) or PyCA
     PycaConfig pyca{};                                  ///< PyCA's cells and q (selection == PyCA)
+    /// Also compute every keypoint's ORB angle and 256-bit descriptor on its level (docs/features.md;
+    /// rules: detail/orb_rules.hpp): host_angles()/host_descriptors() and the device twins. CUDA backend:
+    /// the detector then always works on its own pyramid (a device image is copied into its level 0).
+    bool orb_descriptors = false;
 };
 
 void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");
@@ -114,6 +119,15 @@ public:
     int capacity() const;  ///< cells * per_cell (or max_features when smaller); 0 before the first call
     /// Diagnostics: did the last frame run as one CUDA graph launch (see DetectorConfig::cuda_graph)?
     bool uses_cuda_graph() const;
+
+    /// With DetectorConfig::orb_descriptors: the angle (degrees, [0, 360]) and descriptor of keypoint i in
+    /// slot i, for the last call; capacity() slots, host_count() valid. Host pointers: pinned memory (CUDA;
+    /// valid after the stream completes) or ordinary memory (CPU); device pointers null on the CPU. All
+    /// null without the option or before the first call.
+    const float* host_angles() const;
+    const OrbDescriptor* host_descriptors() const;
+    const float* device_angles() const;
+    const OrbDescriptor* device_descriptors() const;
 
 private:
     struct Impl;

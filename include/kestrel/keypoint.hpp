@@ -3,6 +3,12 @@
 
 namespace kestrel {
 
+/// A position in level-0 pixels (a track, a prediction, a matcher's search centre).
+struct Point2f {
+    float x = 0.0f;
+    float y = 0.0f;
+};
+
 /// x, y in level-0 pixels: a maximum at (u, v) on level k is reported at (u * s^k, v * s^k), with
 /// s^k = level_scale(pyramid, k). score as defined in detail/fast_rules.hpp.
 struct Keypoint {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kestrel/keypoint.hpp"  // Point2f
 #include "kestrel/pyramid_types.hpp"
 
 namespace kestrel {
@@ -67,11 +68,6 @@ struct LkConfig {
 void validate(const LkConfig& cfg, const char* where = "LkConfig");
 /// Patch side used on `level` (validated config).
 int lk_patch_size(const LkConfig& cfg, int level);
-
-struct Point2f {
-    float x = 0.0f;
-    float y = 0.0f;
-};
 
 /// Initial estimate of one feature in the current frame (level-0 pixels), e.g. an IMU prediction.
 struct LkGuess {

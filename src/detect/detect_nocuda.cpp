@@ -79,6 +79,7 @@ const int* CudaDetector::device_count() const { built_without_cuda("device_count
 const Keypoint* CudaDetector::host_keypoints() const { built_without_cuda("host_keypoints"); }
 int CudaDetector::host_count() const { built_without_cuda("host_count"); }
 int CudaDetector::capacity() const { built_without_cuda("capacity"); }
+const DeviceOrb* CudaDetector::orb() const { built_without_cuda("orb"); }
 
 }  // namespace detail
 }  // namespace kestrel

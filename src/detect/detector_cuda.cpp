@@ -47,6 +47,8 @@ struct CudaDetector::Frame {
     // frames whose mask pointers differ from the captured ones are launched directly.
     bool pyca = false;
     PycaStage pyca_stage;
+    // DetectorConfig::orb_descriptors: angles and descriptors of the selected keypoints on this pyramid.
+    std::unique_ptr<DeviceOrb> orb;
 };
 
 struct CudaDetector::Sync {
@@ -94,6 +96,10 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->fused = !f->pyca && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
                kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
+    if (cfg_.orb_descriptors) {  // ORB reads every level: the pyramid is always built, level 0 its own
+        f->in_place = false;
+        f->orb = std::make_unique<DeviceOrb>(width, height, cfg_.pyramid, g.capacity);
+    }
     if (f->fused) {  // only the 8 KiB lookup table: no score maps
         f->lut = device_corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max, "detector lookup table");
     } else {
@@ -151,6 +157,7 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
             KESTREL_CUDA(cudaMemcpyAsync(f.host_result.get(), f.select.device_result(), f.select.result_bytes(),
                                          cudaMemcpyDeviceToHost, s),
                          "detector download");
+        if (f.orb) f.orb->compute_async(f.pyramid, f.select.device_keypoints(), f.select.device_count(), s);
     };
     const bool own_level0 = input.data == f.pyramid.level(0).data;
     if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
@@ -173,7 +180,7 @@ void CudaDetector::enqueue(DeviceView image, StreamHandle stream, const DeviceDe
     validate_view(where, "image", image);
     Frame& f = frame_for(where, image.width, image.height);
     check_masks(where, f, masks);
-    if (f.fused ? f.in_place : f.scores.fuses(f.pyramid)) {  // read in place: no copy
+    if (!cfg_.orb_descriptors && (f.fused ? f.in_place : f.scores.fuses(f.pyramid))) {  // read in place: no copy
         run(f, image, stream, masks);
         return;
     }
@@ -241,5 +248,6 @@ const Keypoint* CudaDetector::host_keypoints() const {
 }
 int CudaDetector::host_count() const { return frame_ ? *result_count(frame_->host_result.get()) : 0; }
 int CudaDetector::capacity() const { return frame_ ? frame_->g.capacity : 0; }
+const DeviceOrb* CudaDetector::orb() const { return frame_ ? frame_->orb.get() : nullptr; }
 
 }  // namespace kestrel::detail

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kestrel/feature_detector.hpp"
+#include "kestrel/orb.hpp"
 
 namespace kestrel::kernels {
 struct GridNmsParams;
@@ -33,6 +34,8 @@ public:
     int host_count() const;
     int capacity() const;
     bool last_frame_used_graph() const { return last_graph_; }
+    /// The ORB stage of the current size (DetectorConfig::orb_descriptors), else null.
+    const DeviceOrb* orb() const;
 
 private:
     struct Frame;  // everything that depends on the image size

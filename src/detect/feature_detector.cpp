@@ -8,6 +8,7 @@
 #include "pyca_geometry.hpp"
 #include "src/core/backend.hpp"
 #include "kestrel/device_image.hpp"
+#include "kestrel/orb.hpp"
 
 namespace kestrel {
 
@@ -30,6 +31,7 @@ struct FeatureDetector::Impl {
     std::unique_ptr<detail::CudaDetector> cuda;  // Backend::Cuda
     std::vector<Keypoint> cpu_result;            // Backend::Cpu: the last detect()
     int cpu_capacity = 0;
+    OrbFeatures cpu_orb;                         // Backend::Cpu with orb_descriptors: the last detect()
 };
 
 FeatureDetector::FeatureDetector(const DetectorConfig& cfg, Backend backend) {
@@ -64,6 +66,8 @@ std::vector<Keypoint> FeatureDetector::detect(HostView image, const DetectionMas
     if (m.cuda) return m.cuda->detect(image, masks);
     m.cpu_result = detect_cpu(image, m.cfg, masks);
     m.cpu_capacity = detail::grid_geometry("FeatureDetector::detect", image.width, image.height, m.cfg).capacity;
+    if (m.cfg.orb_descriptors)
+        m.cpu_orb = orb_compute_cpu(build_pyramid_cpu(image, m.cfg.pyramid), m.cfg.pyramid, m.cpu_result);
     return m.cpu_result;
 }
 
@@ -114,5 +118,26 @@ namespace kestrel {
 bool FeatureDetector::uses_cuda_graph() const {
     const Impl& m = impl("uses_cuda_graph");
     return m.cuda ? m.cuda->last_frame_used_graph() : false;
+}
+}  // namespace kestrel
+
+namespace kestrel {
+const float* FeatureDetector::host_angles() const {
+    const Impl& m = impl("host_angles");
+    if (m.cuda) return m.cuda->orb() ? m.cuda->orb()->host_angles() : nullptr;
+    return m.cfg.orb_descriptors && !m.cpu_orb.angles.empty() ? m.cpu_orb.angles.data() : nullptr;
+}
+const OrbDescriptor* FeatureDetector::host_descriptors() const {
+    const Impl& m = impl("host_descriptors");
+    if (m.cuda) return m.cuda->orb() ? m.cuda->orb()->host_descriptors() : nullptr;
+    return m.cfg.orb_descriptors && !m.cpu_orb.descriptors.empty() ? m.cpu_orb.descriptors.data() : nullptr;
+}
+const float* FeatureDetector::device_angles() const {
+    const Impl& m = impl("device_angles");
+    return m.cuda && m.cuda->orb() ? m.cuda->orb()->device_angles() : nullptr;
+}
+const OrbDescriptor* FeatureDetector::device_descriptors() const {
+    const Impl& m = impl("device_descriptors");
+    return m.cuda && m.cuda->orb() ? m.cuda->orb()->device_descriptors() : nullptr;
 }
 }  // namespace kestrel
