@@ -25,6 +25,9 @@ struct DetectorConfig {
     /// CUDA backend: after the first call on a created stream (not the legacy/per-thread default), replay the
     /// per-frame work (pyramid, scores, NMS, download) as one CUDA graph. Same results either way.
     bool cuda_graph = true;
+    /// CPU backend: threads of this detector's own pool, [0, 256]; 0 = the hardware threads. Created with the
+    /// detector (none per frame), shared with no other object. Same results with any count.
+    int threads = 0;
 };
 
 void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");

@@ -52,6 +52,25 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
                                             const DetectorConfig& cfg, const std::uint8_t* cell_skip,
                                             HostView pixel_mask);
 
+/// Every positive score of the maps, as lists of y << 16 | x: level k's are lists[k * parts .. k * parts + parts - 1]
+/// (the CPU score stage writes one list per row range).
+struct CornerLists {
+    std::vector<std::vector<std::uint32_t>> lists;
+    int parts = 1;
+};
+
+/// Reused memory of the selection stage (the cells' lists, the keys of the global cap).
+struct GridScratch {
+    std::vector<std::uint64_t> slots, keys;
+};
+
+/// grid_select_reference into `out`, with reused memory. corners (may be null: every pixel is scanned) lists
+/// every positive score of the maps; the result is the same (a cell keeps the K largest keys it is offered,
+/// in any order).
+void grid_select_into(const GridGeometry& g, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                      const std::uint8_t* cell_skip, HostView pixel_mask, const CornerLists* corners,
+                      GridScratch& scratch, std::vector<Keypoint>& out);
+
 /// Checks score maps handed to detail::grid_select_*: count, sizes and values; returns their geometry.
 GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg);
 

@@ -24,41 +24,55 @@ void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
     top[i] = key;
 }
 
+/// One candidate pixel (x, y) of level k with score sp > 0: eligibility, NMS, then the cell's best-first list.
+inline void consider(const GridGeometry& g, const ScoreMap& m, const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                     HostView pixel_mask, int k, int x, int y, std::uint64_t* slots) {
+    const float sp = m.scores[static_cast<std::size_t>(y) * m.width + x];
+    const float s = g.scale[k];
+    const int Y0 = level0_pixel(y, s, g.height);
+    if (!inside_border(Y0, g.height, cfg.border)) return;
+    const int X0 = level0_pixel(x, s, g.width);
+    if (!inside_border(X0, g.width, cfg.border)) return;
+    const int cell = (Y0 / cfg.cell_height) * g.cols + X0 / cfg.cell_width;
+    if (cell_skip && cell_skip[cell]) return;
+    if (pixel_mask.data && pixel_mask.row(Y0)[X0] == 0) return;
+    const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
+    if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, cfg.nms_radius, sp)) return;
+    insert_best_first(&slots[static_cast<std::size_t>(cell) * cfg.per_cell], cfg.per_cell, keypoint_key(sp, k, x, y));
+}
+
 }  // namespace
 
-std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
-                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
-                                            HostView pixel_mask) {
+void grid_select_into(const GridGeometry& g, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                      const std::uint8_t* cell_skip, HostView pixel_mask, const CornerLists* corners,
+                      GridScratch& scratch, std::vector<Keypoint>& out) {
     const int K = cfg.per_cell;
-    std::vector<std::uint64_t> slots(static_cast<std::size_t>(g.cells()) * K, 0);
+    std::vector<std::uint64_t>& slots = scratch.slots;
+    slots.assign(static_cast<std::size_t>(g.cells()) * K, 0);
 
-    // 1. Candidates: positive, eligible, maxima of their (2n+1)^2 neighbourhood; best K per cell.
+    // 1. Candidates: positive, eligible, maxima of their (2n+1)^2 neighbourhood; best K per cell. A cell's
+    //    list keeps the K largest keys it is offered, in any order of offering (keys are unique).
     for (int k = 0; k < g.levels; ++k) {
         const ScoreMap& m = maps[static_cast<std::size_t>(k)];
-        const float s = g.scale[k];
-        const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
+        if (corners) {  // the score stage's list of the level's positive scores
+            for (int p = 0; p < corners->parts; ++p)
+                for (std::uint32_t c : corners->lists[static_cast<std::size_t>(k * corners->parts + p)])
+                    consider(g, m, cfg, cell_skip, pixel_mask, k, static_cast<int>(c & 0xFFFFu),
+                             static_cast<int>(c >> 16), slots.data());
+            continue;
+        }
         for (int y = 0; y < m.height; ++y) {
-            const int Y0 = level0_pixel(y, s, g.height);
-            if (!inside_border(Y0, g.height, cfg.border)) continue;
-            const int cy = Y0 / cfg.cell_height;
-            for (int x = 0; x < m.width; ++x) {
-                const float sp = m.at(x, y);
-                if (!(sp > 0.0f)) continue;
-                const int X0 = level0_pixel(x, s, g.width);
-                if (!inside_border(X0, g.width, cfg.border)) continue;
-                const int cell = cy * g.cols + X0 / cfg.cell_width;
-                if (cell_skip && cell_skip[cell]) continue;
-                if (pixel_mask.data && pixel_mask.row(Y0)[X0] == 0) continue;
-                if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, cfg.nms_radius, sp)) continue;
-                insert_best_first(&slots[static_cast<std::size_t>(cell) * K], K, keypoint_key(sp, k, x, y));
-            }
+            const float* row = m.scores.data() + static_cast<std::size_t>(y) * m.width;
+            for (int x = 0; x < m.width; ++x)
+                if (row[x] > 0.0f) consider(g, m, cfg, cell_skip, pixel_mask, k, x, y, slots.data());
         }
     }
 
     // 2. Global cap: keep the max_features largest keys (keys are unique), never an arrival-order cut.
     std::uint64_t threshold = 1;  // keeps every non-empty slot
     if (cfg.max_features > 0) {
-        std::vector<std::uint64_t> keys;
+        std::vector<std::uint64_t>& keys = scratch.keys;
+        keys.clear();
         for (std::uint64_t key : slots)
             if (key) keys.push_back(key);
         const std::size_t M = static_cast<std::size_t>(cfg.max_features);
@@ -70,7 +84,7 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
     }
 
     // 3. Output in cell order, then rank.
-    std::vector<Keypoint> out;
+    out.clear();
     for (std::uint64_t key : slots) {
         if (key < threshold) continue;
         const int level = key_level(key);
@@ -81,6 +95,14 @@ std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::ve
         kp.level = level;
         out.push_back(kp);
     }
+}
+
+std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
+                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                                            HostView pixel_mask) {
+    GridScratch scratch;
+    std::vector<Keypoint> out;
+    grid_select_into(g, maps, cfg, cell_skip, pixel_mask, nullptr, scratch, out);
     return out;
 }
 
