@@ -62,6 +62,7 @@ struct CornerLists {
 /// Reused memory of the selection stage (the cells' lists, the keys of the global cap).
 struct GridScratch {
     std::vector<std::uint64_t> slots, keys;
+    std::vector<int> x0, y0, cx, cy;  // per level: level-0 pixel and cell of each column and row
 };
 
 /// grid_select_reference into `out`, with reused memory. corners (may be null: every pixel is scanned) lists
