@@ -16,18 +16,18 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     return s;
 }
 
-float CpuAnchorEngine::template_sum() {
+KESTREL_CPU_CLONES float CpuAnchorEngine::template_sum() {
     float out;
-    emulate_warp_sums<1>(s_.n, [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    emulate_warp_sums<1>(s_.n, [&](float* acc, int i) KESTREL_CPU_LAMBDA { acc[0] = fadd(acc[0], t_[i]); }, &out);
     return out;
 }
 
-void CpuAnchorEngine::hessian_sums(float mu, float* out) {
+KESTREL_CPU_CLONES void CpuAnchorEngine::hessian_sums(float mu, float* out) {
     const int n = s_.n, npx = n * n;
     const float h = patch_half(n);
     emulate_warp_sums<kAnchorHessianSums>(
         n,
-        [&](float* acc, int i) {
+        [&](float* acc, int i) KESTREL_CPU_LAMBDA {
             float sd[kAnchorParams];
             anchor_sd(fsub(t_[i], mu), t_[npx + i], t_[2 * npx + i], anchor_u(i, n, h), anchor_v(i, n, h), sd);
             anchor_add_hessian(acc, sd);
@@ -35,13 +35,13 @@ void CpuAnchorEngine::hessian_sums(float mu, float* out) {
         out);
 }
 
-void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu,
+KESTREL_CPU_CLONES void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu,
                                  float* out) {
     const int n = s_.n, npx = n * n;
     const float h = patch_half(n);
     emulate_warp_sums<kAnchorParams + 1>(
         n,
-        [&](float* acc, int i) {
+        [&](float* acc, int i) KESTREL_CPU_LAMBDA {
             const float u = anchor_u(i, n, h), v = anchor_v(i, n, h), a = fsub(t_[i], mu);
             float sd[kAnchorParams];
             anchor_sd(a, t_[npx + i], t_[2 * npx + i], u, v, sd);

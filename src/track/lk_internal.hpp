@@ -19,11 +19,40 @@ void lk_levels(const std::vector<HostImage>& pyr, const LkConfig& cfg, const cha
 /// Throws InvalidArgument naming `param` unless x and y are finite.
 void check_point(const char* where, const char* param, std::size_t index, float x, float y);
 
+// The CPU engines' hot functions (the per-pixel sums) get a second build for x86-64 CPUs with FMA and AVX2
+// (GCC's function multi-versioning, chosen once at load time): there ffma (std::fma) is one instruction instead
+// of a call into the C library. Both builds are IEEE single precision with every fused multiply-add stated
+// (the files are compiled with -ffp-contract=off), so they return the same bits; other targets use the plain one.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KESTREL_NO_CPU_CLONES)
+#define KESTREL_CPU_CLONES __attribute__((target_clones("arch=haswell", "default"), flatten))
+#else
+#define KESTREL_CPU_CLONES
+#endif
+#if defined(__GNUC__)
+#define KESTREL_CPU_INLINE inline __attribute__((always_inline))
+#define KESTREL_CPU_LAMBDA __attribute__((always_inline))  // after a lambda's parameters: inlined into its clone
+#else
+#define KESTREL_CPU_INLINE inline
+#define KESTREL_CPU_LAMBDA
+#endif
+
+/// The warp's xor butterfly of K sums over 32 lanes, as the tree it is for lane 0: at each step, for l < half,
+/// lanes[l] = lanes[l] + lanes[l + half] (the butterfly's lanes[l] + lanes[l ^ half]: the same operands in the
+/// same order, since l ^ half = l + half for l < half), half = 16, 8, 4, 2, 1; the result is lanes[0]. Exactly
+/// emulate_butterfly (lk_rules.hpp) with 31 additions per sum instead of 160. Overwrites lanes.
+template <int K>
+KESTREL_CPU_INLINE void warp_tree_sums(float (&lanes)[kLkLanes][K], float* out) {
+    for (int half = kLkLanes / 2; half >= 1; half /= 2)
+        for (int l = 0; l < half; ++l)
+            for (int k = 0; k < K; ++k) lanes[l][k] = fadd(lanes[l][k], lanes[l + half][k]);
+    for (int k = 0; k < K; ++k) out[k] = lanes[0][k];
+}
+
 /// The warp's order for K sums over an n x n patch, emulated on the host: per lane l, add(lanes[l], i) for its
 /// pixels i = lane_pixel(l, 0, n), lane_pixel(l, 1, n), ... in slot order, then the butterfly into out.
 /// Both CPU engines (LK's and the anchor's) sum through it.
 template <int K, class Add>
-void emulate_warp_sums(int n, Add&& add, float* out) {
+KESTREL_CPU_INLINE void emulate_warp_sums(int n, Add&& add, float* out) {
     float lanes[kLkLanes][K];
     for (int l = 0; l < kLkLanes; ++l) {
         for (float& v : lanes[l]) v = 0.0f;
@@ -32,7 +61,7 @@ void emulate_warp_sums(int n, Add&& add, float* out) {
             if (i >= 0) add(lanes[l], i);
         }
     }
-    emulate_butterfly<K>(lanes, out);
+    warp_tree_sums<K>(lanes, out);
 }
 
 /// The host engine of lk_track_one: per-lane partial sums in the warp's order, then the emulated butterfly.
