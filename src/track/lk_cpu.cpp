@@ -37,6 +37,18 @@ KESTREL_CPU_INLINE void sample_block(const GridTaps& src, const PatchGrid& g, in
     }
 }
 
+/// add_image_sums (lk_rules.hpp) restated operation for operation (GCC would not inline the rule's own into
+/// the FMA build, which then called the plain build per pixel); tests/track/test_track_cpu_oracle.cpp checks
+/// the bits against the rule.
+template <bool Sad>
+KESTREL_CPU_INLINE void image_sums_of(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    acc[0] = ffma(gx, image, acc[0]);
+    acc[1] = ffma(gy, image, acc[1]);
+    acc[2] = ffma(a, image, acc[2]);
+    acc[3] = fadd(acc[3], image);
+    if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(fsub(ffma(alpha, a, beta_c), image)));
+}
+
 }  // namespace
 
 /// extract_template (lk_rules.hpp) over every pixel, with the samples of the widened (n + 2)^2 grid computed
@@ -59,46 +71,74 @@ KESTREL_CPU_CLONES bool extract_template_cpu(const LkImage& im, float rx, float 
     return true;
 }
 
-bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
-    const int n = s_.patch[k];
-    if (stored_) {
-        t_ = stored_ + store_level_offset(s_, k);
-        return valid_[k] != 0;
-    }
-    t_ = buf_;
-    return extract_template_cpu(ref_[k], rx, ry, n, buf_);
+void LaneLayout::set(int side) {
+    n = side;
+    slots = 0;
+    for (int j = 0; j < kLkMaxPerLane; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            const int i = lane_pixel(l, j, side);
+            pixel[j][l] = i >= 0 ? i : 0;
+            valid[j][l] = i >= 0;
+            if (i >= 0 && j + 1 > slots) slots = j + 1;
+        }
 }
 
-KESTREL_CPU_CLONES float CpuLkEngine::template_sum(int k) {
+bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
+    const int n = s_.patch[k];
+    bool ok;
+    if (stored_) {
+        t_ = stored_ + store_level_offset(s_, k);
+        ok = valid_[k] != 0;
+    } else {
+        t_ = buf_;
+        ok = extract_template_cpu(ref_[k], rx, ry, n, buf_);
+    }
+    if (!ok) return false;
+    if (lanes_.n != n) lanes_.set(n);
+    const int npx = n * n;
+    for (int j = 0; j < lanes_.slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            const int i = lanes_.pixel[j][l];
+            lt_[j][l] = t_[i];
+            lgx_[j][l] = t_[npx + i];
+            lgy_[j][l] = t_[2 * npx + i];
+        }
+    return true;
+}
+
+KESTREL_CPU_CLONES float CpuLkEngine::template_sum(int) {
     float out;
-    emulate_warp_sums<1>(s_.patch[k], [&](float* acc, int i) KESTREL_CPU_LAMBDA { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    lane_major_sums<1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        acc[0] = fadd(acc[0], lt_[j][l]);
+    }, &out);
     return out;
 }
 
-KESTREL_CPU_CLONES void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
-    const int npx = s_.patch[k] * s_.patch[k];
-    emulate_warp_sums<kLkHessianSums>(
-        s_.patch[k], [&](float* acc, int i) KESTREL_CPU_LAMBDA { add_hessian(acc, t_[i], t_[npx + i], t_[2 * npx + i], mu); }, out);
+KESTREL_CPU_CLONES void CpuLkEngine::hessian_sums(int, float mu, float* out) {
+    lane_major_sums<kLkHessianSums>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        add_hessian(acc, lt_[j][l], lgx_[j][l], lgy_[j][l], mu);
+    }, out);
 }
 
 KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, float alpha,
                                                  float beta_c, float mu, float* out, bool with_sad) {
     const int n = s_.patch[k];
-    const int npx = n * n;
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
-    emulate_warp_sums<kLkImageSums + 1>(
-        n,
-        [&](float* acc, int i) KESTREL_CPU_LAMBDA {
-            const float a = fsub(t_[i], mu), image = S[i];
-            if (with_sad)
-                add_image_sums<true>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
-            else
-                add_image_sums<false>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
-        },
-        out);
+    float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
+    for (int j = 0; j < lanes_.slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_.pixel[j][l]];
+    if (with_sad)
+        lane_major_sums<kLkImageSums + 1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+            image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
+        }, out);
+    else
+        lane_major_sums<kLkImageSums>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+            image_sums_of<false>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
+        }, out);
+    if (!with_sad) out[kLkImageSums] = 0.0f;  // as the emulated warp leaves it: no |e| summed
 }
 
 KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha,
@@ -109,15 +149,15 @@ KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, fl
     const GridTaps src(cur, g);
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
+    float I[kLkMaxPerLane][kLkLanes];
+    for (int j = 0; j < lanes_.slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_.pixel[j][l]];
     float out[2];
-    emulate_warp_sums<2>(
-        n,
-        [&](float* acc, int i) KESTREL_CPU_LAMBDA {
-            const float a = fsub(t_[i], mu), image = S[i];
-            acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
-            acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, image, alpha0, beta_c0)));
-        },
-        out);
+    lane_major_sums<2>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        const float a = fsub(lt_[j][l], mu);
+        acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, I[j][l], alpha, beta_c)));
+        acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, I[j][l], alpha0, beta_c0)));
+    }, out);
     *sad = out[0];
     *sad0 = out[1];
 }

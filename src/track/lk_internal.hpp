@@ -64,6 +64,51 @@ KESTREL_CPU_INLINE void emulate_warp_sums(int n, Add&& add, float* out) {
     warp_tree_sums<K>(lanes, out);
 }
 
+/// The same sums lane-major, so that the compiler runs the 32 lanes as vector lanes: acc[k][l] is lane l's
+/// sum k; for slot j = 0 .. slots - 1 and every lane l with a pixel in slot j (valid[j][l] != 0),
+/// add(a, j, l) updates lane l's K sums a[] in place (the per-lane add of emulate_warp_sums, in the same slot
+/// order); then each sum's tree. The same operations in the same order per lane as emulate_warp_sums.
+template <int K, class Add>
+KESTREL_CPU_INLINE void lane_major_sums(int slots, const std::int32_t (*valid)[kLkLanes], Add&& add, float* out) {
+    float acc[K][kLkLanes];
+    for (int k = 0; k < K; ++k)
+        for (int l = 0; l < kLkLanes; ++l) acc[k][l] = 0.0f;
+    for (int j = 0; j < slots; ++j) {
+        bool full = true;  // every lane has a pixel in this slot (always so for the sides 8 and 16)
+        for (int l = 0; l < kLkLanes; ++l) full &= valid[j][l] != 0;
+        if (full) {
+            for (int l = 0; l < kLkLanes; ++l) {  // no branch: the compiler runs the lanes as vector lanes
+                float a[K];
+                for (int k = 0; k < K; ++k) a[k] = acc[k][l];
+                add(a, j, l);
+                for (int k = 0; k < K; ++k) acc[k][l] = a[k];
+            }
+        } else {
+            for (int l = 0; l < kLkLanes; ++l) {
+                if (!valid[j][l]) continue;
+                float a[K];
+                for (int k = 0; k < K; ++k) a[k] = acc[k][l];
+                add(a, j, l);
+                for (int k = 0; k < K; ++k) acc[k][l] = a[k];
+            }
+        }
+    }
+    for (int k = 0; k < K; ++k) {
+        for (int half = kLkLanes / 2; half >= 1; half /= 2)  // the tree of warp_tree_sums, one sum at a time
+            for (int l = 0; l < half; ++l) acc[k][l] = fadd(acc[k][l], acc[k][l + half]);
+        out[k] = acc[k][0];
+    }
+}
+
+/// A patch side's lane layout: pixel lane_pixel(l, j, n) of slot j, lane l (0 where empty), its validity, and
+/// the number of slots in use.
+struct LaneLayout {
+    int n = 0, slots = 0;
+    std::int32_t pixel[kLkMaxPerLane][kLkLanes];
+    std::int32_t valid[kLkMaxPerLane][kLkLanes];
+    void set(int side);
+};
+
 /// The host engine of lk_track_one: per-lane partial sums in the warp's order, then the emulated butterfly.
 class CpuLkEngine {
 public:
@@ -90,6 +135,9 @@ private:
     const std::int32_t* valid_ = nullptr;
     const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
+    // The loaded template lane-major (slot j, lane l): T, gx, gy of pixel lanes_.pixel[j][l].
+    LaneLayout lanes_;
+    float lt_[kLkMaxPerLane][kLkLanes], lgx_[kLkMaxPerLane][kLkLanes], lgy_[kLkMaxPerLane][kLkLanes];
 };
 
 /// Fills T, gx, gy (n*n each, consecutive) of the template at (rx, ry) on `im` (level coordinates):
