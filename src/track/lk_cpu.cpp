@@ -83,6 +83,15 @@ void LaneLayout::set(int side) {
         }
 }
 
+const LaneLayout& lane_layout(int n) {
+    static const std::vector<LaneLayout> layouts = [] {
+        std::vector<LaneLayout> v(kMaxPatchSize + 1);
+        for (int side = 1; side <= kMaxPatchSize; ++side) v[static_cast<std::size_t>(side)].set(side);
+        return v;
+    }();
+    return layouts[static_cast<std::size_t>(n)];
+}
+
 bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
     const int n = s_.patch[k];
     bool ok;
@@ -94,11 +103,11 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
         ok = extract_template_cpu(ref_[k], rx, ry, n, buf_);
     }
     if (!ok) return false;
-    if (lanes_.n != n) lanes_.set(n);
+    lanes_ = &lane_layout(n);
     const int npx = n * n;
-    for (int j = 0; j < lanes_.slots; ++j)
+    for (int j = 0; j < lanes_->slots; ++j)
         for (int l = 0; l < kLkLanes; ++l) {
-            const int i = lanes_.pixel[j][l];
+            const int i = lanes_->pixel[j][l];
             lt_[j][l] = t_[i];
             lgx_[j][l] = t_[npx + i];
             lgy_[j][l] = t_[2 * npx + i];
@@ -108,14 +117,14 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
 
 KESTREL_CPU_CLONES float CpuLkEngine::template_sum(int) {
     float out;
-    lane_major_sums<1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+    lane_major_sums<1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         acc[0] = fadd(acc[0], lt_[j][l]);
     }, &out);
     return out;
 }
 
 KESTREL_CPU_CLONES void CpuLkEngine::hessian_sums(int, float mu, float* out) {
-    lane_major_sums<kLkHessianSums>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+    lane_major_sums<kLkHessianSums>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         add_hessian(acc, lt_[j][l], lgx_[j][l], lgy_[j][l], mu);
     }, out);
 }
@@ -128,14 +137,14 @@ KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
-    for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_.pixel[j][l]];
+    for (int j = 0; j < lanes_->slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
     if (with_sad)
-        lane_major_sums<kLkImageSums + 1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        lane_major_sums<kLkImageSums + 1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
             image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
         }, out);
     else
-        lane_major_sums<kLkImageSums>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        lane_major_sums<kLkImageSums>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
             image_sums_of<false>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
         }, out);
     if (!with_sad) out[kLkImageSums] = 0.0f;  // as the emulated warp leaves it: no |e| summed
@@ -150,10 +159,10 @@ KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, fl
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];
-    for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_.pixel[j][l]];
+    for (int j = 0; j < lanes_->slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
     float out[2];
-    lane_major_sums<2>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+    lane_major_sums<2>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         const float a = fsub(lt_[j][l], mu);
         acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, I[j][l], alpha, beta_c)));
         acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, I[j][l], alpha0, beta_c0)));

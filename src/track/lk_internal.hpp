@@ -109,6 +109,9 @@ struct LaneLayout {
     void set(int side);
 };
 
+/// The layout of side n in [1, kMaxPatchSize], built once (constant tables, shared read-only by every engine).
+const LaneLayout& lane_layout(int n);
+
 /// The host engine of lk_track_one: per-lane partial sums in the warp's order, then the emulated butterfly.
 class CpuLkEngine {
 public:
@@ -135,8 +138,8 @@ private:
     const std::int32_t* valid_ = nullptr;
     const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
-    // The loaded template lane-major (slot j, lane l): T, gx, gy of pixel lanes_.pixel[j][l].
-    LaneLayout lanes_;
+    // The loaded template lane-major (slot j, lane l): T, gx, gy of pixel lanes_->pixel[j][l].
+    const LaneLayout* lanes_ = nullptr;
     float lt_[kLkMaxPerLane][kLkLanes], lgx_[kLkMaxPerLane][kLkLanes], lgy_[kLkMaxPerLane][kLkLanes];
 };
 
