@@ -66,10 +66,50 @@ KESTREL_CPU_CLONES void CpuAnchorEngine::hessian_sums(float mu, float* out) {
 
 KESTREL_CPU_CLONES void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float alpha,
                                                     float beta_c, float mu, float* out) {
-    float I[kLkMaxPerLane][kLkLanes];  // the warped samples lane-major (scalar: each pixel its own taps)
+    // The warped samples lane-major: anchor_sample (anchor_rules.hpp) in three passes, the position and the
+    // grid (patch_grid) of every lane as vector lanes, the four taps of each (GridTaps::at: scalar loads), then
+    // grid_sample's blend, ffma(ay, row(1), by * row(0)) with row(j) = ffma(ax, I(1, j), bx * I(0, j)), as
+    // vector lanes. The same operations on the same values.
+    float I[kLkMaxPerLane][kLkLanes];
+    float ax[kLkMaxPerLane][kLkLanes], bx[kLkMaxPerLane][kLkLanes], ay[kLkMaxPerLane][kLkLanes],
+        by[kLkMaxPerLane][kLkLanes];
+    std::int32_t tx[kLkMaxPerLane][kLkLanes], ty[kLkMaxPerLane][kLkLanes];
     for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l)
-            I[j][l] = lanes_.valid[j][l] ? anchor_sample(cur, w, lu_[j][l], lv_[j][l]) : 0.0f;
+        for (int l = 0; l < kLkLanes; ++l) {
+            const float u = lu_[j][l], v = lv_[j][l];
+            const float px = ffma(w.a00, u, ffma(w.a01, v, w.x));
+            const float py = ffma(w.a10, u, ffma(w.a11, v, w.y));
+            const PatchGrid g = patch_grid(px, py, 0.0f);
+            tx[j][l] = g.x0;
+            ty[j][l] = g.y0;
+            ax[j][l] = g.ax;
+            bx[j][l] = g.bx;
+            ay[j][l] = g.ay;
+            by[j][l] = g.by;
+        }
+    float t00[kLkMaxPerLane][kLkLanes], t10[kLkMaxPerLane][kLkLanes], t01[kLkMaxPerLane][kLkLanes],
+        t11[kLkMaxPerLane][kLkLanes];
+    const int last_x = cur.width - 1, last_y = cur.height - 1;
+    for (int j = 0; j < lanes_.slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            if (!lanes_.valid[j][l]) {
+                t00[j][l] = t10[j][l] = t01[j][l] = t11[j][l] = 0.0f;
+                continue;
+            }
+            const std::uint8_t* r0 = cur.data + static_cast<std::size_t>(clamp_tap(ty[j][l], last_y)) * cur.pitch;
+            const std::uint8_t* r1 = cur.data + static_cast<std::size_t>(clamp_tap(ty[j][l] + 1, last_y)) * cur.pitch;
+            const int c0 = clamp_tap(tx[j][l], last_x), c1 = clamp_tap(tx[j][l] + 1, last_x);
+            t00[j][l] = static_cast<float>(r0[c0]);
+            t10[j][l] = static_cast<float>(r0[c1]);
+            t01[j][l] = static_cast<float>(r1[c0]);
+            t11[j][l] = static_cast<float>(r1[c1]);
+        }
+    for (int j = 0; j < lanes_.slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            const float row0 = ffma(ax[j][l], t10[j][l], fmul(bx[j][l], t00[j][l]));
+            const float row1 = ffma(ax[j][l], t11[j][l], fmul(bx[j][l], t01[j][l]));
+            I[j][l] = ffma(ay[j][l], row1, fmul(by[j][l], row0));
+        }
     lane_major_sums<kAnchorParams + 1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         const float a = fsub(lt_[j][l], mu);
         float sd[kAnchorParams];
