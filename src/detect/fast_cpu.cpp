@@ -163,7 +163,7 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
                 // popcount gate only skips lookups whose bit is 0.)
                 const std::uint32_t mb = blo[x] | static_cast<std::uint32_t>(bhi[x]) << 8;
                 const std::uint32_t md = dlo[x] | static_cast<std::uint32_t>(dhi[x]) << 8;
-                if (!(lut_test(lut, mb) | lut_test(lut, md))) continue;
+                if (!lut_test(lut, mb) && !lut_test(lut, md)) continue;
                 const int c = mid[x];
                 int p[kCircleSize];
                 for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
