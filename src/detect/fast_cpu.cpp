@@ -18,6 +18,9 @@
 #define KESTREL_FAST_INLINE inline
 #endif
 
+// The candidate scan reads 8 flag bytes as one little-endian word (x86-64, aarch64).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fast_score_rows' flag scan assumes little endian");
+
 namespace kestrel {
 namespace detail {
 namespace {
@@ -149,16 +152,11 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
         for (int i = 0; i < kCircleSize; ++i) q[i] = image.row(y + circle_dy(i)) + circle_dx(i);
         segment(cfg.arc_min, q, mid, static_cast<std::uint8_t>(t), blo, bhi, dlo, dhi, flag, b, w - b);
         float* out = scores + static_cast<std::size_t>(y) * w;
-        for (int x = b; x < w - b;) {
-            std::uint64_t word;
-            std::memcpy(&word, flag + x, sizeof word);
-            if (word == 0) {
-                x += 8;
-                continue;
-            }
-            const int xe = x + 8 < w - b ? x + 8 : w - b;
-            for (; x < xe; ++x) {
-                if (!flag[x]) continue;
+        for (int x0 = b; x0 < w - b; x0 += 8) {
+            std::uint64_t word;  // 8 flags (0 or 1; none past w - b), gathered into 8 bits
+            std::memcpy(&word, flag + x0, sizeof word);
+            for (unsigned bits = static_cast<unsigned>((word * 0x0102040810204080ull) >> 56); bits; bits &= bits - 1) {
+                const int x = x0 + __builtin_ctz(bits);
                 // The segment test of the rules (is_corner): the table's bit of each mask. (mask_is_arc's
                 // popcount gate only skips lookups whose bit is 0.)
                 const std::uint32_t mb = blo[x] | static_cast<std::uint32_t>(bhi[x]) << 8;
