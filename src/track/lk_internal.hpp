@@ -19,12 +19,13 @@ void lk_levels(const std::vector<HostImage>& pyr, const LkConfig& cfg, const cha
 /// Throws InvalidArgument naming `param` unless x and y are finite.
 void check_point(const char* where, const char* param, std::size_t index, float x, float y);
 
-// The CPU engines' hot functions (the per-pixel sums) get a second build for x86-64 CPUs with FMA and AVX2
-// (GCC's function multi-versioning, chosen once at load time): there ffma (std::fma) is one instruction instead
-// of a call into the C library. Both builds are IEEE single precision with every fused multiply-add stated
+// The CPU engines' hot functions (the per-pixel sums) get a second build for x86-64 CPUs with FMA (GCC's
+// function multi-versioning on the FMA feature bit, chosen once at load time; FMA implies AVX): there ffma
+// (std::fma) is one instruction instead of a call into the C library. ("arch=haswell" would not do: GCC
+// dispatches it on the CPU model, so other CPUs with FMA would get the plain build.) Both builds are IEEE single precision with every fused multiply-add stated
 // (the files are compiled with -ffp-contract=off), so they return the same bits; other targets use the plain one.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KESTREL_NO_CPU_CLONES)
-#define KESTREL_CPU_CLONES __attribute__((target_clones("arch=haswell", "default"), flatten))
+#define KESTREL_CPU_CLONES __attribute__((target_clones("fma", "default"), flatten))
 #else
 #define KESTREL_CPU_CLONES
 #endif
