@@ -66,46 +66,44 @@ KESTREL_CPU_CLONES void CpuAnchorEngine::hessian_sums(float mu, float* out) {
 
 KESTREL_CPU_CLONES void CpuAnchorEngine::error_sums(const LkImage& cur, const AnchorState& w, float alpha,
                                                     float beta_c, float mu, float* out) {
-    // The warped samples lane-major: anchor_sample (anchor_rules.hpp) in three passes, the position and the
-    // grid (patch_grid) of every lane as vector lanes, the four taps of each (GridTaps::at: scalar loads), then
-    // grid_sample's blend, ffma(ay, row(1), by * row(0)) with row(j) = ffma(ax, I(1, j), bx * I(0, j)), as
-    // vector lanes. The same operations on the same values.
-    float I[kLkMaxPerLane][kLkLanes];
-    float ax[kLkMaxPerLane][kLkLanes], bx[kLkMaxPerLane][kLkLanes], ay[kLkMaxPerLane][kLkLanes],
-        by[kLkMaxPerLane][kLkLanes];
-    std::int32_t tx[kLkMaxPerLane][kLkLanes], ty[kLkMaxPerLane][kLkLanes];
+    // The warped samples lane-major: anchor_sample (anchor_rules.hpp) in three passes, the position, the grid
+    // (patch_grid) and the four taps' offsets of every lane as vector lanes (clamped into the image: the border
+    // rule of GridTaps::at; computed for empty lanes too, so that no lane branches: their values are never
+    // summed), the taps (scalar loads), then grid_sample's blend, ffma(ay, row(1), by * row(0)) with
+    // row(j) = ffma(ax, I(1, j), bx * I(0, j)), as vector lanes. The same operations on the same values.
+    constexpr int S = kLkMaxPerLane, L = kLkLanes;
+    float ax[S][L], bx[S][L], ay[S][L], by[S][L];
+    std::int32_t o00[S][L], o10[S][L], o01[S][L], o11[S][L];
+    const int last_x = cur.width - 1, last_y = cur.height - 1, pitch = static_cast<int>(cur.pitch);
     for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) {
+        for (int l = 0; l < L; ++l) {
             const float u = lu_[j][l], v = lv_[j][l];
             const float px = ffma(w.a00, u, ffma(w.a01, v, w.x));
             const float py = ffma(w.a10, u, ffma(w.a11, v, w.y));
             const PatchGrid g = patch_grid(px, py, 0.0f);
-            tx[j][l] = g.x0;
-            ty[j][l] = g.y0;
             ax[j][l] = g.ax;
             bx[j][l] = g.bx;
             ay[j][l] = g.ay;
             by[j][l] = g.by;
+            const int r0 = clamp_tap(g.y0, last_y) * pitch, r1 = clamp_tap(g.y0 + 1, last_y) * pitch;
+            const int c0 = clamp_tap(g.x0, last_x), c1 = clamp_tap(g.x0 + 1, last_x);
+            o00[j][l] = r0 + c0;
+            o10[j][l] = r0 + c1;
+            o01[j][l] = r1 + c0;
+            o11[j][l] = r1 + c1;
         }
-    float t00[kLkMaxPerLane][kLkLanes], t10[kLkMaxPerLane][kLkLanes], t01[kLkMaxPerLane][kLkLanes],
-        t11[kLkMaxPerLane][kLkLanes];
-    const int last_x = cur.width - 1, last_y = cur.height - 1;
+    float t00[S][L], t10[S][L], t01[S][L], t11[S][L];
+    const std::uint8_t* data = cur.data;
     for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) {
-            if (!lanes_.valid[j][l]) {
-                t00[j][l] = t10[j][l] = t01[j][l] = t11[j][l] = 0.0f;
-                continue;
-            }
-            const std::uint8_t* r0 = cur.data + static_cast<std::size_t>(clamp_tap(ty[j][l], last_y)) * cur.pitch;
-            const std::uint8_t* r1 = cur.data + static_cast<std::size_t>(clamp_tap(ty[j][l] + 1, last_y)) * cur.pitch;
-            const int c0 = clamp_tap(tx[j][l], last_x), c1 = clamp_tap(tx[j][l] + 1, last_x);
-            t00[j][l] = static_cast<float>(r0[c0]);
-            t10[j][l] = static_cast<float>(r0[c1]);
-            t01[j][l] = static_cast<float>(r1[c0]);
-            t11[j][l] = static_cast<float>(r1[c1]);
+        for (int l = 0; l < L; ++l) {
+            t00[j][l] = static_cast<float>(data[o00[j][l]]);
+            t10[j][l] = static_cast<float>(data[o10[j][l]]);
+            t01[j][l] = static_cast<float>(data[o01[j][l]]);
+            t11[j][l] = static_cast<float>(data[o11[j][l]]);
         }
+    float I[S][L];
     for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) {
+        for (int l = 0; l < L; ++l) {
             const float row0 = ffma(ax[j][l], t10[j][l], fmul(bx[j][l], t00[j][l]));
             const float row1 = ffma(ax[j][l], t11[j][l], fmul(bx[j][l], t01[j][l]));
             I[j][l] = ffma(ay[j][l], row1, fmul(by[j][l], row0));
