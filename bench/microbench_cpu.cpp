@@ -1,5 +1,9 @@
 // kestrel_microbench, CPU rows: Kestrel's CPU reference detector and the OpenCV CPU baselines
 // (cv::FAST + grid selection, goodFeaturesToTrack, cv::FAST without NMS on 2 levels, calcOpticalFlowPyrLK).
+#include <chrono>
+#include <cstring>
+
+#include "kestrel/feature_tracker.hpp"
 #include "microbench.hpp"
 #if KESTREL_BENCH_OPENCV
 #include <opencv2/core/utility.hpp>
@@ -12,7 +16,72 @@
 
 namespace kestrel::bench::micro {
 
+namespace {
+
+/// The CPU backend's thread counts of the rows: 1 and all (0 = the hardware threads), then the scaling rows.
+std::string threads_name(int threads) {
+    return threads == 0 ? "all-threads" : threads == 1 ? "1thread" : "threads:" + std::to_string(threads);
+}
+constexpr int kThreadRows[] = {1, 0, 2, 4, 8, 16};
+
+/// k-th frame of a ping-pong walk through the 752x480 sequence (continuous motion, any length).
+const HostImage& seq_frame(std::size_t i) {
+    const int n = static_cast<int>(g_seq752.size());
+    const int period = std::max(1, 2 * n - 2);
+    const int j = static_cast<int>(i % static_cast<std::size_t>(period));
+    return g_seq752[static_cast<std::size_t>(j < n ? j : period - j)];
+}
+
+}  // namespace
+
 void register_cpu() {
+    // The CPU backend's detector object (FeatureDetector, Backend::Cpu: its own pool of `threads`), the same
+    // config as cv-fast+grid below. Issue target: 1thread and all-threads <= cv-fast+grid/752x480/1thread.
+    for (int threads : kThreadRows) {
+        add("cpu/kestrel-detector/752x480/" + threads_name(threads), 200, [threads](benchmark::State& st) {
+            DetectorConfig c = issue4_detector();
+            c.threads = threads;
+            FeatureDetector det(c, Backend::Cpu);
+            const HostImage& img = g_frame0.at("752x480");
+            wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
+            st.counters["keypoints"] = static_cast<double>(det.host_count());
+        });
+    }
+#if KESTREL_BENCH_TRACKER
+    // The CPU backend's tracker frame (FeatureTracker, Backend::Cpu): 200 tracks, 3 levels, the default
+    // mode and anchoring, frames of the sequence in a ping-pong walk. Issue target: <= the
+    // cv-pyramid+calcOpticalFlowPyrLK/200/3lv row with the same thread count.
+    for (int threads : kThreadRows) {
+        add("cpu/kestrel-tracker-frame/200/3lv/" + threads_name(threads), 100, [threads](benchmark::State& st) {
+            if (g_seq752.empty()) return st.SkipWithError("no 752x480 sequence");
+            TrackerConfig c;
+            c.lk.pyramid = {3, 2.0f};
+            c.detector = issue4_detector();
+            c.target_features = 200;
+            c.threads = threads;
+            FeatureTracker trk(752, 480, c, Backend::Cpu);
+            std::size_t i = 0;
+            for (int w = 0; w < 5; ++w) trk.track(seq_frame(i++).view());  // tracks exist before timing
+            std::vector<double> us;
+            long long live = 0;
+            int frames = 0, redetections = 0;
+            for (auto _ : st) {
+                const HostImage& f = seq_frame(i++);
+                const auto t0 = std::chrono::steady_clock::now();
+                const auto& tracks = trk.track(f.view());
+                const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                us.push_back(t);
+                st.SetIterationTime(t * 1e-6);
+                live += static_cast<long long>(tracks.size());
+                redetections += trk.redetected();
+                ++frames;
+            }
+            set_stats(st, us);
+            st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
+            st.counters["redetect_frac"] = frames ? static_cast<double>(redetections) / frames : 0.0;
+        });
+    }
+#endif
     // Kestrel's CPU reference (the backend that runs without a GPU).
     add("cpu/kestrel-detect_cpu/752x480", 20, [](benchmark::State& st) {
         const DetectorConfig c = issue4_detector();
@@ -68,6 +137,41 @@ void register_cpu() {
             });
         });
     }
+    // The tracker frame's baseline: the new frame's pyramid (cv::buildOpticalFlowPyramid, 3 levels, 16x16
+    // window) and calcOpticalFlowPyrLK of 200 points from the previous frame's pyramid, frame after frame
+    // through the same sequence as cpu/kestrel-tracker-frame; the points are re-seeded from the FAST corners
+    // of frame 0 (as a tracker re-detects), so that 200 are always followed.
+    for (int threads : {1, 0}) {
+        add("cpu/cv-pyramid+calcOpticalFlowPyrLK/200/3lv/" + threads_name(threads), 100, [threads](benchmark::State& st) {
+            if (g_seq752.empty()) return st.SkipWithError("no 752x480 sequence");
+            cv::setNumThreads(threads == 1 ? 1 : cv::getNumberOfCPUs());
+            const cv::Size win(16, 16);
+            const cv::TermCriteria crit(cv::TermCriteria::COUNT | cv::TermCriteria::EPS, 30, 0.01);
+            std::vector<cv::Point2f> seed;
+            for (const auto& p : feature_points(200)) seed.emplace_back(p.x, p.y);
+            std::vector<cv::Mat> prev, cur;
+            std::size_t i = 0;
+            cv::buildOpticalFlowPyramid(as_mat(seq_frame(i++)), prev, win, 2);
+            std::vector<cv::Point2f> pts = seed, next;
+            std::vector<unsigned char> status;
+            std::vector<float> err;
+            std::vector<double> us;
+            for (auto _ : st) {
+                const HostImage& f = seq_frame(i++);
+                const auto t0 = std::chrono::steady_clock::now();
+                cv::buildOpticalFlowPyramid(as_mat(f), cur, win, 2);
+                cv::calcOpticalFlowPyrLK(prev, cur, pts, next, status, err, win, 2, crit);
+                const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                us.push_back(t);
+                st.SetIterationTime(t * 1e-6);
+                std::swap(prev, cur);
+                for (std::size_t k = 0; k < pts.size(); ++k) pts[k] = status[k] ? next[k] : seed[k];
+            }
+            set_stats(st, us);
+            st.counters["features"] = static_cast<double>(pts.size());
+        });
+    }
+    cv::setNumThreads(1);
     // calcOpticalFlowPyrLK of the same N points, pyramids built beforehand (as Kestrel's device row).
     for (int n : {100, 200, 500}) {
         add("cpu/cv-calcOpticalFlowPyrLK/" + std::to_string(n) + "/1thread", 200, [n](benchmark::State& st) {

@@ -52,6 +52,9 @@ struct DetectorConfig {
     /// rules: detail/orb_rules.hpp): host_angles()/host_descriptors() and the device twins. CUDA backend:
     /// the detector then always works on its own pyramid (a device image is copied into its level 0).
     bool orb_descriptors = false;
+    /// CPU backend: threads of this detector's own pool, [0, 256]; 0 = the hardware threads. Created with the
+    /// detector (none per frame), shared with no other object. Same results with any count.
+    int threads = 0;
 };
 
 void validate(const DetectorConfig& cfg, const char* where = "DetectorConfig");

@@ -49,6 +49,10 @@ struct TrackerConfig {
     bool forward_backward = false;   ///< track back from the new frame and drop round trips that miss
     float fb_max_error = 0.5f;       ///< level-0 px, (0, 100]: largest accepted round-trip error
     AnchorConfig anchor{};           ///< refinement against each track's first observation
+    /// CPU backend: threads of this tracker's own pool (its pyramid, tracks, anchoring and re-detection; the
+    /// tracker's detection uses this, not detector.threads), [0, 256]; 0 = the hardware threads. Created with
+    /// the tracker (none per frame), shared with no other object. Same results with any count.
+    int threads = 0;
 };
 
 void validate(const TrackerConfig& cfg, const char* where = "TrackerConfig");

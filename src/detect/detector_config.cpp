@@ -20,6 +20,7 @@ void validate(const DetectorConfig& cfg, const char* where) {
     detail::check_range(where, "per_cell", cfg.per_cell, 1, kMaxPerCell);
     detail::check_range(where, "max_features", cfg.max_features, 0, kMaxFeaturesCap);
     detail::check_range(where, "border", cfg.border, 0, 64);
+    detail::check_range(where, "threads", cfg.threads, 0, 256);
     if (cfg.selection != SelectionPolicy::Grid && cfg.selection != SelectionPolicy::PyCA)
         detail::fail(where, "selection", "must be SelectionPolicy::Grid or SelectionPolicy::PyCA");
     if (cfg.selection == SelectionPolicy::PyCA) {

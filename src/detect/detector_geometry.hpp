@@ -60,6 +60,25 @@ void insert_best_first(std::uint64_t* top, int K, std::uint64_t key);
 /// slot order as keypoints.
 std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<std::uint64_t>& slots,
                                        int max_features);
+/// Every positive score of the maps, as lists of y << 16 | x: level k's are lists[k * parts .. k * parts + parts - 1]
+/// (the CPU score stage writes one list per row range).
+struct CornerLists {
+    std::vector<std::vector<std::uint32_t>> lists;
+    int parts = 1;
+};
+
+/// Reused memory of the selection stage (the cells' lists, the keys of the global cap).
+struct GridScratch {
+    std::vector<std::uint64_t> slots, keys;
+    std::vector<int> x0, y0, cx, cy;  // per level: level-0 pixel and cell of each column and row
+};
+
+/// grid_select_reference into `out`, with reused memory. corners (may be null: every pixel is scanned) lists
+/// every positive score of the maps; the result is the same (a cell keeps the K largest keys it is offered,
+/// in any order).
+void grid_select_into(const GridGeometry& g, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                      const std::uint8_t* cell_skip, HostView pixel_mask, const CornerLists* corners,
+                      GridScratch& scratch, std::vector<Keypoint>& out);
 
 /// Checks score maps handed to detail::grid_select_*: count, sizes and values; returns their geometry.
 GridGeometry check_score_maps(const char* where, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg);

@@ -3,6 +3,7 @@
 // (src/detect/pyca_cpu.cpp).
 #include "kestrel/feature_detector.hpp"
 
+#include "detector_cpu.hpp"
 #include "detector_cuda.hpp"
 #include "detector_geometry.hpp"
 #include "pyca_geometry.hpp"
@@ -13,24 +14,20 @@
 namespace kestrel {
 
 std::vector<Keypoint> detect_cpu(HostView image, const DetectorConfig& cfg, const DetectionMasks& masks) {
-    const char* where = "detect_cpu";
-    validate_view(where, "image", image);
-    const detail::GridGeometry g = detail::grid_geometry(where, image.width, image.height, cfg);
-    detail::check_cell_mask(where, g, masks.cell_skip, masks.cell_grid);
-    detail::check_pixel_mask(where, g, masks.pixel_mask);
-    const std::vector<HostImage> pyramid = build_pyramid_cpu(image, cfg.pyramid);
-    const std::vector<ScoreMap> maps = fast_score_maps_cpu(pyramid, cfg.fast);
-    if (cfg.selection == SelectionPolicy::PyCA)
-        return detail::pyca_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
-    return detail::grid_select_reference(g, maps, cfg, masks.cell_skip, masks.pixel_mask);
+    validate(cfg, "detect_cpu");
+    detail::CpuDetector det(cfg, nullptr);  // one thread
+    std::vector<Keypoint> out;
+    det.detect("detect_cpu", image, masks, out);
+    return out;
 }
 
 struct FeatureDetector::Impl {
     DetectorConfig cfg;
     Backend backend = Backend::Cuda;
     std::unique_ptr<detail::CudaDetector> cuda;  // Backend::Cuda
+    std::unique_ptr<detail::ThreadPool> pool;    // Backend::Cpu: this detector's threads
+    std::unique_ptr<detail::CpuDetector> cpu;    // Backend::Cpu
     std::vector<Keypoint> cpu_result;            // Backend::Cpu: the last detect()
-    int cpu_capacity = 0;
     OrbFeatures cpu_orb;                         // Backend::Cpu with orb_descriptors: the last detect()
 };
 
@@ -45,6 +42,9 @@ FeatureDetector::FeatureDetector(const DetectorConfig& cfg, Backend backend) {
     if (backend == Backend::Cuda) {
         detail::require_cuda(where);
         m->cuda = std::make_unique<detail::CudaDetector>(cfg);
+    } else {
+        m->pool = std::make_unique<detail::ThreadPool>(cfg.threads);
+        m->cpu = std::make_unique<detail::CpuDetector>(cfg, m->pool.get());
     }
     impl_ = std::move(m);
 }
@@ -64,8 +64,7 @@ Backend FeatureDetector::backend() const { return impl("backend").backend; }
 std::vector<Keypoint> FeatureDetector::detect(HostView image, const DetectionMasks& masks) {
     Impl& m = impl("detect");
     if (m.cuda) return m.cuda->detect(image, masks);
-    m.cpu_result = detect_cpu(image, m.cfg, masks);
-    m.cpu_capacity = detail::grid_geometry("FeatureDetector::detect", image.width, image.height, m.cfg).capacity;
+    m.cpu->detect("detect_cpu", image, masks, m.cpu_result);
     if (m.cfg.orb_descriptors)
         m.cpu_orb = orb_compute_cpu(build_pyramid_cpu(image, m.cfg.pyramid), m.cfg.pyramid, m.cpu_result);
     return m.cpu_result;
@@ -109,7 +108,7 @@ int FeatureDetector::host_count() const {
 }
 int FeatureDetector::capacity() const {
     const Impl& m = impl("capacity");
-    return m.cuda ? m.cuda->capacity() : m.cpu_capacity;
+    return m.cuda ? m.cuda->capacity() : m.cpu->capacity();
 }
 
 }  // namespace kestrel

@@ -11,7 +11,6 @@
 
 namespace kestrel::detail {
 
-/// Inserts key into the best-first list top[0..K-1] (0 = empty) when it beats the last entry.
 void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
     if (key <= top[K - 1]) return;
     int i = K - 1;
@@ -22,44 +21,15 @@ void insert_best_first(std::uint64_t* top, int K, std::uint64_t key) {
     top[i] = key;
 }
 
-std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
-                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
-                                            HostView pixel_mask) {
-    const int K = cfg.per_cell;
-    std::vector<std::uint64_t> slots(static_cast<std::size_t>(g.cells()) * K, 0);
+namespace {
 
-    // 1. Candidates: positive, eligible, maxima of their (2n+1)^2 neighbourhood; best K per cell.
-    for (int k = 0; k < g.levels; ++k) {
-        const ScoreMap& m = maps[static_cast<std::size_t>(k)];
-        const float s = g.scale[k];
-        const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
-        for (int y = 0; y < m.height; ++y) {
-            const int Y0 = level0_pixel(y, s, g.height);
-            if (!inside_border(Y0, g.height, cfg.border)) continue;
-            const int cy = Y0 / cfg.cell_height;
-            for (int x = 0; x < m.width; ++x) {
-                const float sp = m.at(x, y);
-                if (!(sp > 0.0f)) continue;
-                const int X0 = level0_pixel(x, s, g.width);
-                if (!inside_border(X0, g.width, cfg.border)) continue;
-                const int cell = cy * g.cols + X0 / cfg.cell_width;
-                if (cell_skip && cell_skip[cell]) continue;
-                if (pixel_mask.data && pixel_mask.row(Y0)[X0] == 0) continue;
-                if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, cfg.nms_radius, sp)) continue;
-                insert_best_first(&slots[static_cast<std::size_t>(cell) * K], K, keypoint_key(sp, k, x, y));
-            }
-        }
-    }
-
-    return finish_selection(g, slots, cfg.max_features);
-}
-
-std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<std::uint64_t>& slots,
-                                       int max_features) {
+/// The selection's end (steps 2 and 3) into `out`, with `keys` as reused memory.
+void finish_selection_into(const GridGeometry& g, const std::vector<std::uint64_t>& slots, int max_features,
+                           std::vector<std::uint64_t>& keys, std::vector<Keypoint>& out) {
     // 2. Global cap: keep the max_features largest keys (keys are unique), never an arrival-order cut.
     std::uint64_t threshold = 1;  // keeps every non-empty slot
     if (max_features > 0) {
-        std::vector<std::uint64_t> keys;
+        keys.clear();
         for (std::uint64_t key : slots)
             if (key) keys.push_back(key);
         const std::size_t M = static_cast<std::size_t>(max_features);
@@ -71,7 +41,7 @@ std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<
     }
 
     // 3. Output in cell order, then rank.
-    std::vector<Keypoint> out;
+    out.clear();
     for (std::uint64_t key : slots) {
         if (key < threshold) continue;
         const int level = key_level(key);
@@ -82,6 +52,96 @@ std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<
         kp.level = level;
         out.push_back(kp);
     }
+}
+
+/// A level's coordinate -> its level-0 pixel and cell index (-1: outside the border), per column and row.
+void fill_axis(std::vector<int>& pixel, std::vector<int>& cell, int len, float s, int limit, int border, int cell_size) {
+    pixel.resize(static_cast<std::size_t>(len));
+    cell.resize(static_cast<std::size_t>(len));
+    for (int v = 0; v < len; ++v) {
+        const int p = level0_pixel(v, s, limit);
+        pixel[static_cast<std::size_t>(v)] = p;
+        cell[static_cast<std::size_t>(v)] = inside_border(p, limit, border) ? p / cell_size : -1;
+    }
+}
+
+struct LevelTables {
+    const int *X0, *Y0, *cx, *cy;
+};
+
+/// One candidate pixel (x, y) of level k with score sp > 0: eligibility, then (when its key would enter the
+/// cell's list at all: insert_best_first ignores a key below the list's last) NMS and the cell's list.
+inline void consider(const GridGeometry& g, const ScoreMap& m, const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                     HostView pixel_mask, const LevelTables& t, int k, int x, int y, std::uint64_t* slots) {
+    const int cx = t.cx[x], cy = t.cy[y];
+    if ((cx | cy) < 0) return;  // outside the border
+    const int cell = cy * g.cols + cx;
+    if (cell_skip && cell_skip[cell]) return;
+    if (pixel_mask.data && pixel_mask.row(t.Y0[y])[t.X0[x]] == 0) return;
+    const float sp = m.scores[static_cast<std::size_t>(y) * m.width + x];
+    const std::uint64_t key = keypoint_key(sp, k, x, y);
+    std::uint64_t* top = &slots[static_cast<std::size_t>(cell) * cfg.per_cell];
+    if (key <= top[cfg.per_cell - 1]) return;
+    const int n = cfg.nms_radius;
+    if (x >= n && y >= n && x < m.width - n && y < m.height - n) {
+        // Inside the level: nms_is_maximum restated as nms_is_maximum_radius (grid_rules.hpp) on direct reads.
+        const float* at = m.scores.data() + static_cast<std::size_t>(y) * m.width + x;
+        const int w = m.width;
+        if (!nms_is_maximum_radius([at, w](int dx, int dy) { return at[dy * w + dx]; }, n, sp)) return;
+    } else {
+        const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
+        if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, n, sp)) return;
+    }
+    insert_best_first(top, cfg.per_cell, key);
+}
+
+}  // namespace
+
+void grid_select_into(const GridGeometry& g, const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
+                      const std::uint8_t* cell_skip, HostView pixel_mask, const CornerLists* corners,
+                      GridScratch& scratch, std::vector<Keypoint>& out) {
+    const int K = cfg.per_cell;
+    std::vector<std::uint64_t>& slots = scratch.slots;
+    slots.assign(static_cast<std::size_t>(g.cells()) * K, 0);
+
+    // 1. Candidates: positive, eligible, maxima of their (2n+1)^2 neighbourhood; best K per cell. A cell's
+    //    list keeps the K largest keys it is offered, in any order of offering (keys are unique).
+    for (int k = 0; k < g.levels; ++k) {
+        const ScoreMap& m = maps[static_cast<std::size_t>(k)];
+        fill_axis(scratch.x0, scratch.cx, m.width, g.scale[k], g.width, cfg.border, cfg.cell_width);
+        fill_axis(scratch.y0, scratch.cy, m.height, g.scale[k], g.height, cfg.border, cfg.cell_height);
+        const LevelTables t{scratch.x0.data(), scratch.y0.data(), scratch.cx.data(), scratch.cy.data()};
+        if (corners) {  // the score stage's list of the level's positive scores
+            for (int p = 0; p < corners->parts; ++p)
+                for (std::uint32_t c : corners->lists[static_cast<std::size_t>(k * corners->parts + p)])
+                    consider(g, m, cfg, cell_skip, pixel_mask, t, k, static_cast<int>(c & 0xFFFFu),
+                             static_cast<int>(c >> 16), slots.data());
+            continue;
+        }
+        for (int y = 0; y < m.height; ++y) {
+            const float* row = m.scores.data() + static_cast<std::size_t>(y) * m.width;
+            for (int x = 0; x < m.width; ++x)
+                if (row[x] > 0.0f) consider(g, m, cfg, cell_skip, pixel_mask, t, k, x, y, slots.data());
+        }
+    }
+
+    finish_selection_into(g, slots, cfg.max_features, scratch.keys, out);
+}
+
+std::vector<Keypoint> finish_selection(const GridGeometry& g, const std::vector<std::uint64_t>& slots,
+                                       int max_features) {
+    std::vector<std::uint64_t> keys;
+    std::vector<Keypoint> out;
+    finish_selection_into(g, slots, max_features, keys, out);
+    return out;
+}
+
+std::vector<Keypoint> grid_select_reference(const GridGeometry& g, const std::vector<ScoreMap>& maps,
+                                            const DetectorConfig& cfg, const std::uint8_t* cell_skip,
+                                            HostView pixel_mask) {
+    GridScratch scratch;
+    std::vector<Keypoint> out;
+    grid_select_into(g, maps, cfg, cell_skip, pixel_mask, nullptr, scratch, out);
     return out;
 }
 

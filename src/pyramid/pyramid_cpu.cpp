@@ -1,30 +1,88 @@
 // CPU reference of the pyramid: the definition kernels/pyramid/pyramid.cu must match bit for bit.
-#include <cmath>
+// The rule (detail/pyramid_rules.hpp) per pixel, restructured for speed: the source taps of each column
+// and row are computed once per level, the factor-2 case (every tap the 2x2 average, checked on the tap
+// tables) runs as a vectorizable loop, and rows are spread over the pool's threads.
+#include "pyramid_cpu.hpp"
 
-#include "kestrel/detail/pyramid_rules.hpp"
-#include "kestrel/pyramid.hpp"
+#include <cstring>
 
 namespace kestrel {
+namespace detail {
+namespace {
+
+void fill_taps(std::vector<Tap>& taps, int n, std::int32_t sq, int src_size) {
+    taps.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) taps[static_cast<std::size_t>(i)] = source_tap(i, sq, src_size);
+}
+
+/// True when every tap is the pair (2i, 2i + 1) at weight 1/2, where blend() is exactly average4().
+bool taps_are_halving(const std::vector<Tap>& taps) {
+    for (std::size_t i = 0; i < taps.size(); ++i) {
+        const Tap& t = taps[i];
+        if (t.i0 != static_cast<int>(2 * i) || t.i1 != t.i0 + 1 || t.w1 != 1 << (kResampleFracBits - 1)) return false;
+    }
+    return true;
+}
+
+void halve_row(const std::uint8_t* __restrict a, const std::uint8_t* __restrict b, std::uint8_t* __restrict out, int w) {
+    for (int x = 0; x < w; ++x)
+        out[x] = static_cast<std::uint8_t>((static_cast<unsigned>(a[2 * x]) + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2u) >> 2);
+}
+
+void blend_row(const std::uint8_t* r0, const std::uint8_t* r1, const Tap* tx, int wy1, std::uint8_t* out, int w) {
+    for (int x = 0; x < w; ++x) {
+        const Tap t = tx[x];
+        out[x] = blend(r0[t.i0], r0[t.i1], r1[t.i0], r1[t.i1], t.w1, wy1);
+    }
+}
+
+}  // namespace
+
+void build_pyramid_into(HostView image, const PyramidConfig& cfg, std::vector<HostImage>& out, PyramidScratch& scratch,
+                        ThreadPool* pool) {
+    const auto sizes = pyramid_sizes(image.width, image.height, cfg);
+    const std::int32_t sq = scale_q16(cfg.scale);
+    out.resize(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+        if (out[k].width() != sizes[k].width || out[k].height() != sizes[k].height)
+            out[k] = HostImage(sizes[k].width, sizes[k].height);
+    for (int y = 0; y < image.height; ++y)
+        std::memcpy(out[0].data() + static_cast<std::size_t>(y) * out[0].pitch(), image.row(y),
+                    static_cast<std::size_t>(image.width));
+    for (std::size_t k = 1; k < sizes.size(); ++k) {
+        const HostImage& src = out[k - 1];
+        HostImage& dst = out[k];
+        fill_taps(scratch.tx, dst.width(), sq, src.width());
+        fill_taps(scratch.ty, dst.height(), sq, src.height());
+        const bool halving = taps_are_halving(scratch.tx) && taps_are_halving(scratch.ty);
+        const int rows = dst.height();
+        const int parts = pool ? pool->size() * 4 : 1;
+        auto task = [&](int p, int) {
+            for (int y = split_begin(rows, parts, p), ye = split_begin(rows, parts, p + 1); y < ye; ++y) {
+                const Tap ty = scratch.ty[static_cast<std::size_t>(y)];
+                const std::uint8_t* r0 = src.data() + static_cast<std::size_t>(ty.i0) * src.pitch();
+                const std::uint8_t* r1 = src.data() + static_cast<std::size_t>(ty.i1) * src.pitch();
+                std::uint8_t* o = dst.data() + static_cast<std::size_t>(y) * dst.pitch();
+                if (halving)
+                    halve_row(r0, r1, o, dst.width());
+                else
+                    blend_row(r0, r1, scratch.tx.data(), ty.w1, o, dst.width());
+            }
+        };
+        if (pool)
+            pool->run(parts, task);
+        else
+            task(0, 0);
+    }
+}
+
+}  // namespace detail
 
 std::vector<HostImage> build_pyramid_cpu(HostView image, const PyramidConfig& cfg) {
     validate_view("build_pyramid_cpu", "image", image);
-    const auto sizes = pyramid_sizes(image.width, image.height, cfg);
-    const std::int32_t sq = detail::scale_q16(cfg.scale);
     std::vector<HostImage> out;
-    out.push_back(HostImage::copy_of(image));
-    for (std::size_t k = 1; k < sizes.size(); ++k) {
-        const HostImage& src = out.back();
-        HostImage dst(sizes[k].width, sizes[k].height);
-        for (int y = 0; y < dst.height(); ++y) {
-            const detail::Tap ty = detail::source_tap(y, sq, src.height());
-            for (int x = 0; x < dst.width(); ++x) {
-                const detail::Tap tx = detail::source_tap(x, sq, src.width());
-                dst.at(x, y) = detail::blend(src.at(tx.i0, ty.i0), src.at(tx.i1, ty.i0), src.at(tx.i0, ty.i1),
-                                             src.at(tx.i1, ty.i1), tx.w1, ty.w1);
-            }
-        }
-        out.push_back(std::move(dst));
-    }
+    detail::PyramidScratch scratch;
+    detail::build_pyramid_into(image, cfg, out, scratch, nullptr);
     return out;
 }
 

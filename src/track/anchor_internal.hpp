@@ -14,7 +14,7 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg);
 /// level-0 part of a first-frame template slot).
 class CpuAnchorEngine {
 public:
-    CpuAnchorEngine(const AnchorSetup& s, const float* tmpl) : s_(s), t_(tmpl) {}
+    CpuAnchorEngine(const AnchorSetup& s, const float* tmpl);
     float template_sum();
     void hessian_sums(float mu, float* out);
     void error_sums(const LkImage& cur, const AnchorState& w, float alpha, float beta_c, float mu, float* out);
@@ -22,6 +22,10 @@ public:
 private:
     const AnchorSetup& s_;
     const float* t_;
+    // The template and the pixel offsets lane-major (slot j, lane l; lk_internal.hpp's lane_major_sums).
+    const LaneLayout& lanes_;
+    float lt_[kLkMaxPerLane][kLkLanes], lgx_[kLkMaxPerLane][kLkLanes], lgy_[kLkMaxPerLane][kLkLanes];
+    float lu_[kLkMaxPerLane][kLkLanes], lv_[kLkMaxPerLane][kLkLanes];
 };
 
 }  // namespace kestrel::detail

@@ -29,6 +29,7 @@ void validate(const TrackerConfig& cfg, const char* where) {
     detail::check(std::isfinite(cfg.fb_max_error) && cfg.fb_max_error > 0.0f && cfg.fb_max_error <= 100.0f, where,
                   "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
     detail::check_range(where, "anchor.max_iterations", cfg.anchor.max_iterations, 1, 100);
+    detail::check_range(where, "threads", cfg.threads, 0, 256);
     detail::check(std::isfinite(cfg.anchor.max_residual) && cfg.anchor.max_residual > 0.0f &&
                       cfg.anchor.max_residual <= 255.0f,
                   where, "anchor.max_residual", "= " + detail::to_text(cfg.anchor.max_residual) + " must be in (0, 255]");

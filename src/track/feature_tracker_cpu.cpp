@@ -1,10 +1,15 @@
 // FeatureTracker's CPU reference backend: the LK driver with the host engine (the warp emulated lane
-// by lane, src/track/lk_cpu.cpp) and detect_cpu. Same operations, same order, same results as the CUDA backend.
+// by lane, src/track/lk_cpu.cpp) and the CPU detector. Same operations, same order, same results as the CUDA
+// backend. The tracker's own pool (TrackerConfig::threads) spreads the pyramid's rows, the tracks (each writes
+// its own results) and the detection's rows: the results do not depend on the thread count.
 #include <limits>
 
 #include "anchor_internal.hpp"
 #include "feature_tracker_backend.hpp"
 #include "lk_internal.hpp"
+#include "src/core/thread_pool.hpp"
+#include "src/detect/detector_cpu.hpp"
+#include "src/pyramid/pyramid_cpu.hpp"
 
 namespace kestrel::detail {
 namespace {
@@ -12,7 +17,11 @@ namespace {
 class CpuTrackerBackend final : public TrackerBackend {
 public:
     explicit CpuTrackerBackend(const TrackerConfig& cfg)
-        : cfg_(cfg), setup_(make_lk_setup(cfg.lk)), anchor_setup_(make_anchor_setup(cfg)) {
+        : cfg_(cfg),
+          setup_(make_lk_setup(cfg.lk)),
+          anchor_setup_(make_anchor_setup(cfg)),
+          pool_(cfg.threads),
+          detector_(cfg.detector, &pool_) {
         const auto cap = static_cast<std::size_t>(cfg.target_features);
         origins_.resize(cap);
         guesses_.resize(cap);
@@ -39,45 +48,47 @@ public:
     const AnchorResult* anchor_results() const override { return anchor_results_.data(); }
 
     void start(HostView frame, int count, StreamHandle) override {
-        cur_ = build_pyramid_cpu(frame, cfg_.lk.pyramid);
+        build_pyramid_into(frame, cfg_.lk.pyramid, cur_, pyramid_scratch_, &pool_);
         LkImage cur[kMaxLevels], prev[kMaxLevels];
         levels(cur_, cur);
         if (count > 0) levels(prev_, prev);
         const bool stored = cfg_.lk.template_source == TemplateSource::FirstFrame;
-        for (int i = 0; i < count; ++i) {
-            if (stored) {
-                CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]), valid_.data() + slots_[i] * setup_.levels);
-                results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
-            } else {
-                CpuLkEngine eng(setup_, prev);
-                results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
-            }
-        }
-        if (cfg_.forward_backward) {
-            const float nan = std::numeric_limits<float>::quiet_NaN();
-            CpuLkEngine eng(setup_, cur);
-            for (int i = 0; i < count; ++i) {
+        const bool fb = cfg_.forward_backward, anchor = cfg_.anchor.enabled;
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        // One task per group of tracks: forward LK, then (each on its own forward result) the backward pass and
+        // the anchor fit. Every track writes only its own entries.
+        const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
+        pool_.run(tasks, [&](int task, int) {
+            for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
+                if (stored) {
+                    CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
+                                    valid_.data() + slots_[i] * setup_.levels);
+                    results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
+                } else {
+                    CpuLkEngine eng(setup_, prev);
+                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
+                }
                 const LkResult& f = results_[i];
                 const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
-                back_[i] = lk_track_one(eng, setup_, prev, ok ? f.x : nan, ok ? f.y : nan,
-                                        LkGuess{origins_[i].x, origins_[i].y, 1.0f, 0.0f});
+                if (fb) {
+                    CpuLkEngine eng(setup_, cur);
+                    back_[i] = lk_track_one(eng, setup_, prev, ok ? f.x : nan, ok ? f.y : nan,
+                                            LkGuess{origins_[i].x, origins_[i].y, 1.0f, 0.0f});
+                }
+                if (anchor) {
+                    AnchorResult& a = anchor_results_[i];
+                    a = AnchorResult{};
+                    a.status = TrackStatus::LostAnchor;
+                    if (!ok || valid_[static_cast<std::size_t>(slots_[i]) * setup_.levels] == 0) continue;
+                    AnchorState st = anchor_states_[i];
+                    st.x = f.x;
+                    st.y = f.y;
+                    CpuAnchorEngine eng(anchor_setup_,
+                                        store_.data() + slot_offset(slots_[i]) + store_level_offset(setup_, 0));
+                    a = anchor_refine_one(eng, anchor_setup_, cur[0], st, anchor_prep_[static_cast<std::size_t>(slots_[i])]);
+                }
             }
-        }
-        if (cfg_.anchor.enabled) {
-            for (int i = 0; i < count; ++i) {
-                const LkResult& f = results_[i];
-                AnchorResult& a = anchor_results_[i];
-                a = AnchorResult{};
-                a.status = TrackStatus::LostAnchor;
-                const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
-                if (!ok || valid_[static_cast<std::size_t>(slots_[i]) * setup_.levels] == 0) continue;
-                AnchorState st = anchor_states_[i];
-                st.x = f.x;
-                st.y = f.y;
-                CpuAnchorEngine eng(anchor_setup_, store_.data() + slot_offset(slots_[i]) + store_level_offset(setup_, 0));
-                a = anchor_refine_one(eng, anchor_setup_, cur[0], st, anchor_prep_[static_cast<std::size_t>(slots_[i])]);
-            }
-        }
+        });
     }
 
     void start(DeviceView, int, StreamHandle) override {
@@ -92,34 +103,37 @@ public:
         DetectionMasks masks;
         masks.cell_skip = cell_skip;
         masks.cell_grid = grid;
-        detected_ = detect_cpu(cur_[0].view(), cfg_.detector, masks);
+        detector_.detect("FeatureTracker", cur_[0].view(), masks, detected_);
     }
     void detect_wait(std::vector<Keypoint>& out) override { out.assign(detected_.begin(), detected_.end()); }
 
     void store_templates(int count) override {
         LkImage cur[kMaxLevels];
         levels(cur_, cur);
-        for (int i = 0; i < count; ++i) {
-            const std::int32_t slot = new_slots_[i];
-            float* base = store_.data() + slot_offset(slot);
-            for (int k = 0; k < setup_.levels; ++k) {
-                const float sk = setup_.scale[k];
-                valid_[static_cast<std::size_t>(slot) * setup_.levels + k] =
-                    extract_template_cpu(cur[k], to_level(new_points_[i].x, sk), to_level(new_points_[i].y, sk),
-                                         setup_.patch[k], base + store_level_offset(setup_, k))
-                        ? 1
-                        : 0;
-            }
-            if (cfg_.anchor.enabled) {  // what the template alone determines, once (detail::anchor_prepare)
-                AnchorPrep& prep = anchor_prep_[static_cast<std::size_t>(slot)];
-                prep = AnchorPrep{};
-                prep.ok = 0;
-                if (valid_[static_cast<std::size_t>(slot) * setup_.levels] != 0) {
-                    CpuAnchorEngine eng(anchor_setup_, base + store_level_offset(setup_, 0));
-                    prep = anchor_prepare(eng, anchor_setup_);
+        const int tasks = count < pool_.size() * 4 ? count : pool_.size() * 4;
+        pool_.run(tasks, [&](int task, int) {
+            for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
+                const std::int32_t slot = new_slots_[i];
+                float* base = store_.data() + slot_offset(slot);
+                for (int k = 0; k < setup_.levels; ++k) {
+                    const float sk = setup_.scale[k];
+                    valid_[static_cast<std::size_t>(slot) * setup_.levels + k] =
+                        extract_template_cpu(cur[k], to_level(new_points_[i].x, sk), to_level(new_points_[i].y, sk),
+                                             setup_.patch[k], base + store_level_offset(setup_, k))
+                            ? 1
+                            : 0;
+                }
+                if (cfg_.anchor.enabled) {  // what the template alone determines, once (detail::anchor_prepare)
+                    AnchorPrep& prep = anchor_prep_[static_cast<std::size_t>(slot)];
+                    prep = AnchorPrep{};
+                    prep.ok = 0;
+                    if (valid_[static_cast<std::size_t>(slot) * setup_.levels] != 0) {
+                        CpuAnchorEngine eng(anchor_setup_, base + store_level_offset(setup_, 0));
+                        prep = anchor_prepare(eng, anchor_setup_);
+                    }
                 }
             }
-        }
+        });
     }
 
     void swap() override { std::swap(prev_, cur_); }
@@ -145,6 +159,9 @@ private:
     std::vector<std::int32_t> slots_, new_slots_;
     std::vector<LkResult> results_, back_;
     std::vector<HostImage> prev_, cur_;
+    PyramidScratch pyramid_scratch_;
+    ThreadPool pool_;
+    CpuDetector detector_;
     std::vector<float> store_;
     std::vector<std::int32_t> valid_;
 };

@@ -1,5 +1,7 @@
 // CPU reference of the LK tracker: lk_track_one (detail/lk_rules.hpp) driven by an engine that
-// emulates the warp lane by lane, so that it runs the kernel's operations in the kernel's order.
+// emulates the warp lane by lane, so that it runs the kernel's operations in the kernel's order. For speed
+// the patch's samples are computed once per call (each row interpolation once), the butterfly is summed as
+// the tree it is for lane 0, and the hot functions get an FMA build (lk_internal.hpp): the same values.
 #include <cstring>
 
 #include "lk_internal.hpp"
@@ -7,64 +9,164 @@
 namespace kestrel {
 namespace detail {
 
-bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out) {
-    return extract_template(im, rx, ry, n, out, 0, 1);
+namespace {
+
+/// Taps of row j of the grid as floats, i = first .. first + count - 1 (GridTaps::at, clamped into the image).
+KESTREL_CPU_INLINE void tap_row(const GridTaps& src, int j, int first, int count, float* out) {
+    const std::uint8_t* row = src.data + static_cast<std::size_t>(clamp_tap(src.y0 + j, src.last_y)) * src.pitch;
+    for (int i = 0; i < count; ++i) out[i] = static_cast<float>(row[clamp_tap(src.x0 + first + i, src.last_x)]);
+}
+
+/// Row interpolations grid_row(src, g, i, j) for i = first .. first + count - 1.
+KESTREL_CPU_INLINE void grid_rows(const GridTaps& src, const PatchGrid& g, int j, int first, int count, float* out) {
+    float taps[kMaxPatchSize + 3];
+    tap_row(src, j, first, count + 1, taps);
+    for (int i = 0; i < count; ++i) out[i] = ffma(g.ax, taps[i + 1], fmul(g.bx, taps[i]));
+}
+
+/// Samples grid_sample(src, g, i, j) for i, j in [first, first + count): S[(j - first) * count + (i - first)].
+KESTREL_CPU_INLINE void sample_block(const GridTaps& src, const PatchGrid& g, int first, int count, float* S) {
+    float rows[2][kMaxPatchSize + 2];
+    grid_rows(src, g, first, first, count, rows[0]);
+    for (int j = 0; j < count; ++j) {
+        float* lo = rows[j & 1];
+        float* hi = rows[(j + 1) & 1];
+        grid_rows(src, g, first + j + 1, first, count, hi);
+        float* s = S + j * count;
+        for (int i = 0; i < count; ++i) s[i] = ffma(g.ay, hi[i], fmul(g.by, lo[i]));
+    }
+}
+
+/// add_image_sums (lk_rules.hpp) restated operation for operation (GCC would not inline the rule's own into
+/// the FMA build, which then called the plain build per pixel); tests/track/test_track_cpu_oracle.cpp checks
+/// the bits against the rule.
+template <bool Sad>
+KESTREL_CPU_INLINE void image_sums_of(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    acc[0] = ffma(gx, image, acc[0]);
+    acc[1] = ffma(gy, image, acc[1]);
+    acc[2] = ffma(a, image, acc[2]);
+    acc[3] = fadd(acc[3], image);
+    if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(fsub(ffma(alpha, a, beta_c), image)));
+}
+
+}  // namespace
+
+/// extract_template (lk_rules.hpp) over every pixel, with the samples of the widened (n + 2)^2 grid computed
+/// once: T = sample(i, j), gx = (sample(i + 1, j) - sample(i - 1, j)) / 2 ... as grid_template computes them.
+KESTREL_CPU_CLONES bool extract_template_cpu(const LkImage& im, float rx, float ry, int n, float* out) {
+    if (!inside(im, rx, ry, n, 1)) return false;
+    const PatchGrid g = patch_grid(rx, ry, patch_half(n));
+    const GridTaps src(im, g);
+    const int m = n + 2, npx = n * n;
+    float S[(kMaxPatchSize + 2) * (kMaxPatchSize + 2)];
+    sample_block(src, g, -1, m, S);  // S[(j + 1) * m + (i + 1)] = sample(i, j), i, j = -1 .. n
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+            const float* c = S + (j + 1) * m + (i + 1);
+            const int p = j * n + i;
+            out[p] = c[0];
+            out[npx + p] = fmul(0.5f, fsub(c[1], c[-1]));
+            out[2 * npx + p] = fmul(0.5f, fsub(c[m], c[-m]));
+        }
+    return true;
+}
+
+void LaneLayout::set(int side) {
+    n = side;
+    slots = 0;
+    for (int j = 0; j < kLkMaxPerLane; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            const int i = lane_pixel(l, j, side);
+            pixel[j][l] = i >= 0 ? i : 0;
+            valid[j][l] = i >= 0;
+            if (i >= 0 && j + 1 > slots) slots = j + 1;
+        }
+}
+
+const LaneLayout& lane_layout(int n) {
+    static const std::vector<LaneLayout> layouts = [] {
+        std::vector<LaneLayout> v(kMaxPatchSize + 1);
+        for (int side = 1; side <= kMaxPatchSize; ++side) v[static_cast<std::size_t>(side)].set(side);
+        return v;
+    }();
+    return layouts[static_cast<std::size_t>(n)];
 }
 
 bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
     const int n = s_.patch[k];
+    bool ok;
     if (stored_) {
         t_ = stored_ + store_level_offset(s_, k);
-        return valid_[k] != 0;
+        ok = valid_[k] != 0;
+    } else {
+        t_ = buf_;
+        ok = extract_template_cpu(ref_[k], rx, ry, n, buf_);
     }
-    t_ = buf_;
-    return extract_template_cpu(ref_[k], rx, ry, n, buf_);
+    if (!ok) return false;
+    lanes_ = &lane_layout(n);
+    const int npx = n * n;
+    for (int j = 0; j < lanes_->slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) {
+            const int i = lanes_->pixel[j][l];
+            lt_[j][l] = t_[i];
+            lgx_[j][l] = t_[npx + i];
+            lgy_[j][l] = t_[2 * npx + i];
+        }
+    return true;
 }
 
-float CpuLkEngine::template_sum(int k) {
+KESTREL_CPU_CLONES float CpuLkEngine::template_sum(int) {
     float out;
-    emulate_warp_sums<1>(s_.patch[k], [&](float* acc, int i) { acc[0] = fadd(acc[0], t_[i]); }, &out);
+    lane_major_sums<1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        acc[0] = fadd(acc[0], lt_[j][l]);
+    }, &out);
     return out;
 }
 
-void CpuLkEngine::hessian_sums(int k, float mu, float* out) {
-    const int npx = s_.patch[k] * s_.patch[k];
-    emulate_warp_sums<kLkHessianSums>(
-        s_.patch[k], [&](float* acc, int i) { add_hessian(acc, t_[i], t_[npx + i], t_[2 * npx + i], mu); }, out);
+KESTREL_CPU_CLONES void CpuLkEngine::hessian_sums(int, float mu, float* out) {
+    lane_major_sums<kLkHessianSums>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        add_hessian(acc, lt_[j][l], lgx_[j][l], lgy_[j][l], mu);
+    }, out);
 }
 
-void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu,
-                             float* out, bool with_sad) {
-    const int n = s_.patch[k];
-    const int npx = n * n;
-    const PatchGrid g = patch_grid(cx, cy, patch_half(n));
-    const GridTaps src(cur, g);
-    emulate_warp_sums<kLkImageSums + 1>(
-        n,
-        [&](float* acc, int i) {
-            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
-            if (with_sad)
-                add_image_sums<true>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
-            else
-                add_image_sums<false>(acc, a, t_[npx + i], t_[2 * npx + i], image, alpha, beta_c);
-        },
-        out);
-}
-
-void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c,
-                                float alpha0, float beta_c0, float mu, float* sad, float* sad0) {
+KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float cx, float cy, float alpha,
+                                                 float beta_c, float mu, float* out, bool with_sad) {
     const int n = s_.patch[k];
     const PatchGrid g = patch_grid(cx, cy, patch_half(n));
     const GridTaps src(cur, g);
+    float S[kMaxPatchSize * kMaxPatchSize];
+    sample_block(src, g, 0, n, S);
+    float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
+    for (int j = 0; j < lanes_->slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
+    if (with_sad)
+        lane_major_sums<kLkImageSums + 1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+            image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
+        }, out);
+    else
+        lane_major_sums<kLkImageSums>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+            image_sums_of<false>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
+        }, out);
+    if (!with_sad) out[kLkImageSums] = 0.0f;  // as the emulated warp leaves it: no |e| summed
+}
+
+KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha,
+                                                    float beta_c, float alpha0, float beta_c0, float mu, float* sad,
+                                                    float* sad0) {
+    const int n = s_.patch[k];
+    const PatchGrid g = patch_grid(cx, cy, patch_half(n));
+    const GridTaps src(cur, g);
+    float S[kMaxPatchSize * kMaxPatchSize];
+    sample_block(src, g, 0, n, S);
+    float I[kLkMaxPerLane][kLkLanes];
+    for (int j = 0; j < lanes_->slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
     float out[2];
-    emulate_warp_sums<2>(
-        n,
-        [&](float* acc, int i) {
-            const float a = fsub(t_[i], mu), image = grid_sample(src, g, i % n, i / n);
-            acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
-            acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, image, alpha0, beta_c0)));
-        },
-        out);
+    lane_major_sums<2>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+        const float a = fsub(lt_[j][l], mu);
+        acc[0] = fadd(acc[0], fabsf(pixel_error_centred(a, I[j][l], alpha, beta_c)));
+        acc[1] = fadd(acc[1], fabsf(pixel_error_centred(a, I[j][l], alpha0, beta_c0)));
+    }, out);
     *sad = out[0];
     *sad0 = out[1];
 }

@@ -214,7 +214,7 @@ struct AnchorPrep {
 KESTREL_HD_TEMPLATE_CHECK
 template <class Engine>
 KESTREL_HD AnchorPrep anchor_prepare(Engine& eng, const AnchorSetup& s) {
-    AnchorPrep p;
+    AnchorPrep p{};  // every entry defined (the factors fill the lower triangle only)
     const float npx = static_cast<float>(s.n * s.n);
     p.mu = s.est_offset ? fdiv(eng.template_sum(), npx) : 0.0f;
     float hs[kAnchorHessianSums];

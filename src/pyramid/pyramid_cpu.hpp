@@ -1,0 +1,22 @@
+// Internal: the CPU pyramid into reused images, its rows spread over a thread pool (src/core/thread_pool.hpp).
+// build_pyramid_cpu() is this with one thread and fresh images.
+#pragma once
+#include <vector>
+
+#include "kestrel/detail/pyramid_rules.hpp"
+#include "kestrel/pyramid.hpp"
+#include "src/core/thread_pool.hpp"
+
+namespace kestrel::detail {
+
+/// Per-object scratch of the CPU pyramid (the source taps of every output column and row).
+struct PyramidScratch {
+    std::vector<Tap> tx, ty;
+};
+
+/// The pyramid of `image` into `out` (levels resized only when the geometry changes: no allocation per
+/// frame at a fixed size); level 0 is a copy of the image. pool may be null (one thread).
+void build_pyramid_into(HostView image, const PyramidConfig& cfg, std::vector<HostImage>& out, PyramidScratch& scratch,
+                        ThreadPool* pool);
+
+}  // namespace kestrel::detail
