@@ -62,7 +62,31 @@ for backend in cpu cuda; do
     rm -rf "$o"
     scenario "track_sequence.synthetic.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
         --synthetic-frames 30 --no-draw --max-median-error 0.5 --out "$o"
+
+    # PyCA selection on ORB-SLAM's pyramid, and the tracker re-detecting with it
+    o="$out/detect_pyca_$backend"
+    rm -rf "$o" && mkdir -p "$o"
+    scenario "detect_image.pyca.$backend" 0 "$bin/detect_image" "$td/graf1.png" --backend "$backend" --selection pyca \
+        --levels 8 --scale 1.2 --pyca-cell 16,16,8 --per-cell 4 --out "$o/kp.png" --csv "$o/kp.csv"
+    scenario "detect_image.pyca.$backend.check" 0 "$check" --csv "$o/kp.csv" x,y,level,score 300 --range x 0 799 \
+        --range y 0 639 --range level 0 7 --distinct level 4
+    o="$out/track_pyca_$backend"
+    rm -rf "$o"
+    scenario "track_sequence.synthetic.pyca.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
+        --synthetic-frames 30 --no-draw --det-selection pyca --det-pyca-cell 16 --max-median-error 0.5 --out "$o"
+
+    # ORB angles and descriptors in the CSV (8 levels of 1.2)
+    o="$out/detect_orb_$backend"
+    rm -rf "$o" && mkdir -p "$o"
+    scenario "detect_image.orb.$backend" 0 "$bin/detect_image" "$td/graf1.png" --backend "$backend" --levels 8 \
+        --scale 1.2 --threshold 20 --score harris --orb --out "$o/kp.png" --csv "$o/kp.csv"
+    scenario "detect_image.orb.$backend.check" 0 "$check" --csv "$o/kp.csv" x,y,level,score,angle,descriptor 100 \
+        --range x 0 799 --range y 0 639 --range level 0 7 --range angle 0 360 --distinct level 6
 done
+same "detect_image.pyca.cpu_equals_gpu" "$out/detect_pyca_cpu" "$out/detect_pyca_cuda" kp.csv
+same "detect_image.orb.cpu_equals_gpu" "$out/detect_orb_cpu" "$out/detect_orb_cuda" kp.csv
+scenario "track_sequence.synthetic.pyca.cpu_matches_gpu" 0 "$check" --tracks-match \
+    "$out/track_pyca_cpu/tracks.csv" "$out/track_pyca_cuda/tracks.csv" 2e-3
 same "detect_image.cpu_equals_gpu" "$out/detect_cpu" "$out/detect_cuda" kp.csv corners.csv levels/level_0.png \
     levels/level_1.png levels/level_2.png
 # Tracks: same ids, frames, levels and statuses; positions within 2e-3 px (1e-3 stated + CSV rounding).

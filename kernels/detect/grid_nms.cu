@@ -89,7 +89,12 @@ __device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, 
 }
 
 template <int K, bool kN1>
-__global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsParams p) {
+__global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsParams p_in) {
+    // The descriptor is copied once per block into shared memory: scan_rect indexes its per-level array with
+    // a run-time level, which on kernel parameters forces a per-thread local copy of the whole struct.
+    __shared__ GridNmsParams p;
+    if (threadIdx.x == 0) p = p_in;
+    __syncthreads();
     __shared__ int rect[kMaxLevels][4];  // the cell's rectangle on level k: x0, x1, y0, y1
     const int cell = static_cast<int>(blockIdx.x);
     Key top[K];

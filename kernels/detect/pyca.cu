@@ -59,7 +59,16 @@ __device__ __forceinline__ Key candidate_key(const GridNmsParams& p, int k, floa
 
 __device__ __forceinline__ Key key_max(Key a, Key b) { return a > b ? a : b; }
 
-__global__ void __launch_bounds__(kThreads) pyca_cull_kernel(const PycaParams p) {
+// The launch descriptor is copied once per block into shared memory: the kernels index its per-level arrays
+// with a run-time level, which on kernel parameters would force a per-thread local copy of the whole struct.
+#define KESTREL_PYCA_SHARED_PARAMS(p_in, p) \
+    __shared__ PycaParams p##_shared;       \
+    if (threadIdx.x == 0) p##_shared = p_in; \
+    __syncthreads();                        \
+    const PycaParams& p = p##_shared;
+
+__global__ void __launch_bounds__(kThreads) pyca_cull_kernel(const PycaParams p_in) {
+    KESTREL_PYCA_SHARED_PARAMS(p_in, p)
     const int lane = threadIdx.x & 31;
     const int gw = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x >> 5);
     const detail::PycaGeometry& g = p.geo;
@@ -105,7 +114,8 @@ __global__ void __launch_bounds__(kThreads) pyca_cull_kernel(const PycaParams p)
 }
 
 /// Comparison kernel: the survivors of level k by a log2 tree reduction per cell (one block per cell).
-__global__ void pyca_cull_tree_kernel(const PycaParams p, int k) {
+__global__ void pyca_cull_tree_kernel(const PycaParams p_in, int k) {
+    KESTREL_PYCA_SHARED_PARAMS(p_in, p)
     __shared__ Key part[kThreads];
     const detail::PycaGeometry& g = p.geo;
     const int c = g.cell[k];
@@ -129,7 +139,8 @@ __global__ void pyca_cull_tree_kernel(const PycaParams p, int k) {
 }
 
 template <int K>
-__global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaParams p) {
+__global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaParams p_in) {
+    KESTREL_PYCA_SHARED_PARAMS(p_in, p)
     __shared__ int rect[kMaxLevels][4];  // the grid cell's rectangle on level k: x0, x1, y0, y1
     const int cell = static_cast<int>(blockIdx.x);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

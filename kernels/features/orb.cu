@@ -7,7 +7,8 @@
 // Describe: one warp per keypoint, every level in one launch. The disc's moments are integer sums
 // (lane u of each of the 31 rows, then an xor butterfly: exact in any order); every lane evaluates the
 // same atan2 and cos/sin rules (explicit round-to-nearest float operations, compiled with
-// --fmad=false); lane l then computes byte l of the descriptor (pairs 8l .. 8l+7).
+// --fmad=false); lane l then computes byte l of the descriptor (pairs 8l .. 8l+7), with the learned pattern
+// staged in shared memory from the DeviceOrb's device copy.
 #include "kernels/common/cuda_check.hpp"
 #include "kestrel/detail/orb_rules.hpp"
 #include "orb.cuh"
@@ -59,6 +60,11 @@ __device__ __forceinline__ int pixel(const std::uint8_t* img, std::size_t pitch,
 __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     orb_describe_kernel(OrbDesc d, const Keypoint* kps, const int* device_count, int host_count, int capacity,
                         float* angles, OrbDescriptor* descriptors) {
+    // The learned pattern, staged once per block (4 bytes per thread).
+    __shared__ __align__(4) signed char pattern[4 * kOrbDescriptorBits];
+    for (int w = static_cast<int>(threadIdx.x); w < kOrbDescriptorBits; w += 32 * kWarpsPerBlock)
+        reinterpret_cast<int*>(pattern)[w] = __ldg(reinterpret_cast<const int*>(d.pattern) + w);
+    __syncthreads();
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int i = static_cast<int>(blockIdx.x) * kWarpsPerBlock + static_cast<int>(threadIdx.x) / 32;
     int n = device_count ? *device_count : host_count;
@@ -71,7 +77,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 
     // Moments of the disc: row v, pixel u = lane - umax (rows are at most 31 wide).
     int m10 = 0, m01 = 0;
-    for (int v = -o::kOrbHalfPatch; v <= o::kOrbHalfPatch; ++v) {
+#pragma unroll
+    for (int v = -o::kOrbHalfPatch; v <= o::kOrbHalfPatch; ++v) {  // unrolled: orb_umax's index is a constant
         const int r = o::orb_umax(v < 0 ? -v : v);
         const int u = lane - r;
         if (u <= r) {
@@ -94,8 +101,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     for (int b = 0; b < 8; ++b) {
         const int pair = lane * 8 + b;
         int ax, ay, bx, by;
-        o::orb_steer(2 * pair, c, s, ax, ay);
-        o::orb_steer(2 * pair + 1, c, s, bx, by);
+        o::orb_steer_point(pattern[4 * pair], pattern[4 * pair + 1], c, s, ax, ay);
+        o::orb_steer_point(pattern[4 * pair + 2], pattern[4 * pair + 3], c, s, bx, by);
         const int pa = pixel(lv.smooth, lv.smooth_pitch, lv.width, lv.height, cx + ax, cy + ay);
         const int pb = pixel(lv.smooth, lv.smooth_pitch, lv.width, lv.height, cx + bx, cy + by);
         byte |= (pa < pb ? 1u : 0u) << b;

@@ -22,6 +22,7 @@ struct OrbLevel {
 
 /// Every level, passed by value (no __constant__ state).
 struct OrbDesc {
+    const signed char* pattern;  ///< device copy of detail::orb::orb_pattern(0 .. 4 * kOrbDescriptorBits - 1)
     int levels;
     int max_width, max_height;  ///< level 0's size: the smoothing grid
     OrbLevel level[kMaxLevels];

@@ -6,6 +6,7 @@
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/features/orb.cuh"
+#include "kestrel/detail/orb_rules.hpp"
 #include "kestrel/orb.hpp"
 #include "src/core/backend.hpp"
 #include "src/features/buffers_cuda.hpp"
@@ -19,6 +20,7 @@ struct DeviceOrb::Impl {
     std::vector<Size2> sizes;
     std::vector<DeviceImage> smooth;
     detail::FeaturesDeviceBytes angles, descriptors;
+    detail::FeaturesDeviceBytes pattern;  // device copy of the learned pattern (detail::orb::orb_pattern)
     detail::FeaturesPinnedBytes host_angles, host_descriptors;
     kernels::OrbDesc desc{};
 
@@ -50,6 +52,13 @@ DeviceOrb::DeviceOrb(int width, int height, const PyramidConfig& cfg, int capaci
     // Slots beyond a frame's count are copied too (the count may live on the device): defined contents.
     KESTREL_CUDA(cudaMemset(m->angles.get(), 0, n * sizeof(float)), alloc);
     KESTREL_CUDA(cudaMemset(m->descriptors.get(), 0, n * sizeof(OrbDescriptor)), alloc);
+    {
+        signed char table[4 * kOrbDescriptorBits];
+        for (int i = 0; i < 4 * kOrbDescriptorBits; ++i) table[i] = static_cast<signed char>(detail::orb::orb_pattern(i));
+        m->pattern = detail::features_device_alloc(sizeof table, alloc);
+        KESTREL_CUDA(cudaMemcpy(m->pattern.get(), table, sizeof table, cudaMemcpyHostToDevice), alloc);
+    }
+    m->desc.pattern = static_cast<const signed char*>(m->pattern.get());
     m->desc.levels = cfg.levels;
     m->desc.max_width = width;
     m->desc.max_height = height;

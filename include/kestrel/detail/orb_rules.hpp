@@ -265,11 +265,17 @@ KESTREL_HD void orb_cos_sin_deg(float deg, float& c, float& s) {
     }
 }
 
-/// Rounded offset of pattern point j (0..511) steered by (c, s).
-KESTREL_HD void orb_steer(int j, float c, float s, int& dx, int& dy) {
-    const float x = static_cast<float>(orb_pattern(2 * j)), y = static_cast<float>(orb_pattern(2 * j + 1));
+/// Rounded offset of the pattern point (px, py) steered by (c, s).
+KESTREL_HD void orb_steer_point(int px, int py, float c, float s, int& dx, int& dy) {
+    const float x = static_cast<float>(px), y = static_cast<float>(py);
     dx = round_even(fsub(fmul(x, c), fmul(y, s)));
     dy = round_even(fadd(fmul(x, s), fmul(y, c)));
+}
+/// Rounded offset of pattern point j (0..511) steered by (c, s). (The kernel reads the same table from a
+/// device copy staged in shared memory and calls orb_steer_point: a table indexed at run time inside a
+/// device function would be rebuilt in local memory at every call.)
+KESTREL_HD void orb_steer(int j, float c, float s, int& dx, int& dy) {
+    orb_steer_point(orb_pattern(2 * j), orb_pattern(2 * j + 1), c, s, dx, dy);
 }
 
 /// Level coordinate of a level-0 coordinate: round_even(x / s) (s = level_scale of the level; exact for
