@@ -32,7 +32,7 @@ set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp:
 # Public headers (include/kestrel/<name>) and detail headers, each with its area.
 set(kestrel_public_areas
   error.hpp=core image.hpp=core device_image.hpp=core stream.hpp=core keypoint.hpp=core opencv.hpp=interop
-  detail/validate.hpp=core detail/hd.hpp=core
+  detail/validate.hpp=core detail/hd.hpp=core detail/exact_float.hpp=core
   pyramid.hpp=pyramid pyramid_types.hpp=pyramid detail/pyramid_rules.hpp=pyramid
   orb.hpp=features orb_types.hpp=features matcher.hpp=features detail/orb_rules.hpp=features
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kestrel/detail/exact_float.hpp"
 #include "kestrel/detail/hd.hpp"
 #include "kestrel/lk_types.hpp"
 #include "kestrel/pyramid_types.hpp"
@@ -39,44 +40,7 @@ constexpr float kLkMinGain = 0.1f;     // a gain outside [0.1, 10] -> LostResidu
 constexpr float kLkMaxGain = 10.0f;    // 1 / kLkMinGain: the float division 1.0f / 0.1f rounds to exactly 10
 constexpr float kLkPivotEps = 1e-6f;   // LDL^T pivot d_j <= eps * H_jj -> singular
 
-// ---- exact float operations ---------------------------------------------------------------------
-KESTREL_HD float fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-KESTREL_HD float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-KESTREL_HD float fsub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-KESTREL_HD float fdiv(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fdiv_rn(a, b);
-#else
-    return a / b;
-#endif
-}
-/// a * b + c rounded once (fused multiply-add): the same IEEE operation on both sides (__fmaf_rn; std::fma,
-/// one instruction on aarch64 and on x86-64 with FMA3, which glibc's fmaf selects at run time).
-KESTREL_HD float ffma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-    return __fmaf_rn(a, b, c);
-#else
-    return std::fma(a, b, c);
-#endif
-}
+// ---- exact float operations: fmul, fadd, fsub, fdiv, ffma (detail/exact_float.hpp) --------------------
 // The predicates below combine their compares with & (no short circuit: no branches in the GPU's iteration).
 KESTREL_HD bool finite(float v) { return (v == v) & (v - v == 0.0f); }  // false for NaN and +-inf
 

@@ -33,40 +33,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kestrel/detail/exact_float.hpp"
 #include "kestrel/detail/hd.hpp"
 #include "kestrel/orb_types.hpp"
 
 namespace kestrel::detail::orb {
 
-// ---- exact float operations (the same IEEE operation on both sides; nvcc never contracts these) -----
-KESTREL_HD float fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-KESTREL_HD float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-KESTREL_HD float fsub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-KESTREL_HD float fdiv(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fdiv_rn(a, b);
-#else
-    return a / b;
-#endif
-}
+// ---- exact float operations: fmul, fadd, fsub, fdiv of detail/exact_float.hpp --------------------
 /// Round half to even (cvRound): the current rounding mode on the host (round to nearest by default),
 /// __float2int_rn on the device.
 KESTREL_HD int round_even(float x) {

@@ -1,0 +1,51 @@
+// The exact float operations every rules header computes with: each is one IEEE single operation, rounded
+// to nearest, on both sides -- __fmul_rn & co. on the device (which nvcc never contracts into an FMA), the
+// plain operator on the host (the CPU references are built without contraction) -- and ffma, a * b + c
+// rounded once, where a rule fuses on purpose. A formula written with them gives the same bits on the CPU
+// and the GPU.
+#pragma once
+#include <cmath>
+
+#include "kestrel/detail/hd.hpp"
+
+namespace kestrel::detail {
+
+KESTREL_HD float fmul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+KESTREL_HD float fadd(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+KESTREL_HD float fsub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fsub_rn(a, b);
+#else
+    return a - b;
+#endif
+}
+KESTREL_HD float fdiv(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return __fdiv_rn(a, b);
+#else
+    return a / b;
+#endif
+}
+/// a * b + c rounded once (fused multiply-add): the same IEEE operation on both sides (__fmaf_rn; std::fma,
+/// one instruction on aarch64 and on x86-64 with FMA3, which glibc's fmaf selects at run time).
+KESTREL_HD float ffma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+    return __fmaf_rn(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
+
+}  // namespace kestrel::detail
