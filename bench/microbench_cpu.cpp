@@ -123,7 +123,7 @@ void register_cpu() {
             });
         }
     }
-    // cv::FAST without NMS on the same 2 levels: the CPU counterpart of the score-map stage (issue 3).
+    // cv::FAST without NMS on the same 2 levels: the CPU counterpart of the score-map stage (the score-map stage).
     for (const char* sz : {"752x480", "1920x1080"}) {
         add(std::string("cpu/cv-fast-nonmax-off/") + sz + "/2lv", 200, [sz](benchmark::State& st) {
             cv::setNumThreads(1);

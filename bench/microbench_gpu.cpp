@@ -72,7 +72,7 @@ void register_pose_floor() {
 }
 
 void register_gpu() {
-    // ---- the floor: what any frame costs on this machine (issue 4)
+    // ---- the floor: what any frame costs on this machine
     for (const char* sz : kSizes) {
         add(std::string("floor/upload+kernel+8KB+sync/") + sz, 1000, [sz](benchmark::State& st) {
             if (!g_gpu) return st.SkipWithError(kNoGpu);
@@ -119,7 +119,7 @@ void register_gpu() {
         });
     }
 
-    // ---- pyramid and score maps alone (issue 3: 752x480, 2 levels <= 5 us)
+    // ---- pyramid and score maps alone (design goal: 752x480, 2 levels <= 5 us)
     for (const char* sz : {"752x480", "1920x1080"}) {
         add(std::string("pyramid/") + sz + "/2lv", 1000, [sz](benchmark::State& st) {
             if (!g_gpu) return st.SkipWithError(kNoGpu);
@@ -141,13 +141,13 @@ void register_gpu() {
                 fc.threshold = 10;
                 fc.score = score;
                 DeviceScoreMaps maps(pyramid_sizes(img.width(), img.height(), pc), fc);
-                if (std::string(sz) == "752x480") st.SetLabel("issue 3 target: <= 5 us device");
+                if (std::string(sz) == "752x480") st.SetLabel("design goal: <= 5 us device");
                 device_loop(st, [&](cudaStream_t s) { maps.compute(pyr, s); });
             });
         }
     }
 
-    // ---- the detector (issue 4: device <= 10 us, end to end <= 1.3 x floor at 752x480)
+    // ---- the detector (design goals: device <= 10 us, end to end <= 1.3 x floor at 752x480)
     for (const char* sz : kSizes) {
         for (bool graph : {true, false}) {
             if (!graph && std::string(sz) != "752x480") continue;
@@ -158,7 +158,7 @@ void register_gpu() {
                 c.cuda_graph = graph;
                 FeatureDetector det(c, Backend::Cuda);
                 const DeviceImage d = upload(g_frame0.at(sz).view());
-                if (std::string(sz) == "752x480") st.SetLabel("issue 4 target (b): <= 10 us device");
+                if (std::string(sz) == "752x480") st.SetLabel("design goal: <= 10 us device");
                 device_loop(st, [&](cudaStream_t s) { det.detect_async(d.view(), s); });
                 st.counters["keypoints"] = det.host_count();
             });
@@ -169,7 +169,7 @@ void register_gpu() {
                 FeatureDetector det(c, Backend::Cuda);
                 const PinnedImage p = pinned_copy(g_frame0.at(sz));
                 Stream s;
-                if (std::string(sz) == "752x480") st.SetLabel("issue 4 target (a): <= 1.3 x floor");
+                if (std::string(sz) == "752x480") st.SetLabel("design goal: <= 1.3 x floor");
                 gpu_wall_loop(st, [&] {
                     det.detect_async(p.view(), s.get());
                     s.sync("detector");
@@ -179,7 +179,7 @@ void register_gpu() {
         }
     }
 
-    // ---- the tracker (issue 5: 200 features <= 15 us device; full frame <= 1.5 x floor)
+    // ---- the tracker (design goals: 200 features <= 15 us device; full frame <= 1.4 x floor)
     for (int n : {100, 200, 500}) {
         for (LkMode mode : kModes) {
             add("tracker/device/" + std::to_string(n) + "/" + mode_name(mode), 1000, [n, mode](benchmark::State& st) {
@@ -200,7 +200,7 @@ void register_gpu() {
                 KESTREL_CUDA(cudaMemcpy(dp.get(), pts.data(), pts.size() * sizeof(Point2f), cudaMemcpyHostToDevice),
                              "points");
                 DeviceLkTracker lk(c, std::max(1, count));
-                if (n == 200) st.SetLabel("issue 5 target: <= 15 us device");
+                if (n == 200) st.SetLabel("design goal: <= 15 us device");
                 device_loop(st, [&](cudaStream_t s) {
                     lk.track_async(pa, pb, static_cast<const Point2f*>(dp.get()), nullptr,
                                    static_cast<LkResult*>(dr.get()), count, s);
@@ -252,7 +252,7 @@ void register_gpu() {
                     ++frames;
                 }
                 set_stats(st, us);
-                if (n == 200 && anchor) st.SetLabel("issue 5 target: <= 1.5 x floor");
+                if (n == 200 && anchor) st.SetLabel("design goal: <= 1.4 x floor");
                 st.counters["redetect_frac"] = frames ? static_cast<double>(redetections) / frames : 0.0;
                 st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
             });
