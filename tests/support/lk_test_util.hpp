@@ -112,9 +112,11 @@ inline HostImage moved(const FloatImage& g, double dx, double dy, double gain = 
     return out;
 }
 
-/// Points on a grid (step px, at least margin px from the border) whose 15x15 neighbourhood has a
+/// Points on a grid (step px, at least margin px from the border, and never less than 8: the 15x15
+/// neighbourhood and its central differences stay inside the image) whose 15x15 neighbourhood has a
 /// structure tensor with smaller eigenvalue per pixel >= min_eig (central differences): trackable.
 inline std::vector<Point2f> textured_points(const HostImage& img, int step, int margin, double min_eig = 30.0) {
+    margin = std::max(margin, 8);
     std::vector<Point2f> pts;
     for (int y = margin; y < img.height() - margin; y += step)
         for (int x = margin; x < img.width() - margin; x += step) {

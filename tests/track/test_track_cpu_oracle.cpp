@@ -57,7 +57,7 @@ std::vector<Pair> pairs() {
 }
 
 std::vector<Point2f> points_of(const HostImage& img) {
-    std::vector<Point2f> pts = test::textured_points(img, 21, 2, 5.0);
+    std::vector<Point2f> pts = test::textured_points(img, 21, 8, 5.0);
     pts.push_back({0.0f, 0.0f});  // corners and edges: the border rule
     pts.push_back({static_cast<float>(img.width() - 1), 3.5f});
     pts.push_back({img.width() * 0.5f, img.height() - 1.25f});
