@@ -15,6 +15,7 @@ namespace kestrel {
 namespace {
 
 using test::blank_maps;
+using test::random_maps;
 using test::set_score;
 
 DetectorConfig base_config(int levels = 1, float scale = 2.0f) {
@@ -200,19 +201,6 @@ TEST_P(Select, MasksRemoveCandidatesButNotTheirSuppression) {
                                 "cell 1 back");
 }
 
-// Random sparse maps with few distinct scores: plateaus and ties everywhere, all levels populated.
-std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
-    auto maps = blank_maps(w, h, cfg);
-    std::uint32_t s = seed * 747796405u + 2891336453u;
-    for (auto& m : maps)
-        for (float& v : m.scores) {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            if ((s & 0xFFFF) < density * 65536.0f) v = static_cast<float>(1 + (s >> 16) % 6);
-        }
-    return maps;
-}
 
 TEST_P(Select, RandomTiedMapsMatchTheOracle) {
     int trial = 0;

@@ -119,18 +119,6 @@ TEST(GridTile, ZeroAndNanNeighboursNeverSuppress) {
     EXPECT_FALSE(tile_maximum<1>(tile, 3, 1, 1, 1.0f));
 }
 
-std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
-    auto maps = test::blank_maps(w, h, cfg);
-    std::uint32_t s = seed * 747796405u + 2891336453u;
-    for (auto& m : maps)
-        for (float& v : m.scores) {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            if ((s & 0xFFFF) < density * 65536.0f) v = static_cast<float>(1 + (s >> 16) % 6);
-        }
-    return maps;
-}
 
 // Cell geometries chosen around the tile buffers of an earlier, staging version of the kernel; they still
 // cover what the kernel does now: rectangles of several scan batches (96x64, 1024x1024, 1024x8), cells
@@ -159,7 +147,7 @@ TEST(GridTile, GpuMatchesTheReferenceWhateverFitsTheTileBuffer) {
         cfg.border = trial % 3;
         for (const int w : {301, 1100}) {
             const int h = w == 301 ? 219 : 1070;
-            const auto maps = random_maps(w, h, cfg, static_cast<std::uint32_t>(++trial), 0.3f);
+            const auto maps = test::random_maps(w, h, cfg, static_cast<std::uint32_t>(++trial), 0.3f);
             const auto want = detail::grid_select_cpu(maps, cfg);
             test::expect_same_keypoints(want, test::oracle_select(maps, cfg, {}), "cpu vs oracle, " + test::describe(cfg));
             test::expect_same_keypoints(detail::grid_select_cuda(maps, cfg), want,

@@ -21,6 +21,7 @@ namespace {
 
 using test::blank_maps;
 using test::set_score;
+using test::random_maps;
 
 DetectorConfig pyca_config(int levels = 1, float scale = 2.0f, int cell = 8, int q = 3) {
     DetectorConfig c;
@@ -243,19 +244,6 @@ TEST_P(Pyca, PerCellBudgetAndCapByAggregatedScore) {
     test::expect_same_keypoints(run(maps, cfg), {kp(12, 3, 40, 0), kp(40, 5, 35, 0)}, "cap");
 }
 
-// Random sparse maps with few distinct scores: ties everywhere, all levels populated.
-std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
-    auto maps = blank_maps(w, h, cfg);
-    std::uint32_t s = seed * 747796405u + 2891336453u;
-    for (auto& m : maps)
-        for (float& v : m.scores) {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            if ((s & 0xFFFF) < density * 65536.0f) v = static_cast<float>(1 + (s >> 16) % 6);
-        }
-    return maps;
-}
 
 TEST_P(Pyca, RandomTiedMapsMatchTheOracle) {
     int trial = 0;

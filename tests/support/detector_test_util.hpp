@@ -51,6 +51,21 @@ inline std::vector<ScoreMap> blank_maps(int width, int height, const DetectorCon
     return maps;
 }
 
+/// Random sparse score maps with few distinct scores (1..6): plateaus and ties everywhere, every level
+/// populated; `density` of the pixels are positive. Deterministic for a seed (xorshift).
+inline std::vector<ScoreMap> random_maps(int w, int h, const DetectorConfig& cfg, std::uint32_t seed, float density) {
+    auto maps = blank_maps(w, h, cfg);
+    std::uint32_t s = seed * 747796405u + 2891336453u;
+    for (auto& m : maps)
+        for (float& v : m.scores) {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            if ((s & 0xFFFF) < density * 65536.0f) v = static_cast<float>(1 + (s >> 16) % 6);
+        }
+    return maps;
+}
+
 inline void set_score(ScoreMap& m, int x, int y, float s) { m.scores[static_cast<std::size_t>(y) * m.width + x] = s; }
 
 /// Independent oracle of the selection rules (docs/detector.md), written without the library's helpers.
