@@ -1,0 +1,75 @@
+// Plain data of the stereo tracker (include/kestrel/stereo_tracker.hpp): the rig (rectified or raw), the
+// configuration, the per-track stereo status and result. No class; the rules header detail/stereo_rules.hpp
+// includes this header, never stereo_tracker.hpp. Model, conventions and figures: docs/stereo.md.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "kestrel/camera_types.hpp"
+#include "kestrel/lk_types.hpp"
+
+namespace kestrel {
+
+/// How the two images of a pair relate.
+enum class RigType : std::int32_t {
+    Rectified = 0,  ///< row-aligned images of one pinhole camera (focal, cx, cy), the right one `baseline` to the
+                    ///< right of the left one: a point at depth Z has right x = left x - focal * baseline / Z
+    Raw = 1,        ///< the cameras' own images (any Camera model) and the extrinsics between them
+};
+
+/// A stereo rig. Rectified: focal, cx, cy, baseline. Raw: left, right, R_rl, t_rl (validate() checks it).
+struct StereoRig {
+    RigType type = RigType::Rectified;
+    // Rectified.
+    double focal = 0;     ///< pixels, finite and > 0
+    double cx = 0, cy = 0;  ///< principal point, pixels, finite
+    double baseline = 0;  ///< metres (or the unit depth is wanted in), finite and > 0
+    // Raw.
+    Camera left{}, right{};  ///< each camera's model (their size must be the frames' size)
+    /// Extrinsics, right camera from left camera: X_right = R_rl * X_left + t_rl (R row-major, a rotation;
+    /// t in metres, non-zero). Kalibr's T_cn_cnm1 of cam1; from EuRoC's sensor.yaml: T_rl = inv(T_BS1) * T_BS0
+    /// (rig_from_body_poses).
+    std::array<double, 9> R_rl{{1, 0, 0, 0, 1, 0, 0, 0, 1}};
+    std::array<double, 3> t_rl{{0, 0, 0}};
+};
+
+/// A rectified rig (focal and principal point in pixels, baseline in metres).
+StereoRig rectified_rig(double focal, double cx, double cy, double baseline);
+/// A raw rig from each camera's pose in a common body frame (row-major 4x4, X_body = T_BS * X_camera, as EuRoC's
+/// sensor.yaml gives T_BS): R_rl, t_rl = inv(T_BS_right) * T_BS_left.
+StereoRig rig_from_body_poses(const Camera& left, const std::array<double, 16>& T_BS_left, const Camera& right,
+                              const std::array<double, 16>& T_BS_right);
+
+/// Throws InvalidArgument naming the field and its bound (rectified: focal, cx, cy, baseline; raw: both cameras
+/// through validate(Camera), R_rl orthonormal with det +1 within 1e-6, t_rl finite and |t_rl| > 0).
+void validate(const StereoRig& rig, const char* where = "StereoRig");
+
+/// What became of a track's left-to-right match in the current frame.
+enum class StereoStatus : std::int32_t {
+    Matched = 0,       ///< converged both ways, on the epipolar line, round trip and disparity within bounds
+    NoMatch = 1,       ///< the left-to-right or the right-to-left LK lost the feature (out of bounds, residual,
+                       ///< singular; a NotConverged result counts as a match attempt and goes on)
+    Inconsistent = 2,  ///< the right-to-left round trip missed the left position by more than max_round_trip
+    OffEpipolar = 3,   ///< the right point is farther than epipolar_tolerance from the left point's epipolar line
+    OutOfRange = 4,    ///< disparity outside [min_disparity, max_disparity] (raw rigs: also a triangulated depth
+                       ///< that is not positive)
+};
+const char* to_string(StereoStatus s);
+const char* to_string(RigType t);
+
+/// Settings of the left-to-right matching (the temporal tracking is StereoConfig::tracker).
+struct StereoMatchConfig {
+    /// The matching LK (left image -> right image, and back). Its pyramid must equal the tracker's
+    /// (tracker.lk.pyramid: both images' pyramids are built once and shared); template_source must be
+    /// PreviousFrame (the template is the left image of the same frame). Default: the tracker's LK defaults
+    /// with gain and offset (the cameras' exposures differ).
+    LkConfig lk{};
+    float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
+    float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
+    float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]
+    float max_disparity = 256.0f;     ///< px, (min_disparity, 16383]
+};
+
+struct StereoConfig;  // stereo_tracker.hpp (it holds a TrackerConfig)
+
+}  // namespace kestrel
