@@ -1,0 +1,90 @@
+// The stereo tracker on Middlebury's aloe pair (opencv-doc: aloeL, aloeR and aloeGT, the left image's
+// ground-truth disparity, 1 px per grey level at this full size, 0 = unknown) beside OpenCV: its pyramidal LK
+// from the same points left to right, and its SGBM disparity map sampled at them (tools/eval_stereo, the same
+// harness as kestrel_eval_stereo). Only robust facts are asserted: the ground truth's scale, and Kestrel no
+// worse than OpenCV's LK with the same pyramid (median error within 0.1 px, unmatched within 10 points).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "kestrel/stereo_tracker.hpp"
+#include "stereo_eval.hpp"
+#include "test_data.hpp"
+
+namespace kestrel::test {
+namespace {
+
+cv::Mat as_mat(const HostImage& img) {
+    cv::Mat m(img.height(), img.width(), CV_8UC1);
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) m.at<unsigned char>(y, x) = img.at(x, y);
+    return m;
+}
+
+struct Aloe {
+    HostImage left = real_image("aloeL.png"), right = real_image("aloeR.png"), gt = real_image("aloeGT.png");
+};
+
+// The ground truth's scale: SGBM's disparities over the ground truth's grey levels, at every pixel where both
+// are known, have a median of 1 (measured: 1.002 over ~235 000 pixels): one grey level is one pixel of
+// disparity at this size (1282x1110, Middlebury 2006's full size of Aloe).
+TEST(StereoOpenCv, AloeGroundTruthIsOnePixelPerGreyLevel) {
+    const Aloe a;
+    ASSERT_EQ(a.left.width(), a.gt.width());
+    ASSERT_EQ(a.left.height(), a.gt.height());
+    const cv::Mat sgbm = kestrel_eval::sgbm_map(as_mat(a.left), as_mat(a.right));
+    std::vector<double> ratio;
+    for (int y = 0; y < a.gt.height(); y += 2)
+        for (int x = 0; x < a.gt.width(); x += 2) {
+            const int g = a.gt.at(x, y);
+            const short s = sgbm.at<short>(y, x);
+            if (g > 0 && s > 0) ratio.push_back(s / 16.0 / g);
+        }
+    ASSERT_GT(ratio.size(), 50000u);
+    std::nth_element(ratio.begin(), ratio.begin() + ratio.size() / 2, ratio.end());
+    EXPECT_NEAR(ratio[ratio.size() / 2], 1.0, 0.02);
+}
+
+// Kestrel's features of aloeL (the first frame's tracks), matched into aloeR, beside OpenCV's LK from the same
+// points with the same pyramid (5 levels: the disparities at the features reach 139 px; window 16, Kestrel's
+// patch) and SGBM (mode HH, block 5, 256 disparities, P1/P2 = 8/32 * 25) sampled bilinearly at them.
+TEST(StereoOpenCv, AloeDisparityBesideOpenCv) {
+    const Aloe a;
+    const int levels = 5;
+    StereoConfig cfg;
+    cfg.tracker.lk.pyramid.levels = levels;
+    cfg.match.lk.pyramid = cfg.tracker.lk.pyramid;
+    const StereoRig rig = rectified_rig(3740.0, (a.left.width() - 1) * 0.5, (a.left.height() - 1) * 0.5, 0.16);
+    StereoTracker tracker(a.left.width(), a.left.height(), rig, cfg, Backend::Cpu);
+    const std::vector<StereoTrack>& tracks = tracker.track(a.left.view(), a.right.view());
+    std::vector<cv::Point2f> pts;
+    std::vector<double> kestrel_d;
+    for (const StereoTrack& t : tracks) {
+        pts.emplace_back(t.left.x, t.left.y);
+        kestrel_d.push_back(t.status == StereoStatus::Matched ? t.disparity : NAN);
+    }
+    const cv::Mat gt8 = as_mat(a.gt), L = as_mat(a.left), R = as_mat(a.right);
+    const std::vector<double> truth = kestrel_eval::ground_truth_at(gt8, pts);
+    const auto k = kestrel_eval::score("Kestrel CPU, 5 levels", kestrel_d, truth);
+    const auto lk = kestrel_eval::score("OpenCV LK 16x16, maxLevel 4",
+                                        kestrel_eval::opencv_lk_disparities(L, R, pts, 16, levels - 1), truth);
+    const auto sgbm = kestrel_eval::score("OpenCV SGBM", kestrel_eval::sample_disparities(kestrel_eval::sgbm_map(L, R), pts), truth);
+    std::printf("%s\n%s\n%s\n%s\n", kestrel_eval::table_header().c_str(), kestrel_eval::table_row(k).c_str(),
+                kestrel_eval::table_row(lk).c_str(), kestrel_eval::table_row(sgbm).c_str());
+    ASSERT_GE(k.points, 100u) << "features with a known ground truth";
+    ASSERT_GE(k.matched, 30u);
+    ASSERT_GE(lk.matched, 30u);
+    EXPECT_LE(k.median_error, lk.median_error + 0.1);
+    EXPECT_LE(k.unmatched, lk.unmatched + 0.10);
+    EXPECT_LE(k.over_1px, lk.over_1px + 0.05);
+    // The harness reads the truth right: SGBM, a dense matcher made for this data, is within half a pixel.
+    EXPECT_LT(sgbm.median_error, 0.5);
+}
+
+}  // namespace
+}  // namespace kestrel::test

@@ -1,0 +1,251 @@
+// kestrel_eval_stereo: the stereo tracker's disparity accuracy beside OpenCV's (docs/stereo_eval.md).
+//
+//   kestrel_eval_stereo [--data DIR] [--backend cpu|cuda|both] [--levels N] [--gt-scale S] [--features N]
+//                       [--no-scenes] [--no-aloe]
+//
+// Middlebury's aloe pair from opencv-doc (DIR, default /usr/share/doc/opencv-doc/examples/data: aloeL.jpg,
+// aloeR.jpg, aloeGT.png, the ground-truth disparity of the left image, 0 = unknown, scale S px per grey level,
+// default 1): the StereoTracker's first frame detects the features in aloeL and matches them into aloeR;
+// OpenCV's pyramidal LK matches the same points left to right, and OpenCV's SGBM disparity map is sampled at
+// them. Then the generated scenes of the tests (tests/support/stereo_scenes.hpp), where the truth is exact.
+// Printed per method: points with a known truth, matched, median |error|, % over 1 px, % unmatched.
+// Kestrel: unmatched = not StereoStatus::Matched. OpenCV LK: status 0 or |right y - left y| > 1 px (the epipolar
+// tolerance of both). SGBM: an invalid disparity at any of the four pixels around the point.
+// --levels: the pyramid levels of the second Kestrel row and of the "Kestrel's settings" LK row (the aloe
+// disparities reach 139 px at the features: more than 3 levels' LK reaches from a zero seed).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "kestrel/device_image.hpp"
+#include "kestrel/stereo_tracker.hpp"
+#include "stereo_eval.hpp"
+#include "stereo_scenes.hpp"
+
+using namespace kestrel_eval;
+
+namespace {
+
+[[noreturn]] void usage_error(const std::string& what) {
+    std::cerr << "kestrel_eval_stereo: " << what << " (see the header of tools/eval_stereo/main.cpp)\n";
+    std::exit(2);
+}
+
+double number(const std::string& key, const std::string& v) {
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(d)) usage_error(key + " " + v + ": not a number");
+    return d;
+}
+
+struct Options {
+    std::string data = "/usr/share/doc/opencv-doc/examples/data";
+    std::vector<kestrel::Backend> backends;
+    int levels = 5;
+    double gt_scale = 1.0;
+    int features = 200;
+    bool scenes = true, aloe = true;
+};
+
+kestrel::StereoConfig config(int levels, int features) {
+    kestrel::StereoConfig c;
+    c.tracker.lk.pyramid.levels = levels;
+    c.match.lk.pyramid = c.tracker.lk.pyramid;
+    c.tracker.target_features = features;
+    return c;
+}
+
+const char* name(kestrel::Backend b) { return b == kestrel::Backend::Cuda ? "CUDA" : "CPU"; }
+
+cv::Mat as_mat(const kestrel::HostImage& img) {
+    cv::Mat m(img.height(), img.width(), CV_8UC1);
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) m.at<unsigned char>(y, x) = img.at(x, y);
+    return m;
+}
+
+kestrel::HostImage as_image(const cv::Mat& m) {
+    kestrel::HostImage img(m.cols, m.rows);
+    for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x) img.at(x, y) = m.at<unsigned char>(y, x);
+    return img;
+}
+
+std::vector<double> kestrel_disparities(const std::vector<kestrel::StereoTrack>& t) {
+    std::vector<double> d(t.size(), NAN);
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (t[i].status == kestrel::StereoStatus::Matched) d[i] = t[i].disparity;
+    return d;
+}
+
+std::vector<cv::Point2f> left_points(const std::vector<kestrel::StereoTrack>& t) {
+    std::vector<cv::Point2f> p;
+    for (const auto& s : t) p.emplace_back(s.left.x, s.left.y);
+    return p;
+}
+
+void aloe(const Options& o) {
+    const cv::Mat L = cv::imread(o.data + "/aloeL.jpg", cv::IMREAD_GRAYSCALE);
+    const cv::Mat R = cv::imread(o.data + "/aloeR.jpg", cv::IMREAD_GRAYSCALE);
+    const cv::Mat GT = cv::imread(o.data + "/aloeGT.png", cv::IMREAD_UNCHANGED);
+    if (L.empty() || R.empty() || GT.empty() || GT.type() != CV_8UC1)
+        usage_error("cannot read aloeL.jpg, aloeR.jpg and an 8-bit grey aloeGT.png in " + o.data +
+                    " (Debian's opencv-doc; or --data)");
+    std::printf("Middlebury aloe (opencv-doc), %dx%d, ground truth: aloeGT.png x %.3g px\n", L.cols, L.rows, o.gt_scale);
+    // The rig only scales depth, which is not scored here: Middlebury 2006's full-size focal and baseline.
+    const kestrel::StereoRig rig = kestrel::rectified_rig(3740.0, (L.cols - 1) * 0.5, (L.rows - 1) * 0.5, 0.160);
+    const kestrel::HostImage left = as_image(L), right = as_image(R);
+    std::vector<cv::Point2f> pts;  // the CPU tracker's features (3 levels): the points of every row
+    std::vector<StereoScore> rows;
+    for (int levels : {3, o.levels}) {
+        for (kestrel::Backend b : o.backends) {
+            kestrel::StereoTracker t(L.cols, L.rows, rig, config(levels, o.features), b);
+            const auto& tracks = t.track(left.view(), right.view());
+            if (pts.empty()) pts = left_points(tracks);
+            if (left_points(tracks).size() != pts.size())
+                std::printf("note: the %d-level tracker detected %zu features, the first %zu\n", levels, tracks.size(), pts.size());
+            const auto gt = ground_truth_at(GT, left_points(tracks), o.gt_scale);
+            rows.push_back(score("Kestrel " + std::string(name(b)) + ", " + std::to_string(levels) + " levels",
+                                 kestrel_disparities(tracks), gt));
+        }
+        if (levels == o.levels) break;
+    }
+    const auto gt = ground_truth_at(GT, pts, o.gt_scale);
+    rows.push_back(score("OpenCV LK 21x21, maxLevel 3", opencv_lk_disparities(L, R, pts, 21, 3), gt));
+    rows.push_back(score("OpenCV LK 16x16, maxLevel " + std::to_string(o.levels - 1),
+                         opencv_lk_disparities(L, R, pts, 16, o.levels - 1), gt));
+    const cv::Mat sgbm = sgbm_map(L, R, SgbmSettings{});
+    const auto sgbm_d = sample_disparities(sgbm, pts);
+    rows.push_back(score("OpenCV SGBM (HH, block 5, 256 disp.)", sgbm_d, gt));
+    std::printf("%s\n", table_header().c_str());
+    for (const auto& r : rows) std::printf("%s\n", table_row(r).c_str());
+    // The ground truth's scale, from the data: SGBM's disparity over the ground truth's grey level at every
+    // pixel where both are known (integer grey levels: the ratio's median is the scale within ~1 %).
+    std::vector<double> ratio;
+    for (int y = 0; y < GT.rows; y += 2)
+        for (int x = 0; x < GT.cols; x += 2) {
+            const int g = GT.at<unsigned char>(y, x);
+            const short s = sgbm.at<short>(y, x);
+            if (g > 0 && s > 0) ratio.push_back(s / 16.0 / g);
+        }
+    if (!ratio.empty()) {
+        std::nth_element(ratio.begin(), ratio.begin() + ratio.size() / 2, ratio.end());
+        std::printf("ground-truth scale check: median SGBM disparity / GT grey level = %.4f over %zu pixels "
+                    "(1: the grey level is the disparity in pixels of these %dx%d images)\n",
+                    ratio[ratio.size() / 2], ratio.size(), L.cols, L.rows);
+    }
+}
+
+void scenes(const Options& o) {
+    using kestrel::test::StereoScene;
+    struct Scene {
+        std::string what;
+        StereoScene s;
+        int levels;
+    };
+    std::vector<Scene> list;
+    list.push_back({"frontal plane, 752x480, disparity 12.37 px", kestrel::test::frontal_scene(752, 480, 12.37), 3});
+    list.push_back({"slanted plane, 641x479, 11.6 .. 24.4 px", kestrel::test::slanted_scene(641, 479, 18.0, 0.02, -0.01), 3});
+    list.push_back({"frontal plane, 752x480, disparity 0.43 px", kestrel::test::frontal_scene(752, 480, 0.43, 1232), 3});
+    list.push_back({"frontal plane, 752x480, disparity 61.3 px", kestrel::test::frontal_scene(752, 480, 61.3, 1232), 5});
+    list.push_back({"raw rig, radtan, rotated 3 deg, 752x480", kestrel::test::raw_scene(752, 480, 3.0, true), 3});
+    for (const Scene& sc : list) {
+        const StereoScene& s = sc.s;
+        const bool raw = s.rig.type == kestrel::RigType::Raw;
+        std::printf("\n%s (%d levels)%s\n", sc.what.c_str(), sc.levels,
+                    raw ? ": error = |right pixel - truth|" : ": error = |disparity - truth|");
+        kestrel::StereoConfig cfg = config(sc.levels, o.features);
+        cfg.match.min_disparity = raw ? -200.0f : -1.0f;
+        cfg.match.max_disparity = raw ? 400.0f : 256.0f;
+        std::vector<cv::Point2f> pts;
+        std::vector<StereoScore> rows;
+        for (kestrel::Backend b : o.backends) {
+            kestrel::StereoTracker t(s.left.width(), s.left.height(), s.rig, cfg, b);
+            const auto& tracks = t.track(s.left.view(), s.right.view());
+            if (pts.empty()) pts = left_points(tracks);
+            std::vector<cv::Point2d> right, truth;
+            for (const auto& k : tracks) {
+                const kestrel::Point2d tr = s.right_of(k.left.x, k.left.y);
+                truth.emplace_back(tr.x, tr.y);
+                right.push_back(k.status == kestrel::StereoStatus::Matched ? cv::Point2d(k.right_x, k.right_y)
+                                                                            : cv::Point2d(NAN, NAN));
+            }
+            rows.push_back(score_points(std::string("Kestrel ") + name(b), right, truth));
+        }
+        const cv::Mat L = as_mat(s.left), R = as_mat(s.right);
+        std::vector<cv::Point2d> truth;
+        std::vector<double> truth_d;
+        for (const auto& p : pts) {
+            const kestrel::Point2d tr = s.right_of(p.x, p.y);
+            truth.emplace_back(tr.x, tr.y);
+            truth_d.push_back(p.x - tr.x);
+        }
+        for (const auto& lk : {std::make_pair(21, 3), std::make_pair(16, sc.levels - 1)}) {
+            const std::string what = "OpenCV LK " + std::to_string(lk.first) + "x" + std::to_string(lk.first) +
+                                     ", maxLevel " + std::to_string(lk.second);
+            if (raw) {
+                rows.push_back(score_points(what, opencv_lk_points(L, R, pts, lk.first, lk.second), truth));
+            } else {
+                const auto d = opencv_lk_disparities(L, R, pts, lk.first, lk.second);
+                std::vector<cv::Point2d> right;
+                for (std::size_t i = 0; i < pts.size(); ++i) right.emplace_back(pts[i].x - d[i], std::isfinite(d[i]) ? pts[i].y : NAN);
+                std::vector<cv::Point2d> truth_x;  // disparity error only (the y of LK's match is checked, not scored)
+                for (std::size_t i = 0; i < pts.size(); ++i) truth_x.emplace_back(truth[i].x, pts[i].y);
+                rows.push_back(score_points(what, right, truth_x));
+            }
+        }
+        if (!raw) {
+            SgbmSettings ss;
+            ss.min_disparity = sc.levels > 3 ? 0 : -16;
+            ss.num_disparities = 96;
+            const auto d = sample_disparities(sgbm_map(L, R, ss), pts, ss.min_disparity);
+            rows.push_back(score("OpenCV SGBM (HH, block 5)", d, truth_d));
+        }
+        std::printf("%s\n", table_header().c_str());
+        for (const auto& r : rows) std::printf("%s\n", table_row(r).c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    std::string backend = kestrel::cuda_available() ? "both" : "cpu";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const auto val = [&]() -> std::string {
+            if (i + 1 >= argc) usage_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--data") o.data = val();
+        else if (a == "--backend") backend = val();
+        else if (a == "--levels") o.levels = static_cast<int>(number(a, val()));
+        else if (a == "--gt-scale") o.gt_scale = number(a, val());
+        else if (a == "--features") o.features = static_cast<int>(number(a, val()));
+        else if (a == "--no-scenes") o.scenes = false;
+        else if (a == "--no-aloe") o.aloe = false;
+        else if (a == "--help" || a == "-h") {
+            std::cout << "see the header of tools/eval_stereo/main.cpp and docs/stereo_eval.md\n";
+            return 0;
+        } else usage_error("unknown option " + a);
+    }
+    if (backend == "cpu") o.backends = {kestrel::Backend::Cpu};
+    else if (backend == "cuda") o.backends = {kestrel::Backend::Cuda};
+    else if (backend == "both") o.backends = {kestrel::Backend::Cpu, kestrel::Backend::Cuda};
+    else usage_error("--backend " + backend + ": cpu, cuda or both");
+    if (o.levels < 1 || o.levels > 8) usage_error("--levels must be in [1, 8]");
+    if (!(o.gt_scale > 0)) usage_error("--gt-scale must be > 0");
+    try {
+        if (o.aloe) aloe(o);
+        if (o.scenes) scenes(o);
+    } catch (const std::exception& e) {
+        std::cerr << "kestrel_eval_stereo: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
