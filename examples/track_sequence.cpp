@@ -3,9 +3,12 @@
 // the tracking error is measured against exact ground truth); detects and tracks with
 // FeatureTracker; writes an annotated video (or PNG sequence: tracks coloured by age with trails,
 // tracks born and lost marked) and a CSV of tracks; prints per-stage timings and a summary of the run.
+// Stereo (--stereo on a EuRoC folder with cam0 and cam1, or --right DIR): StereoTracker; both images side by
+// side with the matches drawn, and the CSV gains the right position, disparity, depth and stereo status.
 // GPU when one is usable, else the CPU reference (said in one line).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -29,6 +32,8 @@
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/feature_tracker.hpp"
+#include "kestrel/stereo_tracker.hpp"
+#include "common/sensor_yaml.hpp"
 
 namespace fs = std::filesystem;
 using namespace kestrel_examples;
@@ -58,6 +63,20 @@ const char* kUsage =
     "  --fps F                frame rate of an image folder (default 20; vtest: 10)\n"
     "  --trail N              trail length in frames (default 10)\n"
     "  --print-every N        one progress line every N frames (default 10; 0 = none)\n"
+    "Stereo (StereoTracker: the left camera's tracks, each matched into the right image):\n"
+    "  --stereo               SOURCE is a EuRoC folder with mav0/cam0 and mav0/cam1: frames paired by\n"
+    "                         timestamp (one on one side only is an error naming it); the rig from the two\n"
+    "                         cameras' sensor.yaml (T_BS, intrinsics, distortion), unless --rectified\n"
+    "  --right DIR            SOURCE is the left image folder, DIR the right one (paired in name order);\n"
+    "                         needs --rectified\n"
+    "  --rectified F,CX,CY,B  a rectified rig: focal and principal point (px), baseline (m)\n"
+    "  --epipolar-tolerance P px off the epipolar line accepted (default 1)\n"
+    "  --max-round-trip P     px, right-to-left round trip accepted (default 0.5)\n"
+    "  --min-disparity D      px (default 0)       --max-disparity D  px (default 256)\n"
+    "  Stereo output: both images side by side, each match a line from the left track to its right\n"
+    "  position (green Matched, orange rejected: Inconsistent, OffEpipolar, OutOfRange; none for NoMatch);\n"
+    "  the CSV gains right_x,right_y,disparity,depth,stereo_status (lost tracks: nan and 'none').\n"
+    "  The mono CSV and video are unchanged.\n"
     "Drawing: each live track is a circle with its trail, coloured by age (red when new, through yellow\n"
     "and green, to blue after 30 frames); a white ring marks a track born by re-detection in this\n"
     "frame, a magenta cross a track lost in this frame (at the border: out of bounds).\n"
@@ -112,8 +131,209 @@ T percentile(std::vector<T> v, double q) {
     return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
 }
 
+struct StereoOptions {
+    bool stereo = false;      // --stereo or --right
+    std::string right_dir;
+    bool have_rectified = false;
+    double rect[4] = {0, 0, 0, 0};
+    kestrel::StereoMatchConfig match{};
+};
+
+std::array<double, 16> pose16(const double* T) {
+    std::array<double, 16> a{};
+    for (int i = 0; i < 16; ++i) a[i] = T[i];
+    return a;
+}
+
+/// The rig: --rectified, else the two sensor.yaml files of a EuRoC folder.
+kestrel::StereoRig stereo_rig(const StereoOptions& so, const StereoFrameSource& src) {
+    if (so.have_rectified) return kestrel::rectified_rig(so.rect[0], so.rect[1], so.rect[2], so.rect[3]);
+    const std::string y0 = src.sensor_yaml(0), y1 = src.sensor_yaml(1);
+    if (y0.empty() || y1.empty())
+        throw UsageError("the stereo rig is needed: --rectified F,CX,CY,B, or a EuRoC folder with cam0/sensor.yaml and "
+                         "cam1/sensor.yaml");
+    const SensorYaml a = read_sensor_yaml(y0), b = read_sensor_yaml(y1);
+    std::printf("rig: %s and %s (%s / %s, T_rl = inv(T_BS1) * T_BS0)\n", y0.c_str(), y1.c_str(),
+                kestrel::to_string(a.camera.model), kestrel::to_string(b.camera.model));
+    return kestrel::rig_from_body_poses(a.camera, pose16(a.T_BS), b.camera, pose16(b.T_BS));
+}
+
+Rgb stereo_colour(kestrel::StereoStatus s) {
+    return s == kestrel::StereoStatus::Matched ? Rgb{40, 230, 60} : Rgb{255, 150, 0};
+}
+
+std::string csv_float(float v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", v);
+    return buf;
+}
+
+int run_stereo(const std::string& source_spec, const StereoOptions& so, const kestrel::TrackerConfig& tcfg,
+               kestrel::Backend backend, bool explicit_backend, const SourceOptions& source_opt,
+               const std::string& out_dir, bool want_png, const std::string& video_name, bool draw_output,
+               int max_frames, int print_every) {
+    std::unique_ptr<StereoFrameSource> source = open_stereo_source(source_spec, so.right_dir, source_opt);
+    std::printf("source: %s\n", source->describe().c_str());
+    if (const std::string note = source->notice(); !note.empty())
+        std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
+    const kestrel::StereoRig rig = stereo_rig(so, *source);
+    kestrel::StereoConfig cfg;
+    cfg.tracker = tcfg;
+    cfg.match = so.match;
+    cfg.match.lk.pyramid = tcfg.lk.pyramid;  // the two pyramids are shared
+    kestrel::validate(cfg, "command line");
+    std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
+
+    fs::create_directories(out_dir);
+    const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();
+    std::FILE* csv = std::fopen(csv_path.c_str(), "w");
+    if (!csv) throw std::runtime_error("cannot write " + csv_path);
+    std::fprintf(csv, "frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,stereo_status\n");
+    if (draw_output && want_png) fs::create_directories(fs::path(out_dir) / "frames");
+
+    std::optional<kestrel::CudaStream> own_stream;
+    if (backend == kestrel::Backend::Cuda) own_stream.emplace();
+    const kestrel::StreamHandle stream = own_stream ? own_stream->get() : nullptr;
+    std::unique_ptr<kestrel::StereoTracker> tracker;
+    std::unique_ptr<VideoOut> video;
+    kestrel::PinnedImage pinned_l, pinned_r;
+    StageTimes times;
+    Frame left, right;
+    std::map<std::string, long long> by_status;
+    std::vector<float> disparities, tracker_ms;
+    long long track_frames = 0;
+    int n = 0;
+    Stopwatch total;
+    for (;; ++n) {
+        if (max_frames > 0 && n >= max_frames) break;
+        Stopwatch sw;
+        if (!source->next(left, right)) break;
+        times.add("read + decode (both images)", sw.lap());
+        const int w = left.image.width(), h = left.image.height();
+        if (right.image.width() != w || right.image.height() != h)
+            throw std::runtime_error("right image '" + right.path + "' is " + std::to_string(right.image.width()) + "x" +
+                                     std::to_string(right.image.height()) + ", its left image '" + left.path + "' " +
+                                     std::to_string(w) + "x" + std::to_string(h));
+        if (!tracker) {
+            check_frame_size(w, h, tcfg, "frame '" + left.path + "'");
+            tracker = std::make_unique<kestrel::StereoTracker>(w, h, rig, cfg, backend);
+            std::printf("frames: 2 x %dx%d (%s rig); stereo tracker set up in %.1f ms\n", w, h, kestrel::to_string(rig.type),
+                        sw.lap());
+        } else if (w != tracker->width() || h != tracker->height()) {
+            throw std::runtime_error("frame " + left.name + " is " + std::to_string(w) + "x" + std::to_string(h) +
+                                     ", the sequence started at " + std::to_string(tracker->width()) + "x" +
+                                     std::to_string(tracker->height()));
+        }
+        kestrel::HostView in_l = left.image.view(), in_r = right.image.view();
+        if (backend == kestrel::Backend::Cuda) {
+            if (pinned_l.empty()) {
+                pinned_l = kestrel::PinnedImage(w, h);
+                pinned_r = kestrel::PinnedImage(w, h);
+            }
+            std::memcpy(pinned_l.data(), left.image.data(), static_cast<std::size_t>(w) * h);
+            std::memcpy(pinned_r.data(), right.image.data(), static_cast<std::size_t>(w) * h);
+            in_l = pinned_l.view();
+            in_r = pinned_r.view();
+            times.add("copy into pinned memory", sw.lap());
+        }
+        tracker->track_async(in_l, in_r, stream);
+        const double t_async = sw.lap();
+        const std::vector<kestrel::StereoTrack>& live = tracker->finish();
+        const double t_finish = sw.lap();
+        if (n > 0) {
+            tracker_ms.push_back(static_cast<float>(t_async + t_finish));
+            times.add("stereo tracker: track_async (enqueue)", t_async);
+            times.add("stereo tracker: finish (matching, bookkeeping)", t_finish);
+        } else {
+            std::printf("first frame (detection and matching, warm-up): %.2f ms\n", t_async + t_finish);
+        }
+        track_frames += static_cast<long long>(live.size());
+
+        const std::string ts = seconds_text(left.timestamp_ns);
+        std::size_t matched = 0;
+        for (const kestrel::StereoTrack& t : live) {
+            std::fprintf(csv, "%d,%s,%llu,%.4f,%.4f,%d,%s,%s,%s,%s,%s,%s\n", n, ts.c_str(),
+                         static_cast<unsigned long long>(t.left.id), t.left.x, t.left.y, t.left.level,
+                         kestrel::to_string(t.left.status), csv_float(t.right_x).c_str(), csv_float(t.right_y).c_str(),
+                         csv_float(t.disparity).c_str(), csv_float(t.depth).c_str(), kestrel::to_string(t.status));
+            ++by_status[kestrel::to_string(t.status)];
+            if (t.status == kestrel::StereoStatus::Matched) {
+                ++matched;
+                disparities.push_back(t.disparity);
+            }
+        }
+        for (const kestrel::Track& t : tracker->lost_tracks())
+            std::fprintf(csv, "%d,%s,%llu,%.4f,%.4f,%d,%s,nan,nan,nan,nan,none\n", n, ts.c_str(),
+                         static_cast<unsigned long long>(t.id), t.x, t.y, t.level, kestrel::to_string(t.status));
+        times.add("csv", sw.lap());
+
+        if (draw_output) {
+            kestrel::HostImage both(2 * w, h);  // left | right
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x) {
+                    both.at(x, y) = left.image.at(x, y);
+                    both.at(w + x, y) = right.image.at(x, y);
+                }
+            Canvas canvas(both.view(), 0.8f);
+            for (const kestrel::StereoTrack& t : live) {
+                canvas.circle(t.left.x, t.left.y, 3.0f, age_colour(t.left.age));
+                if (t.status == kestrel::StereoStatus::NoMatch) continue;
+                const Rgb c = stereo_colour(t.status);
+                canvas.line(t.left.x, t.left.y, t.right_x + w, t.right_y, c);
+                canvas.circle(t.right_x + w, t.right_y, 3.0f, c);
+            }
+            for (const kestrel::Track& t : tracker->lost_tracks()) canvas.cross(t.x, t.y, 4, {255, 0, 255});
+            times.add("draw", sw.lap());
+            if (want_png) {
+                char name[32];
+                std::snprintf(name, sizeof name, "%06d.png", n);
+                write_png((fs::path(out_dir) / "frames" / name).string(), canvas);
+            } else {
+                if (!video)
+                    video = std::make_unique<VideoOut>((fs::path(out_dir) / video_name).string(), source->fps(),
+                                                       canvas.width(), canvas.height());
+                video->write(canvas);
+            }
+            times.add(want_png ? "write png" : "encode video", sw.lap());
+        }
+        if (print_every > 0 && n % print_every == 0)
+            std::printf("frame %5d  t=%s  live %4zu  matched %4zu  lost %3zu  stereo tracker %.2f ms\n", n, ts.c_str(),
+                        live.size(), matched, tracker->lost_tracks().size(), t_async + t_finish);
+    }
+    const double total_ms = total.lap();
+    std::fclose(csv);
+    video.reset();
+    tracker.reset();
+    if (n == 0) throw std::runtime_error("the source gave no frames");
+    std::printf("\n");
+    times.print(stdout, "per-stage wall-clock times (frames after the first):");
+    std::printf("\nwrote %s", csv_path.c_str());
+    if (draw_output) std::printf(" and %s", (fs::path(out_dir) / (want_png ? "frames/" : video_name)).string().c_str());
+    std::printf("\n\nsummary of the run (stereo)\n");
+    std::printf("  frames            %d pairs in %.2f s: %.1f fps end to end", n, total_ms / 1000.0,
+                1000.0 * n / std::max(total_ms, 1e-9));
+    if (!tracker_ms.empty())
+        std::printf("; stereo tracker alone %.2f ms per frame (median)", percentile(tracker_ms, 0.5));
+    std::printf("\n  live tracks       %.1f per frame on average (--features %d)\n",
+                static_cast<double>(track_frames) / n, tcfg.target_features);
+    std::printf("  stereo status     ");
+    const char* sep = "";
+    for (const auto& b : by_status) {
+        std::printf("%s%s %lld (%.1f%%)", sep, b.first.c_str(), b.second,
+                    100.0 * b.second / std::max<long long>(1, track_frames));
+        sep = ", ";
+    }
+    std::printf("\n");
+    if (!disparities.empty())
+        std::printf("  disparity         Matched: median %.3f px, 5 %% %.3f px, 95 %% %.3f px\n", percentile(disparities, 0.5),
+                    percentile(disparities, 0.05), percentile(disparities, 0.95));
+    return 0;
+}
+
 int run(int argc, char** argv) {
-    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps"}));
+    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps", "stereo"}));
     if (args.flag("help")) {
         std::printf("%s%s%s", kUsage, backend_help(), tracker_help().c_str());
         return 0;
@@ -135,7 +355,34 @@ int run(int argc, char** argv) {
     source_opt.fps = args.get_float("fps", 0.0f);
     const int trail_len = std::max(1, args.get_int("trail", 10));
     const int print_every = args.get_int("print-every", 10);
+    StereoOptions so;
+    so.right_dir = args.get("right", "");
+    so.stereo = args.flag("stereo") || !so.right_dir.empty();
+    const bool stereo_options = args.has("rectified") || args.has("epipolar-tolerance") || args.has("max-round-trip") ||
+                                args.has("min-disparity") || args.has("max-disparity");
+    if (args.has("rectified")) {
+        const std::string r = args.get("rectified", "");
+        char tail = 0;
+        if (std::sscanf(r.c_str(), "%lf,%lf,%lf,%lf%c", &so.rect[0], &so.rect[1], &so.rect[2], &so.rect[3], &tail) != 4)
+            throw UsageError("--rectified takes F,CX,CY,B (four numbers: focal, principal point in px, baseline), not '" + r + "'");
+        so.have_rectified = true;
+    }
+    so.match.epipolar_tolerance = args.get_float("epipolar-tolerance", so.match.epipolar_tolerance);
+    so.match.max_round_trip = args.get_float("max-round-trip", so.match.max_round_trip);
+    so.match.min_disparity = args.get_float("min-disparity", so.match.min_disparity);
+    so.match.max_disparity = args.get_float("max-disparity", so.match.max_disparity);
     args.reject_unknown();
+    if (!so.stereo && stereo_options)
+        throw UsageError("--rectified, --epipolar-tolerance, --max-round-trip, --min/max-disparity are stereo options: "
+                         "add --stereo (EuRoC cam0 + cam1) or --right DIR");
+    if (so.stereo) {
+        if (synthetic || args.positional().size() != 1)
+            throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
+        if (!so.right_dir.empty() && !so.have_rectified)
+            throw UsageError("--right needs the rig: --rectified F,CX,CY,B");
+        return run_stereo(args.positional()[0], so, cfg, backend, explicit_backend, source_opt, out_dir, want_png,
+                          video_name, draw_output, max_frames, print_every);
+    }
     if (args.positional().size() > 1) throw UsageError("at most one SOURCE");
     if (synthetic && !args.positional().empty()) throw UsageError("--synthetic takes no SOURCE");
     if (args.positional().empty()) synthetic = true;  // the default: a moving camera over a real photo

@@ -138,8 +138,16 @@ std::string parse_timestamp(const std::string& field, long long& ns) {
     return "";
 }
 
+/// A EuRoC camera folder's frames, checked: files, timestamps, where each was listed ("<csv>:<line>").
+struct EurocList {
+    std::string csv;
+    std::vector<std::string> files, origins;
+    std::vector<long long> stamps;
+    std::string notice;
+};
+
 /// EuRoC camera folder: <cam>/data.csv ("#timestamp [ns],filename") and <cam>/data/<filename>.
-std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamps) {
+EurocList read_euroc(const fs::path& cam, bool sort_timestamps) {
     const std::string csv = (cam / "data.csv").string();
     std::ifstream in(csv, std::ios::binary);
     if (!in) throw std::runtime_error("cannot open " + csv);
@@ -196,19 +204,51 @@ std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamp
         notice = csv + ": " + std::to_string(out_of_order) + " line" + (out_of_order == 1 ? "" : "s") +
                  " out of timestamp order; the frames are sorted by timestamp (--sort-timestamps)";
     }
-    std::vector<std::string> files, origins;
-    std::vector<long long> stamps;
+    EurocList list;
+    list.csv = csv;
+    list.notice = notice;
     for (const Row& r : rows) {
-        files.push_back((cam / "data" / r.file).string());
-        stamps.push_back(r.ns);
-        origins.push_back(csv + ":" + std::to_string(r.line));
+        list.files.push_back((cam / "data" / r.file).string());
+        list.stamps.push_back(r.ns);
+        list.origins.push_back(csv + ":" + std::to_string(r.line));
     }
-    double fps = 20.0;
-    if (stamps.size() > 1 && stamps.back() > stamps.front())
-        fps = 1e9 * static_cast<double>(stamps.size() - 1) / static_cast<double>(stamps.back() - stamps.front());
-    return std::make_unique<FileList>(std::move(files), std::move(stamps), "EuRoC folder " + cam.string(), fps,
-                                      std::move(origins), notice);
+    return list;
 }
+
+double euroc_fps(const std::vector<long long>& stamps) {
+    if (stamps.size() > 1 && stamps.back() > stamps.front())
+        return 1e9 * static_cast<double>(stamps.size() - 1) / static_cast<double>(stamps.back() - stamps.front());
+    return 20.0;
+}
+
+std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamps) {
+    EurocList l = read_euroc(cam, sort_timestamps);
+    const double fps = euroc_fps(l.stamps);
+    return std::make_unique<FileList>(std::move(l.files), std::move(l.stamps), "EuRoC folder " + cam.string(), fps,
+                                      std::move(l.origins), l.notice);
+}
+
+/// Two frame sources read in step.
+class PairedSource : public StereoFrameSource {
+public:
+    PairedSource(std::unique_ptr<FrameSource> left, std::unique_ptr<FrameSource> right, std::string what,
+                 std::string notice, std::string yaml0 = "", std::string yaml1 = "")
+        : left_(std::move(left)), right_(std::move(right)), what_(std::move(what)), notice_(std::move(notice)),
+          yaml_{std::move(yaml0), std::move(yaml1)} {}
+    bool next(Frame& l, Frame& r) override {
+        const bool a = left_->next(l), b = right_->next(r);
+        return a && b;  // the lists were paired when opened: both end together
+    }
+    std::string describe() const override { return what_; }
+    double fps() const override { return left_->fps(); }
+    std::string notice() const override { return notice_; }
+    std::string sensor_yaml(int camera) const override { return yaml_[camera == 0 ? 0 : 1]; }
+
+private:
+    std::unique_ptr<FrameSource> left_, right_;
+    std::string what_, notice_;
+    std::string yaml_[2];
+};
 
 std::unique_ptr<FrameSource> open_folder(const fs::path& dir, double fps, const std::string& prefix = "") {
     std::vector<std::string> files;
@@ -220,6 +260,67 @@ std::unique_ptr<FrameSource> open_folder(const fs::path& dir, double fps, const 
 }
 
 }  // namespace
+
+std::unique_ptr<StereoFrameSource> open_stereo_source(const std::string& left, const std::string& right,
+                                                      const SourceOptions& opt) {
+    const fs::path p(left);
+    if (!fs::is_directory(p)) throw std::runtime_error("'" + left + "' is not a folder (stereo input: a EuRoC folder, or two image folders)");
+    if (right.empty()) {
+        fs::path cam0, cam1;
+        for (const fs::path& root : {p / "mav0", p})
+            if (fs::exists(root / "cam0" / "data.csv") && fs::exists(root / "cam1" / "data.csv")) {
+                cam0 = root / "cam0";
+                cam1 = root / "cam1";
+                break;
+            }
+        if (cam0.empty())
+            throw std::runtime_error("'" + left + "' is not a stereo EuRoC folder: no mav0/cam0/data.csv and mav0/cam1/data.csv "
+                                     "(for two image folders pass the right one with --right)");
+        EurocList a = read_euroc(cam0, opt.sort_timestamps), b = read_euroc(cam1, opt.sort_timestamps);
+        // Pair by timestamp: both lists are sorted and strictly increasing; the first timestamp that one side
+        // lacks is the error, naming where the other side lists it.
+        std::size_t i = 0, j = 0;
+        while (i < a.stamps.size() || j < b.stamps.size()) {
+            if (j >= b.stamps.size() || (i < a.stamps.size() && a.stamps[i] < b.stamps[j]))
+                throw std::runtime_error(a.origins[i] + ": timestamp " + std::to_string(a.stamps[i]) + " has no cam1 frame (" +
+                                         b.csv + " does not list it): stereo frames are paired by timestamp");
+            if (i >= a.stamps.size() || b.stamps[j] < a.stamps[i])
+                throw std::runtime_error(b.origins[j] + ": timestamp " + std::to_string(b.stamps[j]) + " has no cam0 frame (" +
+                                         a.csv + " does not list it): stereo frames are paired by timestamp");
+            ++i;
+            ++j;
+        }
+        std::string notice = a.notice;
+        if (!b.notice.empty()) notice += (notice.empty() ? "" : "\n") + b.notice;
+        const double fps = euroc_fps(a.stamps);
+        const std::string what = "EuRoC folder " + cam0.parent_path().string() + " (cam0 + cam1, " +
+                                 std::to_string(a.files.size()) + " pairs paired by timestamp)";
+        const auto yaml = [](const fs::path& cam) {
+            return fs::exists(cam / "sensor.yaml") ? (cam / "sensor.yaml").string() : std::string();
+        };
+        auto la = std::make_unique<FileList>(std::move(a.files), a.stamps, "cam0", fps, std::move(a.origins));
+        auto lb = std::make_unique<FileList>(std::move(b.files), std::move(b.stamps), "cam1", fps, std::move(b.origins));
+        return std::make_unique<PairedSource>(std::move(la), std::move(lb), what, notice, yaml(cam0), yaml(cam1));
+    }
+    if (!fs::is_directory(right)) throw std::runtime_error("--right '" + right + "' is not a folder");
+    const std::vector<std::string> a = list_images(left), b = list_images(right);
+    if (a.empty()) throw std::runtime_error("folder '" + left + "' holds no images");
+    if (b.empty()) throw std::runtime_error("folder '" + right + "' holds no images");
+    if (a.size() != b.size()) {
+        const bool more_left = a.size() > b.size();
+        const std::string& extra = more_left ? a[b.size()] : b[a.size()];
+        throw std::runtime_error("the left folder has " + std::to_string(a.size()) + " images, the right one " +
+                                 std::to_string(b.size()) + ": '" + extra + "' has no " + (more_left ? "right" : "left") +
+                                 " image (the folders' images are paired in name order)");
+    }
+    const double fps = opt.fps > 0.0 ? opt.fps : 20.0;
+    auto la = std::make_unique<FileList>(a, uniform_stamps(a.size(), fps), "left", fps);
+    auto lb = std::make_unique<FileList>(b, uniform_stamps(b.size(), fps), "right", fps);
+    return std::make_unique<PairedSource>(std::move(la), std::move(lb),
+                                          "image folders " + left + " (left) and " + right + " (right), " +
+                                              std::to_string(a.size()) + " pairs in name order",
+                                          "");
+}
 
 std::unique_ptr<FrameSource> open_source(const std::string& spec, const SourceOptions& opt) {
     const double fps = opt.fps;

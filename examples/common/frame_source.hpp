@@ -43,6 +43,32 @@ struct SourceOptions {
 /// frames are sorted, notice() says so, and only equal timestamps are an error).
 std::unique_ptr<FrameSource> open_source(const std::string& spec, const SourceOptions& opt = {});
 
+/// Stereo frames: left and right images of the same instant.
+class StereoFrameSource {
+public:
+    virtual ~StereoFrameSource() = default;
+    /// Next pair; false at the end.
+    virtual bool next(Frame& left, Frame& right) = 0;
+    /// One line saying what is read, e.g. "EuRoC folder /data/MH_01 (cam0 + cam1, 3682 pairs)".
+    virtual std::string describe() const = 0;
+    virtual double fps() const = 0;
+    virtual std::string notice() const { return ""; }
+    /// EuRoC: the two cameras' sensor.yaml (<cam>/sensor.yaml; "" when the file is not there); folders: "".
+    virtual std::string sensor_yaml(int camera) const {
+        (void)camera;
+        return "";
+    }
+};
+
+/// Stereo input. `right` empty: `left` is a EuRoC folder (<dir>/mav0/cam0 and cam1, or <dir>/cam0 and cam1) whose
+/// frames are paired by timestamp: a timestamp present on one side only is an error naming the file and line
+/// that lists it, the timestamp and the camera that lacks it ("<dir>/mav0/cam1/data.csv:9: timestamp
+/// 1403636580163555584 has no cam0 frame"). Both data.csv files are checked as open_source checks one.
+/// `right` given: `left` and `right` are image folders (sorted by name) paired in order; a different count is
+/// an error naming the first image without a partner. Throws std::runtime_error with the reason.
+std::unique_ptr<StereoFrameSource> open_stereo_source(const std::string& left, const std::string& right,
+                                                      const SourceOptions& opt = {});
+
 /// Folder of the build's prepared test data: $KESTREL_TEST_DATA, else the build tree's testdata/
 /// (compiled in), else empty.
 std::string testdata_dir();

@@ -12,7 +12,10 @@
 //                                of CORNERS (level x, y = level-0 / S^level) with the same score
 //   --tracks-match A B TOL       two track CSVs (frame,timestamp,id,x,y,level,status) hold the same
 //                                rows in the same order: equal frame, timestamp, id, level and status,
-//                                x and y within TOL px (the CPU and GPU trackers' stated tolerance)
+//                                x and y within TOL px (the CPU and GPU trackers' stated tolerance);
+//                                stereo CSVs (+ right_x,right_y,disparity,depth,stereo_status): the right
+//                                position and disparity within TOL px, depth within TOL relative, equal
+//                                stereo status ("nan" equal to "nan" only)
 //   --image FILE W H             FILE is a readable image of W x H pixels (0 = any size)
 //   --nonempty FILE              FILE exists and is not empty
 #include <cmath>
@@ -192,7 +195,8 @@ int main(int argc, char** argv) {
                 if (r >= ra.size() || r >= rb.size()) fail(where + ": one file ends here (row counts differ)");
                 const auto& x = ra[r];
                 const auto& y = rb[r];
-                if (x.size() != 7 || y.size() != 7) fail(where + ": expected 7 fields");
+                if (x.size() != y.size() || (x.size() != 7 && x.size() != 12))
+                    fail(where + ": expected 7 fields (mono) or 12 (stereo) in both");
                 if (r == 0) {
                     if (x != y) fail(where + ": headers differ");
                     continue;
@@ -203,6 +207,15 @@ int main(int argc, char** argv) {
                     const double d = std::fabs(std::atof(x[c].c_str()) - std::atof(y[c].c_str()));
                     worst = std::max(worst, d);
                     if (!(d <= tol)) fail(where + ": " + (c == 3 ? "x" : "y") + " " + x[c] + " vs " + y[c]);
+                }
+                if (x.size() == 12) {
+                    if (x[11] != y[11]) fail(where + ": stereo_status '" + x[11] + "' vs '" + y[11] + "'");
+                    for (int c : {7, 8, 9, 10}) {
+                        if (x[c] == y[c]) continue;  // nan, inf, or the same text
+                        const double a = std::atof(x[c].c_str()), b = std::atof(y[c].c_str());
+                        const double d = std::fabs(a - b) / (c == 10 ? std::max(1.0, std::fabs(a)) : 1.0);
+                        if (!(d <= tol)) fail(where + ": column " + std::to_string(c + 1) + " " + x[c] + " vs " + y[c]);
+                    }
                 }
             }
             std::printf("ok: %zu track rows match (largest position difference %.2g px, tolerance %s)\n",
