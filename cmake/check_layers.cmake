@@ -20,13 +20,14 @@
 
 cmake_minimum_required(VERSION 3.24)  # IN_LIST and the other policies of the project
 
-set(kestrel_areas core pyramid features detect track geometry interop)
+set(kestrel_areas core pyramid features detect track geometry stereo interop)
 set(kestrel_area_deps_core "")
 set(kestrel_area_deps_pyramid core)
 set(kestrel_area_deps_features core pyramid)
 set(kestrel_area_deps_detect core pyramid features)
 set(kestrel_area_deps_track core pyramid features detect)
 set(kestrel_area_deps_geometry core)
+set(kestrel_area_deps_stereo core pyramid features detect track geometry)
 set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp: conversions for every area
 
 # Public headers (include/kestrel/<name>) and detail headers, each with its area.
@@ -40,7 +41,8 @@ set(kestrel_public_areas
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track multi_camera_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track
   camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry
   relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry
-  detail/ransac_rules.hpp=geometry)
+  detail/ransac_rules.hpp=geometry
+  stereo_tracker.hpp=stereo stereo_types.hpp=stereo detail/stereo_rules.hpp=stereo)
 set(kestrel_plain_data error.hpp stream.hpp keypoint.hpp)  # besides every *_types.hpp
 
 set(kestrel_cuda_header_regex "^(cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cooperative_groups|cub/|thrust/|nv/)")

@@ -15,6 +15,10 @@
 
 namespace kestrel {
 
+namespace detail {
+class TrackerBackend;
+}
+
 /// Anchoring (docs/tracker.md, "Anchoring"): after frame-to-frame LK, every track is refined against its
 /// FIRST observation with an affine warp plus gain and offset (level 0, the lk.patch_size patch stored when
 /// the track was born) and takes the fitted position, so that per-frame errors do not add up. When the fit
@@ -110,6 +114,9 @@ public:
 
 private:
     friend class MultiCameraTracker;
+    friend class StereoTracker;
+    /// StereoTracker's access to the backend: the frame's pyramid, the right image built with it.
+    detail::TrackerBackend& backend_internal() const;
     /// finish() in two halves, so that MultiCameraTracker can wait for every camera's re-detection at once:
     /// the wait for the frame, the bookkeeping and the re-detection enqueued when due; then its collection,
     /// the new tracks and the template stores.

@@ -47,6 +47,10 @@ public:
     void build(StreamHandle stream);
     /// Copies `image` (device memory, same size as level 0) into level 0, then builds.
     void build(DeviceView image, StreamHandle stream);
+    /// Computes levels 1..L-1 of two pyramids with level 0 in place, in the launches of one (a stereo pair's
+    /// left and right images). They must have the same level-0 size and configuration (InvalidArgument otherwise)
+    /// and be different objects.
+    static void build_pair(DevicePyramid& a, DevicePyramid& b, StreamHandle stream);
 
 private:
     struct Impl;

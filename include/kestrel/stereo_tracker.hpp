@@ -16,8 +16,16 @@
 
 namespace kestrel {
 
+/// The temporal tracking settings StereoTracker uses by default: FeatureTracker's, on the matching's 5 pyramid
+/// levels (the two share the pyramid; the extra levels cost little and reach farther on fast motion).
+inline TrackerConfig stereo_tracking_config() {
+    TrackerConfig c;
+    c.lk.pyramid.levels = 5;
+    return c;
+}
+
 struct StereoConfig {
-    TrackerConfig tracker{};     ///< the left camera's temporal tracking (and the right one's, track_right)
+    TrackerConfig tracker = stereo_tracking_config();  ///< the left camera's temporal tracking (and the right one's)
     StereoMatchConfig match{};   ///< left-to-right matching
     /// Also track the right image's own features in time (a second FeatureTracker on the right frames, with
     /// tracker's settings and its own ids): right_tracks(). The left tracks' matching does not use them.

@@ -57,13 +57,22 @@ enum class StereoStatus : std::int32_t {
 const char* to_string(StereoStatus s);
 const char* to_string(RigType t);
 
+/// The matching LK's defaults: LkConfig's, on 5 pyramid levels of 2. From a seed at zero, LK finds a disparity
+/// up to a few times the coarsest level's scale (3 levels: about 20 px; 5 levels: about 50 px, what a VIO rig
+/// sees down to about 1 m); the temporal tracking shares the pyramid (stereo_tracking_config()).
+inline LkConfig stereo_match_lk_config() {
+    LkConfig c;
+    c.pyramid.levels = 5;
+    return c;
+}
+
 /// Settings of the left-to-right matching (the temporal tracking is StereoConfig::tracker).
 struct StereoMatchConfig {
     /// The matching LK (left image -> right image, and back). Its pyramid must equal the tracker's
     /// (tracker.lk.pyramid: both images' pyramids are built once and shared); template_source must be
-    /// PreviousFrame (the template is the left image of the same frame). Default: the tracker's LK defaults
-    /// with gain and offset (the cameras' exposures differ).
-    LkConfig lk{};
+    /// PreviousFrame (the template is the left image of the same frame). Default: LK's defaults (gain and
+    /// offset estimated: the cameras' exposures differ) on 5 levels.
+    LkConfig lk = stereo_match_lk_config();
     float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
     float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
     float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]

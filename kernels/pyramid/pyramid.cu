@@ -8,6 +8,8 @@
 // 752x480 frame gets 360 blocks rather than a few dozen: the kernel is latency-bound, not
 // bandwidth-bound, and wants many warps in flight.
 // Other factors: one launch per level, one thread per output pixel, taps from the shared rule.
+// Two pyramids of one size and configuration (launch_pyramid_pair: a stereo pair) take the same launches with
+// gridDim.z = 2, the second pyramid's blocks at z = 1.
 #include "kernels/common/cuda_check.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
 #include "pyramid.cuh"
@@ -18,8 +20,7 @@ namespace {
 constexpr int kFusedThreads = 256;
 
 template <int kTile>
-__global__ void __launch_bounds__(kFusedThreads) pyramid_halving_kernel(PyramidDesc d) {
-    __shared__ std::uint8_t tile[kTile * kTile + kTile * kTile / 4 + kTile * kTile / 16 + kTile * kTile / 64 + 64];
+__device__ __forceinline__ void halve_tile(const PyramidDesc& d, std::uint8_t* tile) {
     const PyramidLevel src0 = d.level[0];
     const PyramidLevel l1 = d.level[1];
     const int tx0 = blockIdx.x * kTile, ty0 = blockIdx.y * kTile;
@@ -60,13 +61,25 @@ __global__ void __launch_bounds__(kFusedThreads) pyramid_halving_kernel(PyramidD
     }
 }
 
+// One pyramid (gridDim.z == 1) or two of one size and configuration (gridDim.z == 2: a StereoTracker's left and
+// right images in one launch). Each branch reads its own parameter directly: selecting a descriptor by a run-time
+// index would copy it to local memory.
 template <int kTile>
-void launch_halving(const PyramidDesc& d, cudaStream_t stream) {
-    const dim3 grid((d.level[1].width + kTile - 1) / kTile, (d.level[1].height + kTile - 1) / kTile);
-    pyramid_halving_kernel<kTile><<<grid, kFusedThreads, 0, stream>>>(d);
+__global__ void __launch_bounds__(kFusedThreads) pyramid_halving_kernel(PyramidDesc d0, PyramidDesc d1) {
+    __shared__ std::uint8_t tile[kTile * kTile + kTile * kTile / 4 + kTile * kTile / 16 + kTile * kTile / 64 + 64];
+    if (blockIdx.z == 0)
+        halve_tile<kTile>(d0, tile);
+    else
+        halve_tile<kTile>(d1, tile);
 }
 
-__global__ void pyramid_resample_kernel(PyramidLevel src, PyramidLevel dst, std::int32_t sq16) {
+template <int kTile>
+void launch_halving(const PyramidDesc& d, const PyramidDesc* d1, cudaStream_t stream) {
+    const dim3 grid((d.level[1].width + kTile - 1) / kTile, (d.level[1].height + kTile - 1) / kTile, d1 ? 2 : 1);
+    pyramid_halving_kernel<kTile><<<grid, kFusedThreads, 0, stream>>>(d, d1 ? *d1 : d);
+}
+
+__device__ __forceinline__ void resample(const PyramidLevel& src, const PyramidLevel& dst, std::int32_t sq16) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= dst.width || y >= dst.height) return;
@@ -78,28 +91,45 @@ __global__ void pyramid_resample_kernel(PyramidLevel src, PyramidLevel dst, std:
         detail::blend(r0[tx.i0], r0[tx.i1], r1[tx.i0], r1[tx.i1], tx.w1, ty.w1);
 }
 
-}  // namespace
+// One level of one pyramid (gridDim.z == 1) or of two (gridDim.z == 2, the pair's second in src1/dst1).
+__global__ void pyramid_resample_kernel(PyramidLevel src, PyramidLevel dst, PyramidLevel src1, PyramidLevel dst1,
+                                        std::int32_t sq16) {
+    if (blockIdx.z == 0)
+        resample(src, dst, sq16);
+    else
+        resample(src1, dst1, sq16);
+}
 
-void launch_pyramid(const PyramidDesc& d, cudaStream_t stream) {
+void launch_pyramids(const PyramidDesc& d, const PyramidDesc* d1, cudaStream_t stream) {
     if (d.levels < 2) return;
     if (d.scale_q16 == (2 << 16)) {
         static_assert((64 >> (kMaxLevels - 2)) >= 1, "fused tile too small for kMaxLevels");
         // Smallest tile whose coarsest level still has a pixel: T >> (levels - 2) >= 1.
         if (d.levels <= 6)
-            launch_halving<16>(d, stream);
+            launch_halving<16>(d, d1, stream);
         else if (d.levels == 7)
-            launch_halving<32>(d, stream);
+            launch_halving<32>(d, d1, stream);
         else
-            launch_halving<64>(d, stream);
+            launch_halving<64>(d, d1, stream);
         KESTREL_CUDA_LAUNCH("pyramid");
         return;
     }
     for (int k = 1; k < d.levels; ++k) {
         const dim3 block(32, 8);
-        const dim3 grid((d.level[k].width + 31) / 32, (d.level[k].height + 7) / 8);
-        pyramid_resample_kernel<<<grid, block, 0, stream>>>(d.level[k - 1], d.level[k], d.scale_q16);
+        const dim3 grid((d.level[k].width + 31) / 32, (d.level[k].height + 7) / 8, d1 ? 2 : 1);
+        const PyramidDesc& e = d1 ? *d1 : d;
+        pyramid_resample_kernel<<<grid, block, 0, stream>>>(d.level[k - 1], d.level[k], e.level[k - 1], e.level[k],
+                                                           d.scale_q16);
         KESTREL_CUDA_LAUNCH("pyramid");
     }
+}
+
+}  // namespace
+
+void launch_pyramid(const PyramidDesc& d, cudaStream_t stream) { launch_pyramids(d, nullptr, stream); }
+
+void launch_pyramid_pair(const PyramidDesc& a, const PyramidDesc& b, cudaStream_t stream) {
+    launch_pyramids(a, &b, stream);
 }
 
 }  // namespace kestrel::kernels

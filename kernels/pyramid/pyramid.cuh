@@ -24,5 +24,7 @@ struct PyramidDesc {
 
 /// Computes levels 1..levels-1 from level 0. s = 2: one launch for all levels; otherwise one per level.
 void launch_pyramid(const PyramidDesc& desc, cudaStream_t stream);
+/// The same for two pyramids of equal level sizes and scale in the same launches (the caller checks that).
+void launch_pyramid_pair(const PyramidDesc& a, const PyramidDesc& b, cudaStream_t stream);
 
 }  // namespace kestrel::kernels

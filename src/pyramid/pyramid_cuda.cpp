@@ -67,4 +67,18 @@ void DevicePyramid::build(DeviceView image, StreamHandle stream) {
     kernels::launch_pyramid(m.desc, stream);
 }
 
+void DevicePyramid::build_pair(DevicePyramid& a, DevicePyramid& b, StreamHandle stream) {
+    const char* where = "DevicePyramid::build_pair";
+    Impl& ma = a.impl("build_pair");
+    Impl& mb = b.impl("build_pair");
+    if (&ma == &mb) detail::fail(where, "b", "must be another pyramid than a");
+    const DeviceView la = ma.levels[0].view(), lb = mb.levels[0].view();
+    if (la.width != lb.width || la.height != lb.height)
+        detail::fail(where, "b", "level 0 is " + detail::to_text(lb.width) + "x" + detail::to_text(lb.height) +
+                                     ", must equal a's " + detail::to_text(la.width) + "x" + detail::to_text(la.height));
+    if (ma.cfg.levels != mb.cfg.levels || ma.desc.scale_q16 != mb.desc.scale_q16)
+        detail::fail(where, "b", "must have a's levels and scale");
+    kernels::launch_pyramid_pair(ma.desc, mb.desc, stream);
+}
+
 }  // namespace kestrel

@@ -25,5 +25,8 @@ DeviceView DevicePyramid::level(int) const { detail::empty_object("DevicePyramid
 DeviceMutView DevicePyramid::level0() { detail::empty_object("DevicePyramid", "level0"); }
 void DevicePyramid::build(StreamHandle) { detail::empty_object("DevicePyramid", "build"); }
 void DevicePyramid::build(DeviceView, StreamHandle) { detail::empty_object("DevicePyramid", "build"); }
+void DevicePyramid::build_pair(DevicePyramid&, DevicePyramid&, StreamHandle) {
+    detail::empty_object("DevicePyramid", "build_pair");
+}
 
 }  // namespace kestrel

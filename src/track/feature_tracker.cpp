@@ -340,6 +340,8 @@ const std::vector<Track>& FeatureTracker::finish_end() {
     return m.tracks;
 }
 
+detail::TrackerBackend& FeatureTracker::backend_internal() const { return *impl("backend").be; }
+
 void FeatureTracker::reset() {
     Impl& m = impl("reset");
     if (m.in_flight) throw StateError("kestrel: FeatureTracker::reset: a frame is in flight; call finish() first");

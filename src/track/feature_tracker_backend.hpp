@@ -12,6 +12,14 @@
 
 namespace kestrel::detail {
 
+/// A second frame whose pyramid is built in the same launch as the tracker's (StereoTracker's right image).
+struct PyramidCompanion {
+    DevicePyramid* pyramid = nullptr;
+    HostView host{};      ///< the frame, when on the host (pinned for an asynchronous upload) ...
+    DeviceView device{};  ///< ... or in device memory (on_device)
+    bool on_device = false;
+};
+
 class TrackerBackend {
 public:
     virtual ~TrackerBackend() = default;
@@ -48,6 +56,14 @@ public:
     virtual void store_templates(int count) = 0;
     /// The current frame becomes the previous one.
     virtual void swap() = 0;
+
+    /// StereoTracker: the pyramid of the last frame start() took (after wait(), until the next start()); the
+    /// backend's own kind (the other returns null).
+    virtual const std::vector<HostImage>* host_frame_pyramid() const { return nullptr; }
+    virtual const DevicePyramid* device_frame_pyramid() const { return nullptr; }
+    /// StereoTracker (CUDA backend): the next start() also uploads `image` into `pyramid`'s level 0 and builds
+    /// both pyramids in one launch (DevicePyramid::build_pair). Cleared by that start(); null clears it.
+    virtual void set_companion(const PyramidCompanion* c) { (void)c; }
 };
 
 /// MultiCameraTracker's streams (CUDA backend): one per camera, forked from the caller's stream before the

@@ -49,6 +49,7 @@ public:
 
     void start(HostView frame, int count, StreamHandle) override {
         build_pyramid_into(frame, cfg_.lk.pyramid, cur_, pyramid_scratch_, &pool_);
+        frame_ = &cur_;
         LkImage cur[kMaxLevels], prev[kMaxLevels];
         levels(cur_, cur);
         if (count > 0) levels(prev_, prev);
@@ -136,7 +137,11 @@ public:
         });
     }
 
-    void swap() override { std::swap(prev_, cur_); }
+    void swap() override {
+        std::swap(prev_, cur_);
+        frame_ = &prev_;  // the vectors' contents were exchanged: the last frame's levels are in prev_ now
+    }
+    const std::vector<HostImage>* host_frame_pyramid() const override { return frame_; }
 
 private:
     static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
@@ -159,6 +164,7 @@ private:
     std::vector<std::int32_t> slots_, new_slots_;
     std::vector<LkResult> results_, back_;
     std::vector<HostImage> prev_, cur_;
+    const std::vector<HostImage>* frame_ = nullptr;  // the last started frame's pyramid
     PyramidScratch pyramid_scratch_;
     ThreadPool pool_;
     CpuDetector detector_;

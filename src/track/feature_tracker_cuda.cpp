@@ -104,16 +104,23 @@ public:
     void start(HostView frame, int count, StreamHandle stream) override {
         stream_ = stream;
         copy_async(frame, pyr_[cur_].level0(), stream);
-        pyr_[cur_].build(stream);
+        build(stream);
         order_after_store();
         track(count);
     }
 
     void start(DeviceView frame, int count, StreamHandle stream) override {
         stream_ = stream;
-        pyr_[cur_].build(frame, stream);
+        copy_async(frame, pyr_[cur_].level0(), stream);
+        build(stream);
         order_after_store();
         track(count);
+    }
+
+    const DevicePyramid* device_frame_pyramid() const override { return &pyr_[frame_]; }
+    void set_companion(const PyramidCompanion* c) override {
+        has_companion_ = c != nullptr;
+        if (c) companion_ = *c;
     }
 
     void wait() override { synchronize(stream_, "FeatureTracker::finish"); }
@@ -173,6 +180,21 @@ public:
     void swap() override { cur_ = 1 - cur_; }
 
 private:
+    // The frame's pyramid (level 0 in place), with the companion's in the same launch when one is set.
+    void build(StreamHandle stream) {
+        frame_ = cur_;
+        if (!has_companion_) {
+            pyr_[cur_].build(stream);
+            return;
+        }
+        has_companion_ = false;
+        if (companion_.on_device)
+            copy_async(companion_.device, companion_.pyramid->level0(), stream);
+        else
+            copy_async(companion_.host, companion_.pyramid->level0(), stream);
+        DevicePyramid::build_pair(pyr_[cur_], *companion_.pyramid, stream);
+    }
+
     // finish() leaves the stores of new and re-anchored tracks in flight on store_stream_; the next frame's
     // tracking (on whatever stream it comes) reads them, so it waits for them. (The stores read the pyramid
     // of their frame, which the next frame does not write: it uploads into the other one.)
@@ -229,6 +251,9 @@ private:
     LkSetup setup_;
     DevicePyramid pyr_[2];
     int cur_ = 0;
+    int frame_ = 0;  // the last started frame's pyramid
+    PyramidCompanion companion_{};
+    bool has_companion_ = false;
     FeatureDetector det_;
     std::size_t cap_;
     Pinned<Point2f> origins_;

@@ -1,0 +1,304 @@
+// StereoTracker on the CPU backend: the matching against the LK reference called directly, the verdicts
+// (disparity, epipolar line, range), depth, raw rigs equal to rectified ones when the rig is rectified, seeds,
+// determinism, track_right, the rig constructors, and every bad input naming its parameter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "kestrel/error.hpp"
+#include "kestrel/lk_tracker.hpp"
+#include "kestrel/pyramid.hpp"
+#include "kestrel/stereo_tracker.hpp"
+#include "stereo_test_util.hpp"
+
+namespace kestrel {
+namespace {
+
+using test::StereoPair;
+
+constexpr int kW = 480, kH = 320;
+
+int count_status(const std::vector<StereoTrack>& t, StereoStatus s) {
+    int n = 0;
+    for (const StereoTrack& x : t) n += x.status == s;
+    return n;
+}
+
+TEST(StereoTrackerCpu, KnownDisparityIsMatchedWithDepth) {
+    const HostImage img = test::real_image("graf1.png");
+    for (int d : {0, 7, 23, 41}) {
+        const StereoPair p = test::shifted_pair(img, 40, 60, kW, kH, d);
+        const StereoRig rig = rectified_rig(450.0, 240.0, 160.0, 0.11);
+        StereoConfig cfg = test::small_stereo_config();
+        cfg.match.min_disparity = -1.0f;
+        StereoTracker st(kW, kH, rig, cfg, Backend::Cpu);
+        const auto& t = st.track(p.left.view(), p.right.view());
+        ASSERT_GT(t.size(), 60u) << "d = " << d;
+        const int matched = count_status(t, StereoStatus::Matched);
+        EXPECT_GE(matched, static_cast<int>(0.75 * t.size())) << "d = " << d;
+        for (const StereoTrack& s : t) {
+            if (s.status != StereoStatus::Matched) continue;
+            EXPECT_NEAR(s.disparity, static_cast<float>(d), 0.05f) << "id " << s.left.id << " d = " << d;
+            EXPECT_NEAR(s.right_y, s.left.y, 0.05f);
+            EXPECT_FLOAT_EQ(s.disparity, s.left.x - s.right_x);
+            EXPECT_FLOAT_EQ(s.depth, static_cast<float>(450.0 * 0.11 / static_cast<double>(s.disparity)));
+        }
+    }
+}
+
+// The matcher is lk_track_cpu, left pyramid -> right pyramid from the seed, then back: check it against the
+// public reference called directly (first frame: seeds at zero disparity).
+TEST(StereoTrackerCpu, MatchingIsTheLkReferenceBothWays) {
+    const StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 100, 120, kW, kH, 9);
+    StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(500, 160, 120, 0.2), cfg, Backend::Cpu);
+    const auto& t = st.track(p.left.view(), p.right.view());
+    ASSERT_FALSE(t.empty());
+    const auto l = build_pyramid_cpu(p.left.view(), cfg.match.lk.pyramid);
+    const auto r = build_pyramid_cpu(p.right.view(), cfg.match.lk.pyramid);
+    std::vector<Point2f> pts;
+    for (const StereoTrack& s : t) pts.push_back({s.left.x, s.left.y});
+    const auto fwd = lk_track_cpu(l, r, pts, cfg.match.lk);
+    std::vector<Point2f> back_pts;
+    std::vector<LkGuess> back_guess;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        back_pts.push_back({fwd[i].x, fwd[i].y});
+        back_guess.push_back({pts[i].x, pts[i].y, 1.0f, 0.0f});
+    }
+    const auto back = lk_track_cpu(r, l, back_pts, cfg.match.lk, &back_guess);
+    int checked = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const bool usable = fwd[i].status == TrackStatus::Tracked || fwd[i].status == TrackStatus::NotConverged;
+        if (!usable) {
+            EXPECT_EQ(t[i].status, StereoStatus::NoMatch);
+            EXPECT_TRUE(std::isnan(t[i].right_x));
+            continue;
+        }
+        EXPECT_EQ(t[i].right_x, fwd[i].x) << i;
+        EXPECT_EQ(t[i].right_y, fwd[i].y) << i;
+        const bool back_ok = back[i].status == TrackStatus::Tracked || back[i].status == TrackStatus::NotConverged;
+        const double rt = std::hypot(double(back[i].x) - pts[i].x, double(back[i].y) - pts[i].y);
+        if (!back_ok)
+            EXPECT_EQ(t[i].status, StereoStatus::NoMatch) << i;
+        else if (rt > cfg.match.max_round_trip)
+            EXPECT_EQ(t[i].status, StereoStatus::Inconsistent) << i;
+        ++checked;
+    }
+    EXPECT_GT(checked, 60);
+}
+
+TEST(StereoTrackerCpu, VerticalShiftIsOffEpipolarAndRangeCutsAreOutOfRange) {
+    const HostImage img = test::real_image("graf1.png");
+    {
+        const StereoPair p = test::shifted_pair(img, 40, 60, kW, kH, 10, 3);  // right image 3 rows off
+        StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), test::small_stereo_config(), Backend::Cpu);
+        const auto& t = st.track(p.left.view(), p.right.view());
+        ASSERT_FALSE(t.empty());
+        EXPECT_EQ(count_status(t, StereoStatus::Matched), 0);
+        EXPECT_GE(count_status(t, StereoStatus::OffEpipolar), static_cast<int>(0.7 * t.size()));
+        int at_three = 0;
+        for (const StereoTrack& s : t)
+            if (s.status == StereoStatus::OffEpipolar) {
+                at_three += std::fabs(s.left.y - s.right_y - 3.0f) < 0.1f;
+                EXPECT_TRUE(std::isnan(s.depth));
+            }
+        EXPECT_GE(at_three, static_cast<int>(0.7 * t.size())) << "the match found the 3-row offset";
+        // With a 4 px tolerance the same pair matches.
+        StereoConfig loose = test::small_stereo_config();
+        loose.match.epipolar_tolerance = 4.0f;
+        StereoTracker st2(kW, kH, rectified_rig(450, 240, 160, 0.1), loose, Backend::Cpu);
+        EXPECT_GE(count_status(st2.track(p.left.view(), p.right.view()), StereoStatus::Matched),
+                  static_cast<int>(0.7 * t.size()));
+    }
+    {
+        const StereoPair p = test::shifted_pair(img, 40, 60, kW, kH, 12);
+        StereoConfig cfg = test::small_stereo_config();
+        cfg.match.max_disparity = 11.5f;
+        StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+        const auto& t = st.track(p.left.view(), p.right.view());
+        EXPECT_EQ(count_status(t, StereoStatus::Matched), 0);
+        EXPECT_GE(count_status(t, StereoStatus::OutOfRange), static_cast<int>(0.7 * t.size()));
+        for (const StereoTrack& s : t)
+            if (s.status == StereoStatus::OutOfRange) EXPECT_NEAR(s.disparity, 12.0f, 0.1f);
+    }
+}
+
+// A raw rig of two distortion-free pinhole cameras, the right one translated along x only, is a rectified rig:
+// same matches, and the triangulated depth equals focal * baseline / disparity.
+TEST(StereoTrackerCpu, RawRigOfARectifiedPairAgreesWithTheRectifiedRig) {
+    const StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 40, 60, kW, kH, 14);
+    Camera cam;
+    cam.width = kW;
+    cam.height = kH;
+    cam.fx = cam.fy = 450;
+    cam.cx = 240;
+    cam.cy = 160;
+    StereoRig raw;
+    raw.type = RigType::Raw;
+    raw.left = raw.right = cam;
+    raw.t_rl = {-0.1, 0, 0};  // X_right = X_left - baseline along x: the right camera sits at +x
+    const StereoConfig cfg = test::small_stereo_config();
+    StereoTracker a(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    StereoTracker b(kW, kH, raw, cfg, Backend::Cpu);
+    const auto ta = a.track(p.left.view(), p.right.view());
+    const auto& tb = b.track(p.left.view(), p.right.view());
+    ASSERT_EQ(ta.size(), tb.size());
+    int matched = 0;
+    for (std::size_t i = 0; i < ta.size(); ++i) {
+        EXPECT_EQ(ta[i].status, tb[i].status) << i;
+        EXPECT_EQ(ta[i].right_x, tb[i].right_x) << i;
+        if (ta[i].status == StereoStatus::Matched) {
+            ++matched;
+            EXPECT_NEAR(tb[i].depth, ta[i].depth, 1e-4 * ta[i].depth) << i;
+        }
+    }
+    EXPECT_GT(matched, 60);
+}
+
+TEST(StereoTrackerCpu, SequenceIsDeterministicThreadFreeAndTrackRightLeavesTheLeftAlone) {
+    const auto pairs = test::panning_pairs("graf1.png", 6, kW, kH, 18);
+    StereoConfig one = test::small_stereo_config();
+    one.tracker.threads = 1;
+    StereoConfig three = test::small_stereo_config();
+    three.tracker.threads = 3;
+    three.track_right = true;
+    const StereoRig rig = rectified_rig(450, 240, 160, 0.1);
+    StereoTracker a(kW, kH, rig, one, Backend::Cpu), b(kW, kH, rig, three, Backend::Cpu);
+    for (std::size_t f = 0; f < pairs.size(); ++f) {
+        const auto ta = a.track(pairs[f].left.view(), pairs[f].right.view());
+        const auto& tb = b.track(pairs[f].left.view(), pairs[f].right.view());
+        ASSERT_EQ(ta.size(), tb.size()) << f;
+        for (std::size_t i = 0; i < ta.size(); ++i) {
+            EXPECT_EQ(ta[i].left.id, tb[i].left.id);
+            EXPECT_EQ(ta[i].left.x, tb[i].left.x);
+            EXPECT_EQ(ta[i].status, tb[i].status);
+            EXPECT_EQ(std::isnan(ta[i].right_x), std::isnan(tb[i].right_x));
+            if (!std::isnan(ta[i].right_x)) EXPECT_EQ(ta[i].right_x, tb[i].right_x);
+        }
+        EXPECT_TRUE(a.right_tracks().empty());
+        EXPECT_FALSE(b.right_tracks().empty()) << "track_right tracks the right image's own features";
+        EXPECT_GE(count_status(ta, StereoStatus::Matched), static_cast<int>(0.8 * ta.size())) << "frame " << f;
+    }
+    EXPECT_EQ(a.frame_count(), 6);
+    a.reset();
+    EXPECT_TRUE(a.tracks().empty());
+    const auto& again = a.track(pairs[0].left.view(), pairs[0].right.view());
+    EXPECT_FALSE(again.empty());
+}
+
+// The seeds: a disparity beyond the LK's reach from zero (2 levels of 16 px patches find about 10 px) cannot be
+// found unseeded; a track keeps its last offset, and new tracks start from their matched neighbours' median.
+TEST(StereoTrackerCpu, SeedsCarryTheDisparityToNewTracks) {
+    const HostImage img = test::real_image("graf1.png");
+    StereoConfig cfg = test::small_stereo_config();
+    cfg.tracker.lk.pyramid.levels = 2;
+    cfg.match.lk.pyramid.levels = 2;
+    StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    // Frame 0: disparity 4 (found from zero); then it grows by 5 px a frame up to 44.
+    int matched_last = 0, redetected = 0;
+    for (int f = 0; f <= 8; ++f) {
+        const StereoPair p = test::shifted_pair(img, 40 + 3 * f, 60, kW, kH, 4 + 5 * f);
+        const auto& t = st.track(p.left.view(), p.right.view());
+        matched_last = count_status(t, StereoStatus::Matched);
+        redetected += f > 0 && st.redetected();
+        if (f == 0) EXPECT_GT(matched_last, 90);
+    }
+    EXPECT_GT(matched_last, 80) << "44 px found through the carried seeds";
+    StereoTracker cold(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    const StereoPair p = test::shifted_pair(img, 64, 60, kW, kH, 44);
+    EXPECT_LT(count_status(cold.track(p.left.view(), p.right.view()), StereoStatus::Matched), 20)
+        << "without seeds a 44 px disparity is out of a two-level LK's reach";
+}
+
+TEST(StereoTrackerCpu, RigFromBodyPosesComposesTheExtrinsics) {
+    Camera cam;
+    cam.width = 752;
+    cam.height = 480;
+    cam.fx = cam.fy = 458;
+    cam.cx = 367;
+    cam.cy = 248;
+    // Left camera: rotated 90 degrees about z in the body, at (1, 2, 3); right camera: the same rotation, 0.11 m
+    // further along the left camera's x axis (body y).
+    const std::array<double, 16> Tl = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, 0, 0, 0, 1};
+    const std::array<double, 16> Tr = {0, -1, 0, 1, 1, 0, 0, 2.11, 0, 0, 1, 3, 0, 0, 0, 1};
+    const StereoRig rig = rig_from_body_poses(cam, Tl, cam, Tr);
+    EXPECT_EQ(rig.type, RigType::Raw);
+    for (int i = 0; i < 9; ++i) EXPECT_NEAR(rig.R_rl[static_cast<std::size_t>(i)], (i % 4 == 0) ? 1.0 : 0.0, 1e-12) << i;
+    EXPECT_NEAR(rig.t_rl[0], -0.11, 1e-12);
+    EXPECT_NEAR(rig.t_rl[1], 0.0, 1e-12);
+    EXPECT_NEAR(rig.t_rl[2], 0.0, 1e-12);
+}
+
+TEST(StereoTrackerCpu, BadInputNamesTheParameter) {
+    const auto throws_naming = [](auto&& f, const std::string& part) {
+        try {
+            f();
+            ADD_FAILURE() << "no exception; expected one naming " << part;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    const StereoRig rig = rectified_rig(450, 240, 160, 0.1);
+    const StereoConfig good = test::small_stereo_config();
+    const auto make = [&](StereoConfig c) { StereoTracker t(kW, kH, rig, c, Backend::Cpu); };
+    StereoConfig c = good;
+    c.match.epipolar_tolerance = 0;
+    throws_naming([&] { make(c); }, "match.epipolar_tolerance");
+    c = good;
+    c.match.max_round_trip = NAN;
+    throws_naming([&] { make(c); }, "match.max_round_trip");
+    c = good;
+    c.match.min_disparity = 300;
+    throws_naming([&] { make(c); }, "match.min_disparity");
+    c = good;
+    c.match.lk.pyramid.levels = 2;
+    throws_naming([&] { make(c); }, "match.lk.pyramid");
+    c = good;
+    c.match.lk.template_source = TemplateSource::FirstFrame;
+    throws_naming([&] { make(c); }, "match.lk.template_source");
+    c = good;
+    c.tracker.target_features = 0;
+    throws_naming([&] { make(c); }, "tracker");
+    throws_naming([&] { StereoTracker t(kW, kH, rectified_rig(-1, 0, 0, 0.1), good, Backend::Cpu); }, "focal");
+    throws_naming([&] { StereoTracker t(kW, kH, rectified_rig(450, 0, 0, 0), good, Backend::Cpu); }, "baseline");
+    Camera cam;
+    cam.width = kW;
+    cam.height = kH;
+    cam.fx = cam.fy = 400;
+    StereoRig raw;
+    raw.type = RigType::Raw;
+    raw.left = raw.right = cam;
+    raw.t_rl = {0.1, 0, 0};
+    raw.R_rl = {1, 0, 0, 0, 1, 0, 0, 0, 2};
+    throws_naming([&] { StereoTracker t(kW, kH, raw, good, Backend::Cpu); }, "R_rl");
+    raw.R_rl = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    raw.t_rl = {0, 0, 0};
+    throws_naming([&] { StereoTracker t(kW, kH, raw, good, Backend::Cpu); }, "t_rl");
+    raw.t_rl = {0.1, 0, 0};
+    raw.right.width = kW + 1;
+    throws_naming([&] { StereoTracker t(kW, kH, raw, good, Backend::Cpu); }, "rig.right");
+    raw.right.width = kW;
+    raw.left.fx = 0;
+    throws_naming([&] { StereoTracker t(kW, kH, raw, good, Backend::Cpu); }, "fx");
+
+    StereoTracker st(kW, kH, rig, good, Backend::Cpu);
+    const HostImage a(kW, kH, 0), small(kW - 1, kH, 0);
+    throws_naming([&] { st.track(a.view(), small.view()); }, "right");
+    throws_naming([&] { st.track(small.view(), a.view()); }, "left");
+    throws_naming([&] { st.track(HostView{}, a.view()); }, "left.data");
+    throws_naming([&] { st.finish(); }, "no frame in flight");
+    st.track_async(a.view(), a.view(), nullptr);
+    throws_naming([&] { st.track_async(a.view(), a.view(), nullptr); }, "still in flight");
+    throws_naming([&] { st.reset(); }, "in flight");
+    st.finish();
+    throws_naming([&] { st.track_async(DeviceView{a.data(), kW, kH, kW}, DeviceView{a.data(), kW, kH, kW}, nullptr); },
+                  "Backend::Cuda");
+    std::vector<Point2f> wrong(st.tracks().size() + 1);
+    throws_naming([&] { st.track(a.view(), a.view(), &wrong); }, "predictions");
+    StereoTracker moved = std::move(st);
+    throws_naming([&] { (void)st.tracks(); }, "moved-from");
+}
+
+}  // namespace
+}  // namespace kestrel

@@ -1,0 +1,127 @@
+// StereoTracker on the CUDA backend equals the CPU reference: every track's id, position, status, right
+// position, disparity and depth, frame after frame (rectified and raw rigs, track_right, odd sizes, host and
+// device frames, the stream-ordered form); and DevicePyramid::build_pair equals build_pyramid_cpu on both images.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "kestrel/device_image.hpp"
+#include "kestrel/pyramid.hpp"
+#include "kestrel/stereo_tracker.hpp"
+#include "stereo_test_util.hpp"
+
+namespace kestrel {
+namespace {
+
+void expect_same(const std::vector<StereoTrack>& g, const std::vector<StereoTrack>& c, const std::string& what) {
+    ASSERT_EQ(g.size(), c.size()) << what;
+    int bad = 0;
+    const auto same = [](float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        const bool ok = g[i].left.id == c[i].left.id && g[i].left.x == c[i].left.x && g[i].left.y == c[i].left.y &&
+                        g[i].status == c[i].status && same(g[i].right_x, c[i].right_x) &&
+                        same(g[i].right_y, c[i].right_y) && same(g[i].disparity, c[i].disparity) &&
+                        same(g[i].depth, c[i].depth);
+        if (!ok && ++bad <= 5)
+            ADD_FAILURE() << what << " track " << i << " id " << g[i].left.id << ": gpu (" << g[i].right_x << ", "
+                          << g[i].right_y << ") " << to_string(g[i].status) << " vs cpu (" << c[i].right_x << ", "
+                          << c[i].right_y << ") " << to_string(c[i].status);
+    }
+    EXPECT_EQ(bad, 0) << what;
+}
+
+void run_sequence(const StereoRig& rig, const StereoConfig& cfg, int w, int h, const std::string& what,
+                  bool device_frames) {
+    const auto pairs = test::panning_pairs("graf1.png", 6, w, h, 17);
+    StereoTracker gpu(w, h, rig, cfg, Backend::Cuda), cpu(w, h, rig, cfg, Backend::Cpu);
+    CudaStream stream;
+    int matched = 0;
+    for (std::size_t f = 0; f < pairs.size(); ++f) {
+        const std::string at = what + " frame " + std::to_string(f);
+        if (device_frames) {
+            const DeviceImage l = upload(pairs[f].left.view()), r = upload(pairs[f].right.view());
+            gpu.track_async(l.view(), r.view(), stream.get());
+            gpu.finish();
+        } else {
+            PinnedImage l(w, h), r(w, h);
+            std::copy(pairs[f].left.data(), pairs[f].left.data() + w * h, l.data());
+            std::copy(pairs[f].right.data(), pairs[f].right.data() + w * h, r.data());
+            gpu.track_async(l.view(), r.view(), stream.get());
+            gpu.finish();
+        }
+        const auto& c = cpu.track(pairs[f].left.view(), pairs[f].right.view());
+        expect_same(gpu.tracks(), c, at);
+        EXPECT_EQ(gpu.redetected(), cpu.redetected()) << at;
+        ASSERT_EQ(gpu.right_tracks().size(), cpu.right_tracks().size()) << at;
+        for (std::size_t i = 0; i < c.size(); ++i) matched += c[i].status == StereoStatus::Matched;
+    }
+    EXPECT_GT(matched, 100) << what << ": the comparison covers matches";
+}
+
+TEST(StereoTrackerGpu, RectifiedSequenceEqualsTheCpu) {
+    KESTREL_REQUIRE_GPU();
+    run_sequence(rectified_rig(450, 240, 160, 0.1), test::small_stereo_config(), 480, 320, "rectified", false);
+}
+
+TEST(StereoTrackerGpu, OddSizeDeviceFramesAndTrackRightEqualTheCpu) {
+    KESTREL_REQUIRE_GPU();
+    StereoConfig cfg = test::small_stereo_config();
+    cfg.track_right = true;
+    run_sequence(rectified_rig(450, 240, 160, 0.1), cfg, 481, 319, "track_right 481x319", true);
+    cfg.track_right = false;
+    cfg.tracker.lk.pyramid = {4, 1.5f};  // the per-level pyramid launches
+    cfg.match.lk.pyramid = {4, 1.5f};
+    run_sequence(rectified_rig(450, 240, 160, 0.1), cfg, 481, 319, "scale 1.5, device frames", true);
+}
+
+TEST(StereoTrackerGpu, RawRigWithDistortionEqualsTheCpu) {
+    KESTREL_REQUIRE_GPU();
+    Camera cam;
+    cam.model = CameraModel::PinholeRadtan;
+    cam.width = 480;
+    cam.height = 320;
+    cam.fx = cam.fy = 450;
+    cam.cx = 240;
+    cam.cy = 160;
+    cam.d[0] = -0.05;
+    cam.d[1] = 0.01;
+    StereoRig rig;
+    rig.type = RigType::Raw;
+    rig.left = rig.right = cam;
+    const double a = 0.01;  // a small rotation about y
+    rig.R_rl = {std::cos(a), 0, std::sin(a), 0, 1, 0, -std::sin(a), 0, std::cos(a)};
+    rig.t_rl = {-0.1, 0.001, 0};
+    StereoConfig cfg = test::small_stereo_config();
+    cfg.match.epipolar_tolerance = 3.0f;
+    run_sequence(rig, cfg, 480, 320, "raw radtan", false);
+}
+
+TEST(StereoTrackerGpu, BuildPairEqualsTheCpuPyramids) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage a = test::crop(test::real_image("graf1.png"), 3, 5, 333, 257);
+    const HostImage b = test::crop(test::real_image("aloeL.png"), 1, 2, 333, 257);
+    for (const PyramidConfig cfg : {PyramidConfig{5, 2.0f}, PyramidConfig{8, 2.0f}, PyramidConfig{3, 1.2f}}) {
+        if (cfg.levels == 8) continue;  // 257 px allows 6 levels of 2
+        DevicePyramid pa(333, 257, cfg), pb(333, 257, cfg);
+        copy_async(a.view(), pa.level0(), nullptr);
+        copy_async(b.view(), pb.level0(), nullptr);
+        DevicePyramid::build_pair(pa, pb, nullptr);
+        synchronize(nullptr);
+        const auto ca = build_pyramid_cpu(a.view(), cfg), cb = build_pyramid_cpu(b.view(), cfg);
+        for (int k = 0; k < cfg.levels; ++k) {
+            const HostImage ga = download(pa.level(k)), gb = download(pb.level(k));
+            ASSERT_EQ(ga.width(), ca[static_cast<std::size_t>(k)].width());
+            EXPECT_TRUE(std::equal(ga.data(), ga.data() + ga.width() * ga.height(), ca[static_cast<std::size_t>(k)].data()))
+                << "a level " << k << " scale " << cfg.scale;
+            EXPECT_TRUE(std::equal(gb.data(), gb.data() + gb.width() * gb.height(), cb[static_cast<std::size_t>(k)].data()))
+                << "b level " << k << " scale " << cfg.scale;
+        }
+    }
+    DevicePyramid p1(333, 257, {3, 2.0f}), p2(334, 257, {3, 2.0f});
+    EXPECT_THROW(DevicePyramid::build_pair(p1, p2, nullptr), InvalidArgument);
+    EXPECT_THROW(DevicePyramid::build_pair(p1, p1, nullptr), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace kestrel
