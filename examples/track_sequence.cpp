@@ -73,6 +73,7 @@ const char* kUsage =
     "  --epipolar-tolerance P px off the epipolar line accepted (default 1)\n"
     "  --max-round-trip P     px, right-to-left round trip accepted (default 0.5)\n"
     "  --min-disparity D      px (default 0)       --max-disparity D  px (default 256)\n"
+    "  Stereo runs on 5 pyramid levels unless --lk-levels says otherwise (the matching shares the pyramid).\n"
     "  Stereo output: both images side by side, each match a line from the left track to its right\n"
     "  position (green Matched, orange rejected: Inconsistent, OffEpipolar, OutOfRange; none for NoMatch);\n"
     "  the CSV gains right_x,right_y,disparity,depth,stereo_status (lost tracks: nan and 'none').\n"
@@ -180,7 +181,7 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
         std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     const kestrel::StereoRig rig = stereo_rig(so, *source);
     kestrel::StereoConfig cfg;
-    cfg.tracker = tcfg;
+    cfg.tracker = tcfg;  // --lk-levels unset: the stereo default (run() put it in tcfg)
     cfg.match = so.match;
     cfg.match.lk.pyramid = tcfg.lk.pyramid;  // the two pyramids are shared
     kestrel::validate(cfg, "command line");
@@ -380,7 +381,10 @@ int run(int argc, char** argv) {
             throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
         if (!so.right_dir.empty() && !so.have_rectified)
             throw UsageError("--right needs the rig: --rectified F,CX,CY,B");
-        return run_stereo(args.positional()[0], so, cfg, backend, explicit_backend, source_opt, out_dir, want_png,
+        kestrel::TrackerConfig stereo_cfg = cfg;
+        if (!args.has("lk-levels"))  // the stereo default: 5 levels, shared by the tracking and the matching
+            stereo_cfg.lk.pyramid.levels = kestrel::stereo_tracking_config().lk.pyramid.levels;
+        return run_stereo(args.positional()[0], so, stereo_cfg, backend, explicit_backend, source_opt, out_dir, want_png,
                           video_name, draw_output, max_frames, print_every);
     }
     if (args.positional().size() > 1) throw UsageError("at most one SOURCE");

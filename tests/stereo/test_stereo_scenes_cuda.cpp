@@ -8,13 +8,13 @@
 
 #include "kestrel/stereo_tracker.hpp"
 #include "stereo_scenes.hpp"
-#include "stereo_test_util.hpp"
+#include "stereo_scene_util.hpp"
 #include "test_data.hpp"
 
 namespace kestrel::test {
 namespace {
 
-StereoConfig scene_config(int levels = 3) {
+StereoConfig scene_config(int levels = 5) {
     StereoConfig cfg;
     cfg.tracker.lk.pyramid.levels = levels;
     cfg.match.lk.pyramid = cfg.tracker.lk.pyramid;
@@ -38,7 +38,8 @@ TEST(StereoScenesCuda, FrontalAndSlantedEqualCpu) {
     expect_gpu_equals_cpu({frontal_scene(752, 480, 12.37)}, scene_config(), "frontal 752x480");
     expect_gpu_equals_cpu({slanted_scene(641, 479, 18.0, 0.02, -0.01)}, scene_config(), "slanted 641x479");
     expect_gpu_equals_cpu({frontal_scene(333, 257, 0.43, 590)}, scene_config(), "near zero 333x257");
-    expect_gpu_equals_cpu({frontal_scene(752, 480, 61.3, 1232)}, scene_config(5), "61.3 px, 5 levels");
+    expect_gpu_equals_cpu({frontal_scene(752, 480, 61.3, 1232)}, scene_config(), "61.3 px");
+    expect_gpu_equals_cpu({frontal_scene(333, 257, 7.81, 590)}, scene_config(3), "333x257, 3 levels");
 }
 
 TEST(StereoScenesCuda, StatusesEqualCpu) {
