@@ -111,14 +111,14 @@ std::vector<double> ground_truth_at(const cv::Mat& gt8, const std::vector<cv::Po
 
 std::string table_header() {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%-34s %7s %8s %11s %7s %10s", "method", "points", "matched", "median |e|", "> 1 px",
+    std::snprintf(buf, sizeof buf, "%-38s %7s %8s %11s %7s %10s", "method", "points", "matched", "median |e|", "> 1 px",
                   "unmatched");
     return buf;
 }
 
 std::string table_row(const StereoScore& s) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "%-34s %7zu %8zu %9.3f px %6.1f%% %9.1f%%", s.method.c_str(), s.points, s.matched,
+    std::snprintf(buf, sizeof buf, "%-38s %7zu %8zu %9.3f px %6.1f%% %9.1f%%", s.method.c_str(), s.points, s.matched,
                   s.median_error, 100.0 * s.over_1px, 100.0 * s.unmatched);
     return buf;
 }
