@@ -114,8 +114,10 @@ int main(int argc, char** argv) {
 #if KESTREL_BENCH_CUDA
     register_gpu();  // a build without CUDA has the CPU rows only
     register_pyca();
+    register_stereo_gpu();
 #endif
     register_cpu();
+    register_stereo_cpu();
     register_geometry();
     register_features();
     benchmark::RunSpecifiedBenchmarks();

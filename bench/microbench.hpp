@@ -13,6 +13,7 @@
 #include "kestrel/camera.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/feature_detector.hpp"
+#include "kestrel/stereo_tracker.hpp"
 #include "kestrel/lk_tracker.hpp"
 
 namespace kestrel::bench::micro {
@@ -67,6 +68,22 @@ std::unique_ptr<SmLimit> limit_sms(const std::string& value, std::string& contex
 std::string sm_self_check(const SmLimit& limit);
 
 void register_gpu();
+/// The stereo rows (microbench_stereo_cpu.cpp; the GPU ones in microbench_stereo_gpu.cpp, CUDA builds).
+void register_stereo_cpu();
+void register_stereo_gpu();
+/// The stereo rows' pairs: each 752x480 sequence frame (left) and the same frame shifted left by
+/// kStereoDisparity px (right, its last columns repeating the edge): a rectified pair with a known disparity.
+constexpr int kStereoDisparity = 12;
+struct StereoFrames {
+    std::vector<HostImage> left, right;
+};
+const StereoFrames& stereo_frames();
+/// The stereo frame rows' configuration: StereoConfig's defaults (5 levels shared by the tracking and the
+/// matching), 200 tracks, the detector rows' detector; `threads` for the CPU backend. The rig: rectified, EuRoC-like.
+StereoConfig stereo_bench_config(int threads);
+StereoRig stereo_bench_rig();
+/// Index of the i-th pair of a ping-pong walk through the sequence (continuous motion, any length).
+std::size_t stereo_index(std::size_t i);
 void register_pyca();  ///< PyCA beside the grid policy, and its culling kernels (microbench_pyca.cpp, CUDA builds)
 void register_cpu();
 void register_geometry();
