@@ -18,6 +18,7 @@ struct LkLaunch {
     const LkGuess* guesses;           // initial estimates; live mode may pass nullptr (= points)
     const std::int32_t* slots;        // stored-template slots (store / tracking from the store)
     LkResult* results;
+    LkResult* back_results;           // round trip: the backward results
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags
     int capacity;
@@ -29,6 +30,10 @@ struct LkLaunch {
 /// Templates from `ref` at points[i], tracked into `cur`: results[i]; with with_anchor, then
 /// anchor.results[i] (the fit of track i on cur[0] from results[i]: kernels/track/anchor_engine.cuh).
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream);
+/// Round trip: results[i] as launch_lk_track_live's (without anchoring), then the track back from results[i] (a
+/// template of `cur`) into `ref` from points[i]: back_results[i] (NaN start, so lost at once, when results[i]
+/// is neither Tracked nor NotConverged).
+void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream);
 /// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i]; with_anchor as above.
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream);
 /// Stores the templates of points[i] in `ref` into slots[i].
