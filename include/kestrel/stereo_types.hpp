@@ -73,6 +73,11 @@ struct StereoMatchConfig {
     /// PreviousFrame (the template is the left image of the same frame). Default: LK's defaults (gain and
     /// offset estimated: the cameras' exposures differ) on 5 levels.
     LkConfig lk = stereo_match_lk_config();
+    /// A track matched in an earlier frame is refined from its own last offset on the finest refine_levels
+    /// levels only (its disparity changes little from frame to frame: the coarse levels would only cost time);
+    /// a track without one (new, or never matched) searches on every level. [0, lk.pyramid.levels]; 0 = every
+    /// level for every track.
+    int refine_levels = 2;
     float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
     float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
     float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]

@@ -485,13 +485,14 @@ __global__ void lk_track_round_trip_kernel(const LkLaunch p_in) {
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-    WarpEngine<N> fwd(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
-    const LkResult res = detail::lk_track_one(fwd, p.setup, p.cur, r.x, r.y, g);
+    const detail::LkSetup& su = (p.refine != nullptr && p.refine[f] != 0) ? p.refine_setup : p.setup;
+    WarpEngine<N> fwd(su, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
     const float nan = __int_as_float(0x7fc00000);
     const bool alive = res.status == TrackStatus::Tracked || res.status == TrackStatus::NotConverged;
-    WarpEngine<N> back(p.setup, p.cur, nullptr, nullptr, lane, cur_buf, ref_buf);
-    const LkResult b = detail::lk_track_one(back, p.setup, p.ref, alive ? res.x : nan, alive ? res.y : nan,
+    WarpEngine<N> back(su, p.cur, nullptr, nullptr, lane, cur_buf, ref_buf);
+    const LkResult b = detail::lk_track_one(back, su, p.ref, alive ? res.x : nan, alive ? res.y : nan,
                                             LkGuess{r.x, r.y, 1.0f, 0.0f});
     if (lane == 0) p.back_results[f] = b;
 }

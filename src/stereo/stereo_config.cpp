@@ -108,6 +108,7 @@ void validate(const StereoConfig& cfg, const char* where) {
     detail::check(cfg.match.lk.template_source == TemplateSource::PreviousFrame, where, "match.lk.template_source",
                   "must be TemplateSource::PreviousFrame (the template is the left image of the same frame)");
     const StereoMatchConfig& m = cfg.match;
+    detail::check_range(where, "match.refine_levels", m.refine_levels, 0, b.levels);
     detail::check(std::isfinite(m.epipolar_tolerance) && m.epipolar_tolerance > 0.0f && m.epipolar_tolerance <= 100.0f,
                   where, "match.epipolar_tolerance", "= " + detail::to_text(m.epipolar_tolerance) + " must be in (0, 100]");
     detail::check(std::isfinite(m.max_round_trip) && m.max_round_trip > 0.0f && m.max_round_trip <= 100.0f, where,

@@ -16,11 +16,13 @@ class CudaStereoMatcher final : public StereoMatcher {
 public:
     CudaStereoMatcher(const StereoConfig& cfg, int capacity)
         : setup_(make_lk_setup(cfg.match.lk)),
+          refine_setup_(make_lk_setup(refine_lk_config(cfg))),
           cap_(static_cast<std::size_t>(capacity)),
-          points_(cap_, kStage), seeds_(cap_, kStage), forward_(cap_, kStage), backward_(cap_, kStage) {}
+          points_(cap_, kStage), seeds_(cap_, kStage), refine_(cap_, kStage), forward_(cap_, kStage), backward_(cap_, kStage) {}
 
     Point2f* points() override { return points_.get(); }
     LkGuess* seeds() override { return seeds_.get(); }
+    std::int32_t* refine() override { return refine_.get(); }
     const LkResult* forward() const override { return forward_.get(); }
     const LkResult* backward() const override { return backward_.get(); }
 
@@ -32,6 +34,8 @@ public:
             device_lk_levels(right, setup_.levels, f.cur);
             f.points = points_.get();
             f.guesses = seeds_.get();
+            f.refine_setup = refine_setup_;
+            f.refine = refine_.get();
             f.results = forward_.get();
             f.back_results = backward_.get();
             f.capacity = static_cast<int>(cap_);
@@ -43,10 +47,11 @@ public:
 
 private:
     static constexpr const char* kStage = "StereoTracker allocation";
-    LkSetup setup_;
+    LkSetup setup_, refine_setup_;
     std::size_t cap_;
     PinnedBuffer<Point2f> points_;
     PinnedBuffer<LkGuess> seeds_;
+    PinnedBuffer<std::int32_t> refine_;
     PinnedBuffer<LkResult> forward_, backward_;
 };
 

@@ -73,6 +73,7 @@ struct StereoTracker::Impl {
         const int n = static_cast<int>(live.size());
         Point2f* pts = matcher->points();
         LkGuess* seeds = matcher->seeds();
+        std::int32_t* refine = matcher->refine();
         // Each track's known offset, by a merge walk over the ascending ids.
         std::size_t k = 0;
         for (int i = 0; i < n; ++i) {
@@ -136,6 +137,7 @@ struct StereoTracker::Impl {
             }
             if (rig.type == RigType::Rectified) dy = 0.0f;  // the epipolar line is the row
             pts[i] = {t.x, t.y};
+            refine[i] = kk >= 0 ? 1 : 0;  // a carried seed: the finest refine_levels levels
             seeds[i] = LkGuess{t.x + dx, t.y + dy, 1.0f, 0.0f};
         }
     }
