@@ -59,7 +59,7 @@ const char* to_string(RigType t);
 
 /// The matching LK's defaults: LkConfig's, on 5 pyramid levels of 2. From a seed at zero, LK finds a disparity
 /// up to a few times the coarsest level's scale (3 levels: about 20 px; 5 levels: about 50 px, what a VIO rig
-/// sees down to about 1 m); the temporal tracking shares the pyramid (stereo_tracking_config()).
+/// sees down to about 1 m). The temporal tracking keeps its own levels on the same pyramid.
 inline LkConfig stereo_match_lk_config() {
     LkConfig c;
     c.pyramid.levels = 5;
@@ -68,10 +68,10 @@ inline LkConfig stereo_match_lk_config() {
 
 /// Settings of the left-to-right matching (the temporal tracking is StereoConfig::tracker).
 struct StereoMatchConfig {
-    /// The matching LK (left image -> right image, and back). Its pyramid must equal the tracker's
-    /// (tracker.lk.pyramid: both images' pyramids are built once and shared); template_source must be
-    /// PreviousFrame (the template is the left image of the same frame). Default: LK's defaults (gain and
-    /// offset estimated: the cameras' exposures differ) on 5 levels.
+    /// The matching LK (left image -> right image, and back). Its pyramid's scale must be the tracker's
+    /// (tracker.lk.pyramid: both images' pyramids are built once, with the larger level count, and shared);
+    /// template_source must be PreviousFrame (the template is the left image of the same frame). Default: LK's
+    /// defaults (gain and offset estimated: the cameras' exposures differ) on 5 levels.
     LkConfig lk = stereo_match_lk_config();
     /// A track matched in an earlier frame is refined from its own last offset on the finest refine_levels
     /// levels only (its disparity changes little from frame to frame: the coarse levels would only cost time);

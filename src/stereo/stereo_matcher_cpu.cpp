@@ -45,8 +45,10 @@ public:
 
     void match(const std::vector<HostImage>& left, const std::vector<HostImage>& right, int count) override {
         LkImage l[kMaxLevels], r[kMaxLevels];
-        lk_levels(left, cfg_.match.lk, "StereoTracker", "left pyramid", l);
-        lk_levels(right, cfg_.match.lk, "StereoTracker", "right pyramid", r);
+        LkConfig shape = cfg_.match.lk;  // the pyramids may have more levels than the matching uses
+        shape.pyramid.levels = static_cast<int>(left.size());
+        lk_levels(left, shape, "StereoTracker", "left pyramid", l);
+        lk_levels(right, shape, "StereoTracker", "right pyramid", r);
         const float nan = std::numeric_limits<float>::quiet_NaN();
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {

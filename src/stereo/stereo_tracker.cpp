@@ -25,6 +25,7 @@ struct StereoTracker::Impl {
     StereoRig rig;
     StereoConfig cfg;
     Backend backend = Backend::Cuda;
+    PyramidConfig pyramid;  // both images': the larger level count of the tracking and the matching
     FeatureTracker left;
     std::unique_ptr<FeatureTracker> right;  // track_right
     std::unique_ptr<detail::StereoMatcher> matcher;
@@ -49,7 +50,9 @@ struct StereoTracker::Impl {
     std::vector<float> med_x, med_y;
 
     Impl(int w, int h, const StereoRig& r, const StereoConfig& c, Backend b)
-        : width(w), height(h), rig(r), cfg(c), backend(b), left(w, h, c.tracker, b) {}
+        : width(w), height(h), rig(r), cfg(c), backend(b),
+          pyramid{std::max(c.tracker.lk.pyramid.levels, c.match.lk.pyramid.levels), c.tracker.lk.pyramid.scale},
+          left(w, h, c.tracker, b, pyramid.levels) {}
 
     int capacity() const { return cfg.tracker.target_features; }
 
@@ -210,12 +213,14 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
     if (backend != Backend::Cuda && backend != Backend::Cpu)
         detail::fail(where, "backend", "must be Backend::Cuda or Backend::Cpu");
     if (backend == Backend::Cuda) detail::require_cuda(where);
+    (void)pyramid_sizes(width, height, cfg.match.lk.pyramid);  // names 'levels' when the frame is too small for them
     auto m = std::make_unique<Impl>(width, height, rig, cfg, backend);  // the left tracker checks the size
     const int cap = m->capacity();
-    if (cfg.track_right) m->right = std::make_unique<FeatureTracker>(width, height, cfg.tracker, backend);
+    if (cfg.track_right)
+        m->right.reset(new FeatureTracker(width, height, cfg.tracker, backend, m->pyramid.levels));
     if (backend == Backend::Cuda) {
         m->matcher = detail::make_cuda_stereo_matcher(cfg, cap);
-        if (!cfg.track_right) m->right_device = DevicePyramid(width, height, cfg.tracker.lk.pyramid);
+        if (!cfg.track_right) m->right_device = DevicePyramid(width, height, m->pyramid);
     } else {
         m->matcher = detail::make_cpu_stereo_matcher(cfg, cap, cfg.tracker.threads);
     }
@@ -286,7 +291,7 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
         if (m.right)
             m.right->track_async(right, stream);
         else
-            detail::build_pyramid_into(right, m.cfg.tracker.lk.pyramid, m.right_host, m.scratch, nullptr);
+            detail::build_pyramid_into(right, m.pyramid, m.right_host, m.scratch, nullptr);
     } else if (m.right) {
         m.left.track_async(left, stream, predictions);
         m.right->track_async(right, stream);

@@ -242,6 +242,29 @@ TEST(StereoTrackerCpu, SeedsCarryTheDisparityToNewTracks) {
         << "without seeds a 44 px disparity is out of a two-level LK's reach";
 }
 
+// The left tracks are a FeatureTracker's on the left frames: the pyramid's extra levels (the matching's 5 against
+// the tracking's 3) and the matching change nothing of the temporal tracking.
+TEST(StereoTrackerCpu, LeftTracksAreTheMonoTrackersTracks) {
+    const auto pairs = test::panning_pairs("graf1.png", 5, kW, kH, 12, 4);
+    const StereoConfig cfg = test::small_stereo_config();
+    ASSERT_EQ(cfg.tracker.lk.pyramid.levels, 3);
+    ASSERT_EQ(cfg.match.lk.pyramid.levels, 5);
+    StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    FeatureTracker mono(kW, kH, cfg.tracker, Backend::Cpu);
+    for (std::size_t f = 0; f < pairs.size(); ++f) {
+        const auto& s = st.track(pairs[f].left.view(), pairs[f].right.view());
+        const auto& m = mono.track(pairs[f].left.view());
+        ASSERT_EQ(s.size(), m.size()) << f;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            EXPECT_EQ(s[i].left.id, m[i].id);
+            EXPECT_EQ(s[i].left.x, m[i].x);
+            EXPECT_EQ(s[i].left.y, m[i].y);
+            EXPECT_EQ(s[i].left.age, m[i].age);
+        }
+        ASSERT_EQ(st.lost_tracks().size(), mono.lost_tracks().size()) << f;
+    }
+}
+
 TEST(StereoTrackerCpu, RigFromBodyPosesComposesTheExtrinsics) {
     Camera cam;
     cam.width = 752;
@@ -283,8 +306,11 @@ TEST(StereoTrackerCpu, BadInputNamesTheParameter) {
     c.match.min_disparity = 300;
     throws_naming([&] { make(c); }, "match.min_disparity");
     c = good;
-    c.match.lk.pyramid.levels = 2;
-    throws_naming([&] { make(c); }, "match.lk.pyramid");
+    c.match.lk.pyramid.scale = 1.5f;
+    throws_naming([&] { make(c); }, "match.lk.pyramid.scale");
+    c = good;
+    c.match.lk.pyramid.levels = 8;  // 8 levels of 2 need 896 px
+    throws_naming([&] { make(c); }, "levels");
     c = good;
     c.match.refine_levels = 6;
     throws_naming([&] { make(c); }, "match.refine_levels");
