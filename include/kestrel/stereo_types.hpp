@@ -60,9 +60,12 @@ const char* to_string(RigType t);
 /// The matching LK's defaults: LkConfig's, on 5 pyramid levels of 2. From a seed at zero, LK finds a disparity
 /// up to a few times the coarsest level's scale (3 levels: about 20 px; 5 levels: about 50 px, what a VIO rig
 /// sees down to about 1 m). The temporal tracking keeps its own levels on the same pyramid.
+/// Every level keeps the 16 px patch (coarse_from_level past the last level): a coarse level's small patch
+/// loses the feature on the way down, and the GPU's fixed-size kernel serves only all-16 px layouts.
 inline LkConfig stereo_match_lk_config() {
     LkConfig c;
     c.pyramid.levels = 5;
+    c.coarse_from_level = kMaxLevels;
     return c;
 }
 
