@@ -28,6 +28,7 @@ struct StereoTracker::Impl {
     PyramidConfig pyramid;  // both images': the larger level count of the tracking and the matching
     FeatureTracker left;
     std::unique_ptr<FeatureTracker> right;  // track_right
+    std::vector<Track> no_tracks;           // right_tracks() without track_right
     std::unique_ptr<detail::StereoMatcher> matcher;
     // The right image's pyramid when no right tracker builds it.
     std::vector<HostImage> right_host;
@@ -263,14 +264,12 @@ int StereoTracker::height() const { return impl("height").height; }
 const std::vector<StereoTrack>& StereoTracker::tracks() const { return impl("tracks").tracks; }
 const std::vector<Track>& StereoTracker::lost_tracks() const { return impl("lost_tracks").left.lost_tracks(); }
 const std::vector<Track>& StereoTracker::right_tracks() const {
-    static const std::vector<Track> none;
     const Impl& m = impl("right_tracks");
-    return m.right ? m.right->tracks() : none;
+    return m.right ? m.right->tracks() : m.no_tracks;
 }
 const std::vector<Track>& StereoTracker::right_lost_tracks() const {
-    static const std::vector<Track> none;
     const Impl& m = impl("right_lost_tracks");
-    return m.right ? m.right->lost_tracks() : none;
+    return m.right ? m.right->lost_tracks() : m.no_tracks;
 }
 std::int64_t StereoTracker::frame_count() const { return impl("frame_count").left.frame_count(); }
 bool StereoTracker::redetected() const { return impl("redetected").left.redetected(); }
