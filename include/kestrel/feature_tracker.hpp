@@ -117,6 +117,9 @@ private:
     friend class StereoTracker;
     /// StereoTracker's access to the backend: the frame's pyramid, the right image built with it.
     detail::TrackerBackend& backend_internal() const;
+    /// StereoTracker's tracker: the frames' pyramids get pyramid_levels (>= cfg.lk.pyramid.levels) levels, of
+    /// which the tracking uses the first cfg.lk.pyramid.levels.
+    FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend, int pyramid_levels);
     /// finish() in two halves, so that MultiCameraTracker can wait for every camera's re-detection at once:
     /// the wait for the frame, the bookkeeping and the re-detection enqueued when due; then its collection,
     /// the new tracks and the template stores.

@@ -16,16 +16,8 @@
 
 namespace kestrel {
 
-/// The temporal tracking settings StereoTracker uses by default: FeatureTracker's, on the matching's 5 pyramid
-/// levels (the two share the pyramid; the extra levels cost little and reach farther on fast motion).
-inline TrackerConfig stereo_tracking_config() {
-    TrackerConfig c;
-    c.lk.pyramid.levels = 5;
-    return c;
-}
-
 struct StereoConfig {
-    TrackerConfig tracker = stereo_tracking_config();  ///< the left camera's temporal tracking (and the right one's)
+    TrackerConfig tracker{};     ///< the left camera's temporal tracking (and the right one's, track_right)
     StereoMatchConfig match{};   ///< left-to-right matching
     /// Also track the right image's own features in time (a second FeatureTracker on the right frames, with
     /// tracker's settings and its own ids): right_tracks(). The left tracks' matching does not use them.
@@ -33,7 +25,9 @@ struct StereoConfig {
 };
 
 /// Throws InvalidArgument naming the field and its bound (tracker and match.lk through their validate();
-/// match.lk.pyramid must equal tracker.lk.pyramid; match.lk.template_source must be PreviousFrame).
+/// match.lk.pyramid.scale must equal tracker.lk.pyramid.scale; match.lk.template_source must be PreviousFrame).
+/// Each image's pyramid is built once per frame with the larger of the two level counts; the temporal tracking
+/// uses its first tracker.lk.pyramid.levels levels, the matching its first match.lk.pyramid.levels.
 void validate(const StereoConfig& cfg, const char* where = "StereoConfig");
 
 /// One live left track and its match in the right image of the same frame.

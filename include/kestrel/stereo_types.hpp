@@ -59,20 +59,28 @@ const char* to_string(RigType t);
 
 /// The matching LK's defaults: LkConfig's, on 5 pyramid levels of 2. From a seed at zero, LK finds a disparity
 /// up to a few times the coarsest level's scale (3 levels: about 20 px; 5 levels: about 50 px, what a VIO rig
-/// sees down to about 1 m); the temporal tracking shares the pyramid (stereo_tracking_config()).
+/// sees down to about 1 m). The temporal tracking keeps its own levels on the same pyramid.
+/// Every level keeps the 16 px patch (coarse_from_level past the last level): a coarse level's small patch
+/// loses the feature on the way down, and the GPU's fixed-size kernel serves only all-16 px layouts.
 inline LkConfig stereo_match_lk_config() {
     LkConfig c;
     c.pyramid.levels = 5;
+    c.coarse_from_level = kMaxLevels;
     return c;
 }
 
 /// Settings of the left-to-right matching (the temporal tracking is StereoConfig::tracker).
 struct StereoMatchConfig {
-    /// The matching LK (left image -> right image, and back). Its pyramid must equal the tracker's
-    /// (tracker.lk.pyramid: both images' pyramids are built once and shared); template_source must be
-    /// PreviousFrame (the template is the left image of the same frame). Default: LK's defaults (gain and
-    /// offset estimated: the cameras' exposures differ) on 5 levels.
+    /// The matching LK (left image -> right image, and back). Its pyramid's scale must be the tracker's
+    /// (tracker.lk.pyramid: both images' pyramids are built once, with the larger level count, and shared);
+    /// template_source must be PreviousFrame (the template is the left image of the same frame). Default: LK's
+    /// defaults (gain and offset estimated: the cameras' exposures differ) on 5 levels.
     LkConfig lk = stereo_match_lk_config();
+    /// A track matched in an earlier frame is refined from its own last offset on the finest refine_levels
+    /// levels only (its disparity changes little from frame to frame: the coarse levels would only cost time);
+    /// a track without one (new, or never matched) searches on every level. [0, lk.pyramid.levels]; 0 = every
+    /// level for every track.
+    int refine_levels = 2;
     float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
     float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
     float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]

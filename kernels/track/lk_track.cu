@@ -472,6 +472,31 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
     back_guesses[i] = LkGuess{o.x, o.y, 1.0f, 0.0f};
 }
 
+/// Round trip (stereo matching): track f forward, template from `ref` at points[f] into `cur` from guesses[f];
+/// then back, template from `cur` at the forward result into `ref` from points[f] (a lost forward result starts
+/// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
+/// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
+template <int N>
+__global__ void lk_track_round_trip_kernel(const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    const int f = warp_index();
+    if (f >= p.count) return;  // warp-uniform
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const Point2f r = p.points[f];
+    const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
+    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    const detail::LkSetup& su = (p.refine != nullptr && p.refine[f] != 0) ? p.refine_setup : p.setup;
+    WarpEngine<N> fwd(su, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
+    if (lane == 0) p.results[f] = res;
+    const float nan = __int_as_float(0x7fc00000);
+    const bool alive = res.status == TrackStatus::Tracked || res.status == TrackStatus::NotConverged;
+    WarpEngine<N> back(su, p.cur, nullptr, nullptr, lane, cur_buf, ref_buf);
+    const LkResult b = detail::lk_track_one(back, su, p.ref, alive ? res.x : nan, alive ? res.y : nan,
+                                            LkGuess{r.x, r.y, 1.0f, 0.0f});
+    if (lane == 0) p.back_results[f] = b;
+}
+
 dim3 grid_for(int count) {
     return dim3(static_cast<unsigned>((count + kWarpsPerBlock - 1) / kWarpsPerBlock));
 }
@@ -491,6 +516,14 @@ void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     const auto kernel = every_patch_full(p.setup) ? lk_track_live_kernel<kMaxPatchSize> : lk_track_live_kernel<0>;
     kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
     KESTREL_CUDA_LAUNCH("lk track");
+}
+
+void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream) {
+    if (p.count <= 0) return;
+    const auto kernel =
+        every_patch_full(p.setup) ? lk_track_round_trip_kernel<kMaxPatchSize> : lk_track_round_trip_kernel<0>;
+    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    KESTREL_CUDA_LAUNCH("lk track round trip");
 }
 
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {

@@ -101,13 +101,13 @@ void validate(const StereoConfig& cfg, const char* where) {
     validate(cfg.match.lk, (w + ".match.lk").c_str());
     const PyramidConfig& a = cfg.tracker.lk.pyramid;
     const PyramidConfig& b = cfg.match.lk.pyramid;
-    detail::check(a.levels == b.levels && a.scale == b.scale, where, "match.lk.pyramid",
-                  "= {" + detail::to_text(b.levels) + ", " + detail::to_text(b.scale) +
-                      "} must equal tracker.lk.pyramid = {" + detail::to_text(a.levels) + ", " +
-                      detail::to_text(a.scale) + "} (both images' pyramids are built once and shared)");
+    detail::check(a.scale == b.scale, where, "match.lk.pyramid.scale",
+                  "= " + detail::to_text(b.scale) + " must equal tracker.lk.pyramid.scale = " + detail::to_text(a.scale) +
+                      " (both images' pyramids are built once and shared)");
     detail::check(cfg.match.lk.template_source == TemplateSource::PreviousFrame, where, "match.lk.template_source",
                   "must be TemplateSource::PreviousFrame (the template is the left image of the same frame)");
     const StereoMatchConfig& m = cfg.match;
+    detail::check_range(where, "match.refine_levels", m.refine_levels, 0, b.levels);
     detail::check(std::isfinite(m.epipolar_tolerance) && m.epipolar_tolerance > 0.0f && m.epipolar_tolerance <= 100.0f,
                   where, "match.epipolar_tolerance", "= " + detail::to_text(m.epipolar_tolerance) + " must be in (0, 100]");
     detail::check(std::isfinite(m.max_round_trip) && m.max_round_trip > 0.0f && m.max_round_trip <= 100.0f, where,

@@ -17,6 +17,8 @@ public:
     /// Staging, capacity entries each: left positions and seeds (the right-image initial guesses).
     virtual Point2f* points() = 0;
     virtual LkGuess* seeds() = 0;
+    /// Non-zero: the track is refined on the finest StereoMatchConfig::refine_levels levels (a carried seed).
+    virtual std::int32_t* refine() = 0;
     /// CPU backend: matches `count` staged points from `left` into `right` and back; the results are ready on return.
     virtual void match(const std::vector<HostImage>& left, const std::vector<HostImage>& right, int count);
     /// CUDA backend: the same on `stream`, then waits for it.
@@ -24,6 +26,9 @@ public:
     virtual const LkResult* forward() const = 0;
     virtual const LkResult* backward() const = 0;
 };
+
+/// The matching LK's two setups: every level, and the finest refine_levels (= the first when refine_levels is 0).
+LkConfig refine_lk_config(const StereoConfig& cfg);
 
 /// threads: the matcher's pool (as TrackerConfig::threads).
 std::unique_ptr<StereoMatcher> make_cpu_stereo_matcher(const StereoConfig& cfg, int capacity, int threads);

@@ -25,8 +25,10 @@ struct StereoTracker::Impl {
     StereoRig rig;
     StereoConfig cfg;
     Backend backend = Backend::Cuda;
+    PyramidConfig pyramid;  // both images': the larger level count of the tracking and the matching
     FeatureTracker left;
     std::unique_ptr<FeatureTracker> right;  // track_right
+    std::vector<Track> no_tracks;           // right_tracks() without track_right
     std::unique_ptr<detail::StereoMatcher> matcher;
     // The right image's pyramid when no right tracker builds it.
     std::vector<HostImage> right_host;
@@ -49,7 +51,9 @@ struct StereoTracker::Impl {
     std::vector<float> med_x, med_y;
 
     Impl(int w, int h, const StereoRig& r, const StereoConfig& c, Backend b)
-        : width(w), height(h), rig(r), cfg(c), backend(b), left(w, h, c.tracker, b) {}
+        : width(w), height(h), rig(r), cfg(c), backend(b),
+          pyramid{std::max(c.tracker.lk.pyramid.levels, c.match.lk.pyramid.levels), c.tracker.lk.pyramid.scale},
+          left(w, h, c.tracker, b, pyramid.levels) {}
 
     int capacity() const { return cfg.tracker.target_features; }
 
@@ -73,6 +77,7 @@ struct StereoTracker::Impl {
         const int n = static_cast<int>(live.size());
         Point2f* pts = matcher->points();
         LkGuess* seeds = matcher->seeds();
+        std::int32_t* refine = matcher->refine();
         // Each track's known offset, by a merge walk over the ascending ids.
         std::size_t k = 0;
         for (int i = 0; i < n; ++i) {
@@ -136,6 +141,7 @@ struct StereoTracker::Impl {
             }
             if (rig.type == RigType::Rectified) dy = 0.0f;  // the epipolar line is the row
             pts[i] = {t.x, t.y};
+            refine[i] = kk >= 0 ? 1 : 0;  // a carried seed: the finest refine_levels levels
             seeds[i] = LkGuess{t.x + dx, t.y + dy, 1.0f, 0.0f};
         }
     }
@@ -208,12 +214,14 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
     if (backend != Backend::Cuda && backend != Backend::Cpu)
         detail::fail(where, "backend", "must be Backend::Cuda or Backend::Cpu");
     if (backend == Backend::Cuda) detail::require_cuda(where);
+    (void)pyramid_sizes(width, height, cfg.match.lk.pyramid);  // names 'levels' when the frame is too small for them
     auto m = std::make_unique<Impl>(width, height, rig, cfg, backend);  // the left tracker checks the size
     const int cap = m->capacity();
-    if (cfg.track_right) m->right = std::make_unique<FeatureTracker>(width, height, cfg.tracker, backend);
+    if (cfg.track_right)
+        m->right.reset(new FeatureTracker(width, height, cfg.tracker, backend, m->pyramid.levels));
     if (backend == Backend::Cuda) {
         m->matcher = detail::make_cuda_stereo_matcher(cfg, cap);
-        if (!cfg.track_right) m->right_device = DevicePyramid(width, height, cfg.tracker.lk.pyramid);
+        if (!cfg.track_right) m->right_device = DevicePyramid(width, height, m->pyramid);
     } else {
         m->matcher = detail::make_cpu_stereo_matcher(cfg, cap, cfg.tracker.threads);
     }
@@ -256,14 +264,12 @@ int StereoTracker::height() const { return impl("height").height; }
 const std::vector<StereoTrack>& StereoTracker::tracks() const { return impl("tracks").tracks; }
 const std::vector<Track>& StereoTracker::lost_tracks() const { return impl("lost_tracks").left.lost_tracks(); }
 const std::vector<Track>& StereoTracker::right_tracks() const {
-    static const std::vector<Track> none;
     const Impl& m = impl("right_tracks");
-    return m.right ? m.right->tracks() : none;
+    return m.right ? m.right->tracks() : m.no_tracks;
 }
 const std::vector<Track>& StereoTracker::right_lost_tracks() const {
-    static const std::vector<Track> none;
     const Impl& m = impl("right_lost_tracks");
-    return m.right ? m.right->lost_tracks() : none;
+    return m.right ? m.right->lost_tracks() : m.no_tracks;
 }
 std::int64_t StereoTracker::frame_count() const { return impl("frame_count").left.frame_count(); }
 bool StereoTracker::redetected() const { return impl("redetected").left.redetected(); }
@@ -284,7 +290,7 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
         if (m.right)
             m.right->track_async(right, stream);
         else
-            detail::build_pyramid_into(right, m.cfg.tracker.lk.pyramid, m.right_host, m.scratch, nullptr);
+            detail::build_pyramid_into(right, m.pyramid, m.right_host, m.scratch, nullptr);
     } else if (m.right) {
         m.left.track_async(left, stream, predictions);
         m.right->track_async(right, stream);

@@ -232,12 +232,17 @@ struct FeatureTracker::Impl {
     }
 };
 
-FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend) {
+FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend)
+    : FeatureTracker(width, height, cfg, backend, cfg.lk.pyramid.levels) {}
+
+FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, Backend backend, int pyramid_levels) {
     const char* where = "FeatureTracker";
     validate(cfg, where);
     detail::check_range(where, "width", width, kMinLevelSide, kMaxImageSide);
     detail::check_range(where, "height", height, kMinLevelSide, kMaxImageSide);
     (void)pyramid_sizes(width, height, cfg.lk.pyramid);  // throws naming 'levels' when too many for the frame
+    if (pyramid_levels < cfg.lk.pyramid.levels) pyramid_levels = cfg.lk.pyramid.levels;
+    (void)pyramid_sizes(width, height, PyramidConfig{pyramid_levels, cfg.lk.pyramid.scale});
     validate_image_size(width, height, cfg.detector, where);  // the detector's border and levels fit
     if (backend != Backend::Cuda && backend != Backend::Cpu)
         detail::fail(where, "backend", "must be Backend::Cuda or Backend::Cpu");
@@ -248,9 +253,9 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->backend = backend;
     if (backend == Backend::Cuda) {
         detail::require_cuda(where);
-        m->be = detail::make_cuda_tracker_backend(width, height, cfg);
+        m->be = detail::make_cuda_tracker_backend(width, height, cfg, pyramid_levels);
     } else {
-        m->be = detail::make_cpu_tracker_backend(width, height, cfg);
+        m->be = detail::make_cpu_tracker_backend(width, height, cfg, pyramid_levels);
     }
     m->grid = grid_size(width, height, cfg.detector);
     m->cell_mask.assign(static_cast<std::size_t>(m->grid.width) * m->grid.height, 0);

@@ -79,7 +79,11 @@ public:
 };
 std::unique_ptr<StreamFan> make_stream_fan(int cameras);
 
-std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int width, int height, const TrackerConfig& cfg);
-std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg);
+/// pyramid_levels >= cfg.lk.pyramid.levels: the frames' pyramids get that many levels (StereoTracker: the matching
+/// may search more levels than the temporal tracking, on the same pyramid); the tracking uses the first ones.
+std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int width, int height, const TrackerConfig& cfg,
+                                                         int pyramid_levels);
+std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg,
+                                                          int pyramid_levels);
 
 }  // namespace kestrel::detail

@@ -16,8 +16,9 @@ namespace {
 
 class CpuTrackerBackend final : public TrackerBackend {
 public:
-    explicit CpuTrackerBackend(const TrackerConfig& cfg)
+    CpuTrackerBackend(const TrackerConfig& cfg, int pyramid_levels)
         : cfg_(cfg),
+          pyramid_{pyramid_levels, cfg.lk.pyramid.scale},
           setup_(make_lk_setup(cfg.lk)),
           anchor_setup_(make_anchor_setup(cfg)),
           pool_(cfg.threads),
@@ -48,7 +49,7 @@ public:
     const AnchorResult* anchor_results() const override { return anchor_results_.data(); }
 
     void start(HostView frame, int count, StreamHandle) override {
-        build_pyramid_into(frame, cfg_.lk.pyramid, cur_, pyramid_scratch_, &pool_);
+        build_pyramid_into(frame, pyramid_, cur_, pyramid_scratch_, &pool_);
         frame_ = &cur_;
         LkImage cur[kMaxLevels], prev[kMaxLevels];
         levels(cur_, cur);
@@ -153,6 +154,7 @@ private:
     }
 
     TrackerConfig cfg_;
+    PyramidConfig pyramid_;  // cfg_.lk.pyramid, or more levels (the first setup_.levels are tracked on)
     LkSetup setup_;
     AnchorSetup anchor_setup_;
     std::vector<AnchorState> anchor_states_;
@@ -174,8 +176,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int, int, const TrackerConfig& cfg) {
-    return std::make_unique<CpuTrackerBackend>(cfg);
+std::unique_ptr<TrackerBackend> make_cpu_tracker_backend(int, int, const TrackerConfig& cfg, int pyramid_levels) {
+    return std::make_unique<CpuTrackerBackend>(cfg, pyramid_levels);
 }
 
 }  // namespace kestrel::detail

@@ -49,10 +49,10 @@ private:
 
 class CudaTrackerBackend final : public TrackerBackend {
 public:
-    CudaTrackerBackend(int width, int height, const TrackerConfig& cfg)
+    CudaTrackerBackend(int width, int height, const TrackerConfig& cfg, const PyramidConfig& pyramid)
         : cfg_(cfg),
           setup_(make_lk_setup(cfg.lk)),
-          pyr_{DevicePyramid(width, height, cfg.lk.pyramid), DevicePyramid(width, height, cfg.lk.pyramid)},
+          pyr_{DevicePyramid(width, height, pyramid), DevicePyramid(width, height, pyramid)},
           det_(cfg.detector, Backend::Cuda),
           cap_(static_cast<std::size_t>(cfg.target_features)),
           origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
@@ -329,8 +329,9 @@ private:
 
 std::unique_ptr<StreamFan> make_stream_fan(int cameras) { return std::make_unique<CudaStreamFan>(cameras); }
 
-std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg) {
-    return std::make_unique<CudaTrackerBackend>(width, height, cfg);
+std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int width, int height, const TrackerConfig& cfg,
+                                                          int pyramid_levels) {
+    return std::make_unique<CudaTrackerBackend>(width, height, cfg, PyramidConfig{pyramid_levels, cfg.lk.pyramid.scale});
 }
 
 }  // namespace kestrel::detail

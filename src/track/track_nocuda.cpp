@@ -40,7 +40,7 @@ void DeviceLkTracker::track_stored_async(const DevicePyramid&, const std::int32_
 
 namespace detail {
 
-std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int, int, const TrackerConfig&) {
+std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int, int, const TrackerConfig&, int) {
     built_without_cuda("FeatureTracker");
 }
 

@@ -88,6 +88,37 @@ TEST(StereoTrackerCpu, MatchingIsTheLkReferenceBothWays) {
     EXPECT_GT(checked, 60);
 }
 
+// Second frame: a track matched in the first is refined from its own carried offset (seed = its position plus
+// last frame's right-minus-left offset) on the finest match.refine_levels levels only.
+TEST(StereoTrackerCpu, CarriedSeedsAreRefinedOnTheFinestLevels) {
+    const HostImage img = test::real_image("graf1.png");
+    const StereoPair p0 = test::shifted_pair(img, 100, 120, kW, kH, 15);
+    const StereoPair p1 = test::shifted_pair(img, 103, 121, kW, kH, 16);
+    StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(500, 240, 160, 0.2), cfg, Backend::Cpu);
+    const std::vector<StereoTrack> t0 = st.track(p0.left.view(), p0.right.view());
+    const auto& t1 = st.track(p1.left.view(), p1.right.view());
+    LkConfig refine = cfg.match.lk;
+    refine.pyramid.levels = cfg.match.refine_levels;
+    const auto l = build_pyramid_cpu(p1.left.view(), refine.pyramid);
+    const auto r = build_pyramid_cpu(p1.right.view(), refine.pyramid);
+    int checked = 0;
+    for (const StereoTrack& s : t1) {
+        const StereoTrack* before = nullptr;
+        for (const StereoTrack& b : t0)
+            if (b.left.id == s.left.id) before = &b;
+        if (before == nullptr || before->status != StereoStatus::Matched) continue;
+        const std::vector<LkGuess> seed = {{s.left.x + (before->right_x - before->left.x),
+                                            s.left.y + 0.0f, 1.0f, 0.0f}};  // rectified: the seed keeps the row
+        const auto f = lk_track_cpu(l, r, {{s.left.x, s.left.y}}, refine, &seed);
+        if (f[0].status != TrackStatus::Tracked && f[0].status != TrackStatus::NotConverged) continue;
+        EXPECT_EQ(s.right_x, f[0].x) << "id " << s.left.id;
+        EXPECT_EQ(s.right_y, f[0].y) << "id " << s.left.id;
+        ++checked;
+    }
+    EXPECT_GT(checked, 80);
+}
+
 TEST(StereoTrackerCpu, VerticalShiftIsOffEpipolarAndRangeCutsAreOutOfRange) {
     const HostImage img = test::real_image("graf1.png");
     {
@@ -211,6 +242,29 @@ TEST(StereoTrackerCpu, SeedsCarryTheDisparityToNewTracks) {
         << "without seeds a 44 px disparity is out of a two-level LK's reach";
 }
 
+// The left tracks are a FeatureTracker's on the left frames: the pyramid's extra levels (the matching's 5 against
+// the tracking's 3) and the matching change nothing of the temporal tracking.
+TEST(StereoTrackerCpu, LeftTracksAreTheMonoTrackersTracks) {
+    const auto pairs = test::panning_pairs("graf1.png", 5, kW, kH, 12, 4);
+    const StereoConfig cfg = test::small_stereo_config();
+    ASSERT_EQ(cfg.tracker.lk.pyramid.levels, 3);
+    ASSERT_EQ(cfg.match.lk.pyramid.levels, 5);
+    StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    FeatureTracker mono(kW, kH, cfg.tracker, Backend::Cpu);
+    for (std::size_t f = 0; f < pairs.size(); ++f) {
+        const auto& s = st.track(pairs[f].left.view(), pairs[f].right.view());
+        const auto& m = mono.track(pairs[f].left.view());
+        ASSERT_EQ(s.size(), m.size()) << f;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            EXPECT_EQ(s[i].left.id, m[i].id);
+            EXPECT_EQ(s[i].left.x, m[i].x);
+            EXPECT_EQ(s[i].left.y, m[i].y);
+            EXPECT_EQ(s[i].left.age, m[i].age);
+        }
+        ASSERT_EQ(st.lost_tracks().size(), mono.lost_tracks().size()) << f;
+    }
+}
+
 TEST(StereoTrackerCpu, RigFromBodyPosesComposesTheExtrinsics) {
     Camera cam;
     cam.width = 752;
@@ -252,8 +306,14 @@ TEST(StereoTrackerCpu, BadInputNamesTheParameter) {
     c.match.min_disparity = 300;
     throws_naming([&] { make(c); }, "match.min_disparity");
     c = good;
-    c.match.lk.pyramid.levels = 2;
-    throws_naming([&] { make(c); }, "match.lk.pyramid");
+    c.match.lk.pyramid.scale = 1.5f;
+    throws_naming([&] { make(c); }, "match.lk.pyramid.scale");
+    c = good;
+    c.match.lk.pyramid.levels = 8;  // 8 levels of 2 need 896 px
+    throws_naming([&] { make(c); }, "levels");
+    c = good;
+    c.match.refine_levels = 6;
+    throws_naming([&] { make(c); }, "match.refine_levels");
     c = good;
     c.match.lk.template_source = TemplateSource::FirstFrame;
     throws_naming([&] { make(c); }, "match.lk.template_source");
