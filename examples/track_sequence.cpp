@@ -73,7 +73,8 @@ const char* kUsage =
     "  --epipolar-tolerance P px off the epipolar line accepted (default 1)\n"
     "  --max-round-trip P     px, right-to-left round trip accepted (default 0.5)\n"
     "  --min-disparity D      px (default 0)       --max-disparity D  px (default 256)\n"
-    "  Stereo runs on 5 pyramid levels unless --lk-levels says otherwise (the matching shares the pyramid).\n"
+    "  The matching runs on 5 pyramid levels (StereoMatchConfig's default) at --lk-scale; --lk-* set the\n"
+    "  left tracking.\n"
     "  Stereo output: both images side by side, each match a line from the left track to its right\n"
     "  position (green Matched, orange rejected: Inconsistent, OffEpipolar, OutOfRange; none for NoMatch);\n"
     "  the CSV gains right_x,right_y,disparity,depth,stereo_status (lost tracks: nan and 'none').\n"
@@ -181,9 +182,9 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
         std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     const kestrel::StereoRig rig = stereo_rig(so, *source);
     kestrel::StereoConfig cfg;
-    cfg.tracker = tcfg;  // --lk-levels unset: the stereo default (run() put it in tcfg)
-    cfg.match = so.match;
-    cfg.match.lk.pyramid = tcfg.lk.pyramid;  // the two pyramids are shared
+    cfg.tracker = tcfg;
+    cfg.match = so.match;  // its LK: stereo_match_lk_config() (5 levels), on the tracking pyramid's scale
+    cfg.match.lk.pyramid.scale = tcfg.lk.pyramid.scale;
     kestrel::validate(cfg, "command line");
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
@@ -381,10 +382,7 @@ int run(int argc, char** argv) {
             throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
         if (!so.right_dir.empty() && !so.have_rectified)
             throw UsageError("--right needs the rig: --rectified F,CX,CY,B");
-        kestrel::TrackerConfig stereo_cfg = cfg;
-        if (!args.has("lk-levels"))  // the stereo default: 5 levels, shared by the tracking and the matching
-            stereo_cfg.lk.pyramid.levels = kestrel::stereo_tracking_config().lk.pyramid.levels;
-        return run_stereo(args.positional()[0], so, stereo_cfg, backend, explicit_backend, source_opt, out_dir, want_png,
+        return run_stereo(args.positional()[0], so, cfg, backend, explicit_backend, source_opt, out_dir, want_png,
                           video_name, draw_output, max_frames, print_every);
     }
     if (args.positional().size() > 1) throw UsageError("at most one SOURCE");

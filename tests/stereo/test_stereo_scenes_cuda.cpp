@@ -16,8 +16,7 @@ namespace {
 
 StereoConfig scene_config(int levels = 5) {
     StereoConfig cfg;
-    cfg.tracker.lk.pyramid.levels = levels;
-    cfg.match.lk.pyramid = cfg.tracker.lk.pyramid;
+    cfg.match.lk.pyramid.levels = levels;  // the temporal tracking keeps its own (3) on the shared pyramid
     return cfg;
 }
 

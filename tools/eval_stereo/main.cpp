@@ -56,8 +56,7 @@ struct Options {
 
 kestrel::StereoConfig config(int levels, int features) {
     kestrel::StereoConfig c;
-    c.tracker.lk.pyramid.levels = levels;
-    c.match.lk.pyramid = c.tracker.lk.pyramid;
+    c.match.lk.pyramid.levels = levels;  // the matching's levels (the temporal tracking keeps its own)
     c.tracker.target_features = features;
     return c;
 }
