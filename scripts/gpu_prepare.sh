@@ -31,7 +31,7 @@ configure_and_build "$build" -DKESTREL_CUDA_ARCHITECTURES=90 -DKESTREL_STATIC_RU
 # Benchmarks: only the targets that exist in this tree.
 bins=("$build/tests/kestrel_tests")
 for t in kestrel_microbench kestrel_bench kestrel_soak track_sequence detect_image validate_against_cpu \
-         custom_pipeline relative_pose example_check_output; do
+         custom_pipeline relative_pose example_check_output example_make_stereo; do
     if has_target "$build" "$t"; then
         cmake --build "$build" -j "$KESTREL_JOBS" --target "$t"
         bins+=("$(find "$build" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)")

@@ -5,7 +5,8 @@
 # examples were built with -DKESTREL_EXAMPLES_WITH_OPENCV=OFF (PNG output instead of video).
 #
 # Usage: examples/tests/gpu_examples.sh BIN_DIR TESTDATA_DIR OUT_DIR
-#   BIN_DIR: track_sequence, detect_image, validate_against_cpu, custom_pipeline, relative_pose, example_check_output
+#   BIN_DIR: track_sequence, detect_image, validate_against_cpu, custom_pipeline, relative_pose, example_check_output,
+#            example_make_stereo (the stereo scenarios run when it is there)
 # Prints one line per scenario ("ok" / "FAIL") and exits 1 when any failed. KESTREL_REQUIRE_GPU=1 is
 # set, so an example that finds no device fails instead of skipping.
 set -uo pipefail
@@ -110,6 +111,35 @@ if [[ -x "$bin/relative_pose" ]]; then
             { echo "FAIL  relative_pose.$backend (not the known 210 inliers)"; failed=1; }
     done
     same "relative_pose.cpu_equals_gpu" "$out/pose_cpu" "$out/pose_cuda" mask.csv pose.csv
+fi
+
+# Stereo: a generated EuRoC stereo folder (EuRoC's cam0/cam1 calibration: a raw rig from the sensor.yaml files)
+# and two rectified folders (12.37 px disparity); CPU and GPU CSVs match (stereo columns included).
+if [[ -x "$bin/example_make_stereo" ]]; then
+    data="$(cd "$(dirname "$0")/.." && pwd)/data"
+    sheader="frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,stereo_status"
+    scenario "make_stereo.euroc" 0 "$bin/example_make_stereo" euroc "$out/stereo_euroc" \
+        "$data/euroc_cam0_sensor.yaml" "$data/euroc_cam1_sensor.yaml" 6
+    scenario "make_stereo.rectified" 0 "$bin/example_make_stereo" rectified "$out/stereo_rect" 6
+    for backend in cpu cuda; do
+        o="$out/stereo_euroc_$backend"
+        rm -rf "$o"
+        scenario "track_sequence.stereo_euroc.$backend" 0 "$bin/track_sequence" "$out/stereo_euroc" --stereo \
+            --backend "$backend" --features 150 --png --min-disparity -64 --out "$o"
+        scenario "track_sequence.stereo_euroc.$backend.check" 0 "$check" --csv "$o/tracks.csv" "$sheader" 300 \
+            --distinct frame 6 --only status Tracked --only stereo_status Matched --range disparity -64 120 \
+            --range depth 1.5 3.5 --image "$o/frames/000005.png" 1504 480
+        o="$out/stereo_rect_$backend"
+        rm -rf "$o"
+        scenario "track_sequence.stereo_rectified.$backend" 0 "$bin/track_sequence" "$out/stereo_rect/left" \
+            --right "$out/stereo_rect/right" --rectified 576,319.5,239.5,0.1 --backend "$backend" --no-draw --out "$o"
+        scenario "track_sequence.stereo_rectified.$backend.check" 0 "$check" --csv "$o/tracks.csv" "$sheader" 300 \
+            --distinct frame 6 --only status Tracked --only stereo_status Matched --range disparity 11.37 13.37
+    done
+    scenario "track_sequence.stereo_euroc.cpu_matches_gpu" 0 "$check" --tracks-match \
+        "$out/stereo_euroc_cpu/tracks.csv" "$out/stereo_euroc_cuda/tracks.csv" 2e-3
+    scenario "track_sequence.stereo_rectified.cpu_matches_gpu" 0 "$check" --tracks-match \
+        "$out/stereo_rect_cpu/tracks.csv" "$out/stereo_rect_cuda/tracks.csv" 2e-3
 fi
 
 scenario "custom_pipeline.cuda" 0 "$bin/custom_pipeline" --backend cuda --max-frames 8 --features 150 \
