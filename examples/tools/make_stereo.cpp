@@ -4,10 +4,11 @@
 //       DST/mav0/cam{0,1}/data.csv + data/<ns>.png + sensor.yaml (copied): the cameras, distortions and
 //       extrinsics of the two sensor.yaml files (EuRoC's cam0 and cam1), frames at 20 Hz from EuRoC MH_01's
 //       first timestamp. BREAK: cam1_missing (cam1's data.csv lacks frame 3), cam0_missing (cam0's lacks frame 2).
-//   make_stereo rectified DST [FRAMES]
+//   make_stereo rectified DST [FRAMES] [right_missing]
 //       DST/left/frame_NNN.png and DST/right/frame_NNN.png, 640x480: a rectified rig (focal 576, principal point
 //       (319.5, 239.5), baseline 0.1 m) moving sideways in front of a fronto-parallel plane at a 12.37 px
-//       disparity (track_sequence DST/left --right DST/right --rectified 576,319.5,239.5,0.1).
+//       disparity (track_sequence DST/left --right DST/right --rectified 576,319.5,239.5,0.1). right_missing:
+//       the last right image is not written.
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -79,7 +80,7 @@ int euroc(const std::string& dst, const std::string& yaml0, const std::string& y
     return 0;
 }
 
-int rectified(const std::string& dst, int frames) {
+int rectified(const std::string& dst, int frames, bool right_missing) {
     const StereoScene first = kestrel::test::frontal_scene(640, 480, 12.37, 23, 576.0);
     const auto seq = kestrel::test::stereo_sequence(first, frames, {{0.004, 0.001, 0.0}}, 0.0);
     fs::remove_all(dst);
@@ -88,7 +89,8 @@ int rectified(const std::string& dst, int frames) {
         char name[32];
         std::snprintf(name, sizeof name, "frame_%03d.png", i);
         kestrel_examples::write_png((fs::path(dst) / "left" / name).string(), seq[i].left.view());
-        kestrel_examples::write_png((fs::path(dst) / "right" / name).string(), seq[i].right.view());
+        if (!(right_missing && i + 1 == frames))
+            kestrel_examples::write_png((fs::path(dst) / "right" / name).string(), seq[i].right.view());
     }
     return 0;
 }
@@ -100,8 +102,9 @@ int main(int argc, char** argv) {
         const std::string mode = argc > 1 ? argv[1] : "";
         if (mode == "euroc" && argc >= 5)
             return euroc(argv[2], argv[3], argv[4], argc > 5 ? std::stoi(argv[5]) : 6, argc > 6 ? argv[6] : "");
-        if (mode == "rectified" && argc >= 3) return rectified(argv[2], argc > 3 ? std::stoi(argv[3]) : 6);
-        std::fprintf(stderr, "usage: make_stereo euroc DST CAM0_YAML CAM1_YAML [FRAMES] [BREAK] | rectified DST [FRAMES]\n");
+        if (mode == "rectified" && argc >= 3)
+            return rectified(argv[2], argc > 3 ? std::stoi(argv[3]) : 6, argc > 4 && std::string(argv[4]) == "right_missing");
+        std::fprintf(stderr, "usage: make_stereo euroc DST CAM0_YAML CAM1_YAML [FRAMES] [BREAK] | rectified DST [FRAMES] [right_missing]\n");
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "make_stereo: %s\n", e.what());
