@@ -482,14 +482,28 @@ __global__ void lk_track_round_trip_kernel(const LkLaunch p_in) {
     const int f = warp_index();
     if (f >= p.count) return;  // warp-uniform
     const int lane = static_cast<int>(threadIdx.x & 31u);
-    const Point2f r = p.points[f];
-    const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
+    const float nan = __int_as_float(0x7fc00000);
+    Point2f r;
+    LkGuess g;
+    if (p.stage.lk != nullptr) {
+        // The tracker's verdict on track f, as its host bookkeeping will find it (the host checks the position).
+        const Point2f o = p.stage.origins[f];
+        const detail::TrackVerdict v =
+            detail::track_verdict(p.stage.lk[f], p.stage.back != nullptr ? p.stage.back + f : nullptr, o.x, o.y,
+                                  p.stage.anchor != nullptr ? p.stage.anchor + f : nullptr, p.stage.rule);
+        r = v.status == TrackStatus::Tracked ? Point2f{v.x, v.y} : Point2f{nan, nan};
+        const Point2f off = p.stage.offsets[f];
+        g = LkGuess{detail::fadd(r.x, off.x), detail::fadd(r.y, off.y), 1.0f, 0.0f};
+        if (lane == 0) p.stage.points[f] = r;
+    } else {
+        r = p.points[f];
+        g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
+    }
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
     const detail::LkSetup& su = (p.refine != nullptr && p.refine[f] != 0) ? p.refine_setup : p.setup;
     WarpEngine<N> fwd(su, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
-    const float nan = __int_as_float(0x7fc00000);
     const bool alive = res.status == TrackStatus::Tracked || res.status == TrackStatus::NotConverged;
     WarpEngine<N> back(su, p.cur, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult b = detail::lk_track_one(back, su, p.ref, alive ? res.x : nan, alive ? res.y : nan,

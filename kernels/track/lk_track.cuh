@@ -9,6 +9,18 @@
 
 namespace kestrel::kernels {
 
+/// A round trip from a tracker's frame (StereoTracker, kernels/track/lk_track.cu): track f is matched from the
+/// position detail::track_verdict gives it (NaN when the verdict loses it), seeded at that position plus offsets[f].
+struct RoundTripStage {
+    const LkResult* lk;                  // null: no stage (LkLaunch::points and guesses are the inputs)
+    const LkResult* back;                // the tracker's backward results (rule.forward_backward), else null
+    const Point2f* origins;              // the tracks' previous positions
+    const detail::AnchorResult* anchor;  // the anchor fits (rule.anchor), else null
+    detail::TrackVerdictRule rule;
+    const Point2f* offsets;              // seed = position + offsets[f]
+    Point2f* points;                     // out: the position matched from, for the host's check
+};
+
 /// Everything one launch needs, passed by value (no __constant__ or global state).
 struct LkLaunch {
     detail::LkSetup setup;
@@ -21,6 +33,7 @@ struct LkLaunch {
     LkResult* back_results;           // round trip: the backward results
     detail::LkSetup refine_setup;     // round trip: the setup of the tracks flagged in refine
     const std::int32_t* refine;       // round trip, nullable: non-zero = track i runs refine_setup
+    RoundTripStage stage;             // round trip: the inputs from a tracker's frame (stage.lk non-null)
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags
     int capacity;

@@ -6,10 +6,21 @@
 #include <memory>
 #include <vector>
 
+#include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/pyramid.hpp"
 #include "kestrel/stereo_tracker.hpp"
 
 namespace kestrel::detail {
+
+/// The left tracker's frame as the CUDA matcher reads it to match the tracks in the same stream, before the host
+/// bookkeeping: its LK (and backward) results, the previous positions, the anchor fits (pinned memory), the rule.
+struct TrackerFrame {
+    const LkResult* lk = nullptr;
+    const LkResult* back = nullptr;
+    const Point2f* origins = nullptr;
+    const AnchorResult* anchor = nullptr;
+    TrackVerdictRule rule{};
+};
 
 class StereoMatcher {
 public:
@@ -25,6 +36,19 @@ public:
     virtual void match(const DevicePyramid& left, const DevicePyramid& right, int count, StreamHandle stream);
     virtual const LkResult* forward() const = 0;
     virtual const LkResult* backward() const = 0;
+
+    /// CUDA backend: the tracks of the left tracker's frame in flight, matched on `stream` after its launches from
+    /// the positions detail::track_verdict gives them, seeded at position + offset; staging (capacity entries):
+    /// stage_offsets(), stage_refine(). Results after the stream's wait: staged_points() (the positions used,
+    /// NaN for lost tracks), staged_forward(), staged_backward(). Not supported by the CPU matcher.
+    virtual bool can_stage() const { return false; }
+    virtual Point2f* stage_offsets() { return nullptr; }
+    virtual std::int32_t* stage_refine() { return nullptr; }
+    virtual void enqueue_staged(const DevicePyramid& left, const DevicePyramid& right, const TrackerFrame& frame,
+                                int count, StreamHandle stream);
+    virtual const Point2f* staged_points() const { return nullptr; }
+    virtual const LkResult* staged_forward() const { return nullptr; }
+    virtual const LkResult* staged_backward() const { return nullptr; }
 };
 
 /// The matching LK's two setups: every level, and the finest refine_levels (= the first when refine_levels is 0).

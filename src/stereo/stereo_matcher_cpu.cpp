@@ -21,6 +21,9 @@ void StereoMatcher::match(const std::vector<HostImage>&, const std::vector<HostI
 void StereoMatcher::match(const DevicePyramid&, const DevicePyramid&, int, StreamHandle) {
     throw StateError("kestrel: StereoTracker: internal: device pyramids given to a CPU matcher");
 }
+void StereoMatcher::enqueue_staged(const DevicePyramid&, const DevicePyramid&, const TrackerFrame&, int, StreamHandle) {
+    throw StateError("kestrel: StereoTracker: internal: the CPU matcher matches at finish only");
+}
 
 namespace {
 

@@ -18,7 +18,9 @@ public:
         : setup_(make_lk_setup(cfg.match.lk)),
           refine_setup_(make_lk_setup(refine_lk_config(cfg))),
           cap_(static_cast<std::size_t>(capacity)),
-          points_(cap_, kStage), seeds_(cap_, kStage), refine_(cap_, kStage), forward_(cap_, kStage), backward_(cap_, kStage) {}
+          points_(cap_, kStage), seeds_(cap_, kStage), refine_(cap_, kStage), forward_(cap_, kStage), backward_(cap_, kStage),
+          stage_offsets_(cap_, kStage), stage_refine_(cap_, kStage), staged_points_(cap_, kStage),
+          staged_forward_(cap_, kStage), staged_backward_(cap_, kStage) {}
 
     Point2f* points() override { return points_.get(); }
     LkGuess* seeds() override { return seeds_.get(); }
@@ -26,26 +28,54 @@ public:
     const LkResult* forward() const override { return forward_.get(); }
     const LkResult* backward() const override { return backward_.get(); }
 
+    bool can_stage() const override { return true; }
+    Point2f* stage_offsets() override { return stage_offsets_.get(); }
+    std::int32_t* stage_refine() override { return stage_refine_.get(); }
+    const Point2f* staged_points() const override { return staged_points_.get(); }
+    const LkResult* staged_forward() const override { return staged_forward_.get(); }
+    const LkResult* staged_backward() const override { return staged_backward_.get(); }
+
+    void enqueue_staged(const DevicePyramid& left, const DevicePyramid& right, const TrackerFrame& frame, int count,
+                        StreamHandle stream) override {
+        if (count <= 0) return;
+        kernels::LkLaunch f = launch(left, right, count);
+        f.refine = stage_refine_.get();
+        f.results = staged_forward_.get();
+        f.back_results = staged_backward_.get();
+        f.stage.lk = frame.lk;
+        f.stage.back = frame.back;
+        f.stage.origins = frame.origins;
+        f.stage.anchor = frame.anchor;
+        f.stage.rule = frame.rule;
+        f.stage.offsets = stage_offsets_.get();
+        f.stage.points = staged_points_.get();
+        kernels::launch_lk_track_round_trip(f, stream);
+    }
+
     void match(const DevicePyramid& left, const DevicePyramid& right, int count, StreamHandle stream) override {
-        if (count > 0) {
-            kernels::LkLaunch f{};
-            f.setup = setup_;
-            device_lk_levels(left, setup_.levels, f.ref);
-            device_lk_levels(right, setup_.levels, f.cur);
-            f.points = points_.get();
-            f.guesses = seeds_.get();
-            f.refine_setup = refine_setup_;
-            f.refine = refine_.get();
-            f.results = forward_.get();
-            f.back_results = backward_.get();
-            f.capacity = static_cast<int>(cap_);
-            f.count = count;
-            kernels::launch_lk_track_round_trip(f, stream);
-        }
+        if (count <= 0) return;  // nothing enqueued: nothing to wait for
+        kernels::LkLaunch f = launch(left, right, count);
+        f.points = points_.get();
+        f.guesses = seeds_.get();
+        f.refine = refine_.get();
+        f.results = forward_.get();
+        f.back_results = backward_.get();
+        kernels::launch_lk_track_round_trip(f, stream);
         synchronize(stream, "StereoTracker::finish (matching)");
     }
 
 private:
+    kernels::LkLaunch launch(const DevicePyramid& left, const DevicePyramid& right, int count) const {
+        kernels::LkLaunch f{};
+        f.setup = setup_;
+        f.refine_setup = refine_setup_;
+        device_lk_levels(left, setup_.levels, f.ref);
+        device_lk_levels(right, setup_.levels, f.cur);
+        f.capacity = static_cast<int>(cap_);
+        f.count = count;
+        return f;
+    }
+
     static constexpr const char* kStage = "StereoTracker allocation";
     LkSetup setup_, refine_setup_;
     std::size_t cap_;
@@ -53,6 +83,11 @@ private:
     PinnedBuffer<LkGuess> seeds_;
     PinnedBuffer<std::int32_t> refine_;
     PinnedBuffer<LkResult> forward_, backward_;
+    // The matching of the tracker's frame in flight (enqueue_staged).
+    PinnedBuffer<Point2f> stage_offsets_;
+    PinnedBuffer<std::int32_t> stage_refine_;
+    PinnedBuffer<Point2f> staged_points_;
+    PinnedBuffer<LkResult> staged_forward_, staged_backward_;
 };
 
 }  // namespace

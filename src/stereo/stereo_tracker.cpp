@@ -1,14 +1,22 @@
 // StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built in
 // the left one's launch on the CUDA backend, or by the right FeatureTracker with track_right), and the matching
-// (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame, in finish():
-//   1. the left tracker's finish (and the right one's): the frame's live left tracks, sorted by id;
-//   2. each track's seed: its last matched right-minus-left offset; a track without one takes the median offset
-//      of the tracks with one in its grid cell and the 8 around it (the tracker's detection grid), else zero;
-//      rectified rigs seed on the same row;
-//   3. the matching (left -> right, right -> left), then each track's verdict and depth on the host;
-//   4. the matched tracks' offsets are kept for the next frame (a track keeps its last one while unmatched).
+// (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
+//   1. track_async: each track live before the frame gets its seed offset: its last matched right-minus-left
+//      offset (carried: then it is refined on the finest match.refine_levels levels), else the median carried
+//      offset of the tracks in its grid cell and the 8 around it at their previous positions (the tracker's
+//      detection grid), else zero; rectified rigs seed on the same row. The CUDA backend enqueues their matching
+//      right after the left tracking, in the same stream: each from the position detail::track_verdict gives it
+//      (the host bookkeeping's rule), so no extra wait is needed for them.
+//   2. finish: the left tracker's finish (and the right one's). Tracks born in this frame get the median carried
+//      offset of the live tracks around their position, else zero. Every track whose match is not already done
+//      (all on the CPU backend; on the CUDA one the new tracks, and any whose staged position differed from the
+//      bookkeeping's, which the rule makes impossible but which is checked) is matched in one more pass.
+//   3. the verdicts and depths on the host; the matched tracks' offsets are carried to the next frame (a track
+//      keeps its last one while unmatched).
+// The seeds depend on the frame's data only, never on the backend or on timing: both backends give the same result.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kestrel/detail/stereo_rules.hpp"
@@ -19,6 +27,78 @@
 #include "stereo_matcher.hpp"
 
 namespace kestrel {
+
+namespace {
+
+/// Median offsets of reference entries around query positions (the seeding's neighbour rule): the reference
+/// entries are bucketed by grid cell; a query takes the lower median of x and of y over the entries in its cell
+/// and the 8 around it. Allocation-free after construction.
+class NeighbourMedian {
+public:
+    NeighbourMedian(Size2 grid, int cell_w, int cell_h, std::size_t capacity)
+        : grid_(grid), cw_(cell_w), ch_(cell_h),
+          start_(static_cast<std::size_t>(grid.width) * static_cast<std::size_t>(grid.height) + 1, 0),
+          cursor_(start_.size(), 0), items_(capacity), mx_(capacity), my_(capacity) {}
+
+    int cell_of(float x, float y) const {
+        const int cx = std::clamp(static_cast<int>(x) / cw_, 0, grid_.width - 1);
+        const int cy = std::clamp(static_cast<int>(y) / ch_, 0, grid_.height - 1);
+        return cy * grid_.width + cx;
+    }
+
+    /// The reference entries: n positions with their offsets (only those with has[i] != 0 count).
+    template <class Pos>
+    void build(int n, Pos&& pos, const std::int32_t* has, const Point2f* off) {
+        off_ = off;
+        std::fill(start_.begin(), start_.end(), 0);
+        for (int i = 0; i < n; ++i)
+            if (has[i] != 0) {
+                const Point2f p = pos(i);
+                ++start_[static_cast<std::size_t>(cell_of(p.x, p.y)) + 1];
+            }
+        for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+        std::copy(start_.begin(), start_.end(), cursor_.begin());
+        for (int i = 0; i < n; ++i)
+            if (has[i] != 0) {
+                const Point2f p = pos(i);
+                items_[static_cast<std::size_t>(cursor_[static_cast<std::size_t>(cell_of(p.x, p.y))]++)] = i;
+            }
+    }
+
+    /// The median offset around (x, y); false when no entry is near.
+    bool median(float x, float y, Point2f& out) {
+        const int c = cell_of(x, y);
+        const int cx = c % grid_.width, cy = c / grid_.width;
+        std::size_t m = 0;
+        for (int v = std::max(cy - 1, 0); v <= std::min(cy + 1, grid_.height - 1); ++v)
+            for (int u = std::max(cx - 1, 0); u <= std::min(cx + 1, grid_.width - 1); ++u) {
+                const auto cc = static_cast<std::size_t>(v * grid_.width + u);
+                for (int j = start_[cc]; j < start_[cc + 1]; ++j) {
+                    const Point2f& o = off_[items_[static_cast<std::size_t>(j)]];
+                    mx_[m] = o.x;
+                    my_[m] = o.y;
+                    ++m;
+                }
+            }
+        if (m == 0) return false;
+        const auto mid = static_cast<std::ptrdiff_t>((m - 1) / 2);  // the lower median: a fixed element
+        std::nth_element(mx_.begin(), mx_.begin() + mid, mx_.begin() + static_cast<std::ptrdiff_t>(m));
+        std::nth_element(my_.begin(), my_.begin() + mid, my_.begin() + static_cast<std::ptrdiff_t>(m));
+        out = {mx_[static_cast<std::size_t>(mid)], my_[static_cast<std::size_t>(mid)]};
+        return true;
+    }
+
+private:
+    Size2 grid_;
+    int cw_, ch_;
+    std::vector<std::int32_t> start_, cursor_, items_;
+    std::vector<float> mx_, my_;
+    const Point2f* off_ = nullptr;
+};
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+}  // namespace
 
 struct StereoTracker::Impl {
     int width = 0, height = 0;
@@ -40,20 +120,27 @@ struct StereoTracker::Impl {
     // Raw rigs: the cameras' unprojection and the essential matrix.
     detail::CameraSetup cam_left{}, cam_right{};
     double E[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    // Results, and the offsets kept by track id (ascending ids, as the tracks are).
+    // Results, and the offsets carried by track id (ascending ids, as the tracks are).
     std::vector<StereoTrack> tracks;
     std::vector<std::uint64_t> known_ids, next_ids;
     std::vector<Point2f> known_off, next_off;
-    // Seeding scratch: each track's known offset (or none), the per-cell lists, a median buffer.
-    std::vector<std::int32_t> track_known;  // index into known_off, -1: none
-    Size2 grid{};
-    std::vector<std::int32_t> cell_start, cell_items, next_cursor;
-    std::vector<float> med_x, med_y;
+    // Step 1: the tracks live before the frame, their seed offsets and refine flags (pending until finish).
+    int pending = 0;
+    bool staged = false;  // their matching was enqueued in the frame's stream (CUDA)
+    std::vector<std::uint64_t> pend_ids;
+    std::vector<Point2f> pend_off;
+    std::vector<std::int32_t> pend_refine, has;
+    // Step 2: each live track's source of results: >= 0 the staged match k, < 0 the pass entry -1 - m.
+    std::vector<std::int32_t> source, carried;
+    std::vector<Point2f> carried_off;
+    NeighbourMedian neighbours;
 
     Impl(int w, int h, const StereoRig& r, const StereoConfig& c, Backend b)
         : width(w), height(h), rig(r), cfg(c), backend(b),
           pyramid{std::max(c.tracker.lk.pyramid.levels, c.match.lk.pyramid.levels), c.tracker.lk.pyramid.scale},
-          left(w, h, c.tracker, b, pyramid.levels) {}
+          left(w, h, c.tracker, b, pyramid.levels),
+          neighbours(grid_size(w, h, c.tracker.detector), c.tracker.detector.cell_width, c.tracker.detector.cell_height,
+                     static_cast<std::size_t>(c.tracker.target_features)) {}
 
     int capacity() const { return cfg.tracker.target_features; }
 
@@ -72,107 +159,143 @@ struct StereoTracker::Impl {
                              ": the previous frame is still in flight; call finish() first");
     }
 
-    // Step 2: the seeds of the live tracks, staged with their positions.
-    void stage(const std::vector<Track>& live) {
-        const int n = static_cast<int>(live.size());
-        Point2f* pts = matcher->points();
-        LkGuess* seeds = matcher->seeds();
-        std::int32_t* refine = matcher->refine();
-        // Each track's known offset, by a merge walk over the ascending ids.
+    // The carried offset of each of `n` tracks (ascending ids), by a merge walk: carried[i] = index into known_off
+    // or -1.
+    template <class Id>
+    void lookup_carried(int n, Id&& id) {
         std::size_t k = 0;
         for (int i = 0; i < n; ++i) {
-            const std::uint64_t id = live[static_cast<std::size_t>(i)].id;
-            while (k < known_ids.size() && known_ids[k] < id) ++k;
-            track_known[static_cast<std::size_t>(i)] = (k < known_ids.size() && known_ids[k] == id) ? static_cast<std::int32_t>(k) : -1;
-        }
-        // Cells of the tracks with a known offset (a counting sort into cell_items).
-        const int cells = grid.width * grid.height;
-        std::fill(cell_start.begin(), cell_start.end(), 0);
-        const auto cell_of = [&](const Track& t) {
-            const int cx = std::clamp(static_cast<int>(t.x) / cfg.tracker.detector.cell_width, 0, grid.width - 1);
-            const int cy = std::clamp(static_cast<int>(t.y) / cfg.tracker.detector.cell_height, 0, grid.height - 1);
-            return cy * grid.width + cx;
-        };
-        bool any_unknown = false;
-        for (int i = 0; i < n; ++i) {
-            if (track_known[static_cast<std::size_t>(i)] >= 0)
-                ++cell_start[static_cast<std::size_t>(cell_of(live[static_cast<std::size_t>(i)])) + 1];
-            else
-                any_unknown = true;
-        }
-        if (any_unknown) {
-            for (int c = 0; c < cells; ++c) cell_start[static_cast<std::size_t>(c) + 1] += cell_start[static_cast<std::size_t>(c)];
-            std::int32_t* cursor = next_cursor.data();
-            for (int c = 0; c < cells; ++c) cursor[c] = cell_start[static_cast<std::size_t>(c)];
-            for (int i = 0; i < n; ++i)
-                if (track_known[static_cast<std::size_t>(i)] >= 0)
-                    cell_items[static_cast<std::size_t>(cursor[cell_of(live[static_cast<std::size_t>(i)])]++)] = i;
-        }
-        for (int i = 0; i < n; ++i) {
-            const Track& t = live[static_cast<std::size_t>(i)];
-            float dx = 0.0f, dy = 0.0f;
-            const std::int32_t kk = track_known[static_cast<std::size_t>(i)];
-            if (kk >= 0) {
-                dx = known_off[static_cast<std::size_t>(kk)].x;
-                dy = known_off[static_cast<std::size_t>(kk)].y;
-            } else {
-                const int c = cell_of(t);
-                const int cx = c % grid.width, cy = c / grid.width;
-                std::size_t m = 0;
-                for (int y = std::max(cy - 1, 0); y <= std::min(cy + 1, grid.height - 1); ++y)
-                    for (int x = std::max(cx - 1, 0); x <= std::min(cx + 1, grid.width - 1); ++x) {
-                        const int cc = y * grid.width + x;
-                        for (int j = cell_start[static_cast<std::size_t>(cc)]; j < cell_start[static_cast<std::size_t>(cc) + 1]; ++j) {
-                            const Point2f& o = known_off[static_cast<std::size_t>(
-                                track_known[static_cast<std::size_t>(cell_items[static_cast<std::size_t>(j)])])];
-                            med_x[m] = o.x;
-                            med_y[m] = o.y;
-                            ++m;
-                        }
-                    }
-                if (m > 0) {
-                    // The lower median (a fixed element: deterministic).
-                    const auto mid = static_cast<std::ptrdiff_t>((m - 1) / 2);
-                    std::nth_element(med_x.begin(), med_x.begin() + mid, med_x.begin() + static_cast<std::ptrdiff_t>(m));
-                    std::nth_element(med_y.begin(), med_y.begin() + mid, med_y.begin() + static_cast<std::ptrdiff_t>(m));
-                    dx = med_x[static_cast<std::size_t>(mid)];
-                    dy = med_y[static_cast<std::size_t>(mid)];
-                }
-            }
-            if (rig.type == RigType::Rectified) dy = 0.0f;  // the epipolar line is the row
-            pts[i] = {t.x, t.y};
-            refine[i] = kk >= 0 ? 1 : 0;  // a carried seed: the finest refine_levels levels
-            seeds[i] = LkGuess{t.x + dx, t.y + dy, 1.0f, 0.0f};
+            const std::uint64_t v = id(i);
+            while (k < known_ids.size() && known_ids[k] < v) ++k;
+            carried[static_cast<std::size_t>(i)] =
+                (k < known_ids.size() && known_ids[k] == v) ? static_cast<std::int32_t>(k) : -1;
         }
     }
 
-    // Step 3's verdicts and step 4.
+    Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
+
+    // Step 1, before the left tracker's frame is enqueued: the pending tracks' seed offsets and refine flags.
+    void stage_pending() {
+        const std::vector<Track>& prev = left.tracks();
+        pending = static_cast<int>(prev.size());
+        lookup_carried(pending, [&](int i) { return prev[static_cast<std::size_t>(i)].id; });
+        for (int i = 0; i < pending; ++i) {
+            has[static_cast<std::size_t>(i)] = carried[static_cast<std::size_t>(i)] >= 0 ? 1 : 0;
+            carried_off[static_cast<std::size_t>(i)] =
+                has[static_cast<std::size_t>(i)] ? known_off[static_cast<std::size_t>(carried[static_cast<std::size_t>(i)])]
+                                                 : Point2f{};
+        }
+        neighbours.build(pending, [&](int i) { const Track& t = prev[static_cast<std::size_t>(i)]; return Point2f{t.x, t.y}; },
+                         has.data(), carried_off.data());
+        for (int i = 0; i < pending; ++i) {
+            const Track& t = prev[static_cast<std::size_t>(i)];
+            pend_ids[static_cast<std::size_t>(i)] = t.id;
+            Point2f off{};
+            if (has[static_cast<std::size_t>(i)])
+                off = carried_off[static_cast<std::size_t>(i)];
+            else
+                (void)neighbours.median(t.x, t.y, off);
+            pend_off[static_cast<std::size_t>(i)] = rectify_seed(off);
+            pend_refine[static_cast<std::size_t>(i)] = has[static_cast<std::size_t>(i)];
+        }
+    }
+
+    // Step 1 (CUDA): the pending tracks' matching, enqueued after the left (and right) tracker's launches.
+    void enqueue_pending() {
+        staged = false;
+        if (!matcher->can_stage() || pending == 0) return;
+        detail::TrackerBackend& be = left.backend_internal();
+        std::copy(pend_off.begin(), pend_off.begin() + pending, matcher->stage_offsets());
+        std::copy(pend_refine.begin(), pend_refine.begin() + pending, matcher->stage_refine());
+        detail::TrackerFrame f;
+        f.lk = be.results();
+        f.back = cfg.tracker.forward_backward ? be.back_results() : nullptr;
+        f.origins = be.origins();
+        f.anchor = cfg.tracker.anchor.enabled ? be.anchor_results() : nullptr;
+        f.rule = {cfg.tracker.forward_backward ? 1 : 0, cfg.tracker.fb_max_error, cfg.tracker.anchor.enabled ? 1 : 0,
+                  cfg.tracker.anchor.reanchor ? 1 : 0, cfg.tracker.anchor.max_residual, cfg.tracker.anchor.max_distance};
+        const DevicePyramid& r = right ? *right->backend_internal().device_frame_pyramid() : right_device;
+        matcher->enqueue_staged(*be.device_frame_pyramid(), r, f, pending, stream);
+        staged = true;
+    }
+
+    // Step 2: every live track's source, the pass of those not matched yet, and the pass itself.
+    void match(const std::vector<Track>& live) {
+        const int n = static_cast<int>(live.size());
+        // Seeds of new tracks: the carried offsets of the live tracks around them (before this frame's matches).
+        lookup_carried(n, [&](int i) { return live[static_cast<std::size_t>(i)].id; });
+        for (int i = 0; i < n; ++i) {
+            has[static_cast<std::size_t>(i)] = carried[static_cast<std::size_t>(i)] >= 0 ? 1 : 0;
+            carried_off[static_cast<std::size_t>(i)] =
+                has[static_cast<std::size_t>(i)] ? known_off[static_cast<std::size_t>(carried[static_cast<std::size_t>(i)])]
+                                                 : Point2f{};
+        }
+        neighbours.build(n, [&](int i) { const Track& t = live[static_cast<std::size_t>(i)]; return Point2f{t.x, t.y}; },
+                         has.data(), carried_off.data());
+        Point2f* pts = matcher->points();
+        LkGuess* seeds = matcher->seeds();
+        std::int32_t* refine = matcher->refine();
+        const Point2f* staged_pts = staged ? matcher->staged_points() : nullptr;
+        int m = 0;
+        std::size_t k = 0;
+        for (int i = 0; i < n; ++i) {
+            const Track& t = live[static_cast<std::size_t>(i)];
+            while (k < static_cast<std::size_t>(pending) && pend_ids[k] < t.id) ++k;
+            Point2f off{};
+            std::int32_t ref = 0;
+            if (k < static_cast<std::size_t>(pending) && pend_ids[k] == t.id) {  // live before the frame
+                if (staged_pts != nullptr && same_bits(staged_pts[k].x, t.x) && same_bits(staged_pts[k].y, t.y)) {
+                    source[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(k);
+                    continue;
+                }
+                off = pend_off[k];
+                ref = pend_refine[k];
+            } else {  // born in this frame
+                if (neighbours.median(t.x, t.y, off)) off = rectify_seed(off);
+            }
+            pts[m] = {t.x, t.y};
+            seeds[m] = LkGuess{t.x + off.x, t.y + off.y, 1.0f, 0.0f};
+            refine[m] = ref;
+            source[static_cast<std::size_t>(i)] = -1 - m;
+            ++m;
+        }
+        if (backend == Backend::Cpu) {
+            const std::vector<HostImage>& r = right ? *right->backend_internal().host_frame_pyramid() : right_host;
+            matcher->match(*left.backend_internal().host_frame_pyramid(), r, m);
+        } else {
+            const DevicePyramid& r = right ? *right->backend_internal().device_frame_pyramid() : right_device;
+            matcher->match(*left.backend_internal().device_frame_pyramid(), r, m, stream);
+        }
+    }
+
+    // Step 3: the verdicts, and the offsets carried to the next frame.
     void collect(const std::vector<Track>& live) {
         const int n = static_cast<int>(live.size());
-        const LkResult* f = matcher->forward();
-        const LkResult* b = matcher->backward();
         const float nan = std::numeric_limits<float>::quiet_NaN();
         tracks.resize(static_cast<std::size_t>(n));
         next_ids.clear();
         next_off.clear();
         for (int i = 0; i < n; ++i) {
             const Track& t = live[static_cast<std::size_t>(i)];
+            const std::int32_t src = source[static_cast<std::size_t>(i)];
+            const LkResult& f = src >= 0 ? matcher->staged_forward()[src] : matcher->forward()[-1 - src];
+            const LkResult& b = src >= 0 ? matcher->staged_backward()[src] : matcher->backward()[-1 - src];
             StereoTrack& s = tracks[static_cast<std::size_t>(i)];
             s.left = t;
             detail::StereoEvidence e;
-            e.forward = f[i].status;
-            e.backward = b[i].status;
-            const bool fwd = detail::lk_usable(f[i].status);
+            e.forward = f.status;
+            e.backward = b.status;
+            const bool fwd = detail::lk_usable(f.status);
             if (fwd) {
-                e.round_trip = std::hypot(static_cast<double>(b[i].x) - t.x, static_cast<double>(b[i].y) - t.y);
-                e.disparity = static_cast<double>(t.x) - static_cast<double>(f[i].x);
+                e.round_trip = std::hypot(static_cast<double>(b.x) - t.x, static_cast<double>(b.y) - t.y);
+                e.disparity = static_cast<double>(t.x) - static_cast<double>(f.x);
                 if (rig.type == RigType::Rectified) {
-                    e.epipolar = detail::epipolar_distance_rectified(t.y, f[i].y);
+                    e.epipolar = detail::epipolar_distance_rectified(t.y, f.y);
                     e.depth = rig.focal * rig.baseline / e.disparity;
                 } else {
                     Point2d nl, nr;
                     const UnprojectStatus sl = detail::unproject_pixel(cam_left, t.x, t.y, nl);
-                    const UnprojectStatus sr = detail::unproject_pixel(cam_right, f[i].x, f[i].y, nr);
+                    const UnprojectStatus sr = detail::unproject_pixel(cam_right, f.x, f.y, nr);
                     if (sl == UnprojectStatus::Ok && sr == UnprojectStatus::Ok) {
                         e.epipolar = detail::epipolar_distance_raw(E, nl.x, nl.y, nr.x, nr.y, rig.right.fx);
                         e.depth = detail::triangulate_depth(rig.R_rl.data(), rig.t_rl.data(), nl.x, nl.y, nr.x, nr.y);
@@ -180,15 +303,15 @@ struct StereoTracker::Impl {
                 }
             }
             s.status = detail::stereo_verdict(e, cfg.match, rig.type);
-            s.right_x = fwd ? f[i].x : nan;
-            s.right_y = fwd ? f[i].y : nan;
+            s.right_x = fwd ? f.x : nan;
+            s.right_y = fwd ? f.y : nan;
             s.disparity = fwd ? static_cast<float>(e.disparity) : nan;
             s.depth = s.status == StereoStatus::Matched ? static_cast<float>(e.depth) : nan;
-            // Step 4: the offset this track seeds with next frame.
-            const std::int32_t kk = track_known[static_cast<std::size_t>(i)];
+            // The offset this track seeds with next frame (carried[i] is still this frame's lookup).
+            const std::int32_t kk = carried[static_cast<std::size_t>(i)];
             if (s.status == StereoStatus::Matched) {
                 next_ids.push_back(t.id);
-                next_off.push_back({f[i].x - t.x, f[i].y - t.y});
+                next_off.push_back({f.x - t.x, f.y - t.y});
             } else if (kk >= 0) {
                 next_ids.push_back(t.id);
                 next_off.push_back(known_off[static_cast<std::size_t>(kk)]);
@@ -230,20 +353,19 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
         m->cam_right = detail::make_camera_setup(rig.right, UndistortConfig{}, "StereoTracker: rig.right");
         detail::essential_from_rig(m->rig.R_rl.data(), m->rig.t_rl.data(), m->E);
     }
-    m->grid = grid_size(width, height, cfg.tracker.detector);
-    const auto cells = static_cast<std::size_t>(m->grid.width) * static_cast<std::size_t>(m->grid.height);
     const auto ucap = static_cast<std::size_t>(cap);
     m->tracks.reserve(ucap);
     m->known_ids.reserve(ucap);
     m->next_ids.reserve(ucap);
     m->known_off.reserve(ucap);
     m->next_off.reserve(ucap);
-    m->track_known.assign(ucap, -1);
-    m->cell_start.assign(cells + 1, 0);
-    m->next_cursor.assign(cells, 0);
-    m->cell_items.assign(ucap, 0);
-    m->med_x.assign(ucap, 0.0f);
-    m->med_y.assign(ucap, 0.0f);
+    m->pend_ids.assign(ucap, 0);
+    m->pend_off.assign(ucap, Point2f{});
+    m->pend_refine.assign(ucap, 0);
+    m->has.assign(ucap, 0);
+    m->source.assign(ucap, 0);
+    m->carried.assign(ucap, -1);
+    m->carried_off.assign(ucap, Point2f{});
     impl_ = std::move(m);
 }
 
@@ -285,6 +407,8 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
     const char* where = "StereoTracker::track_async";
     Impl& m = impl("track_async");
     m.check_pair(where, left, right);
+    m.stage_pending();
+    m.stream = stream;
     if (m.backend == Backend::Cpu) {
         m.left.track_async(left, stream, predictions);
         if (m.right)
@@ -305,8 +429,8 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
             throw;
         }
     }
-    m.stream = stream;
     m.in_flight = true;
+    if (m.backend == Backend::Cuda) m.enqueue_pending();
 }
 
 void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle stream,
@@ -316,6 +440,8 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
     m.check_pair(where, left, right);
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: StereoTracker::track_async: device frames need Backend::Cuda");
+    m.stage_pending();
+    m.stream = stream;
     if (m.right) {
         m.left.track_async(left, stream, predictions);
         m.right->track_async(right, stream);
@@ -330,8 +456,8 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
             throw;
         }
     }
-    m.stream = stream;
     m.in_flight = true;
+    m.enqueue_pending();
 }
 
 const std::vector<StereoTrack>& StereoTracker::finish() {
@@ -340,15 +466,7 @@ const std::vector<StereoTrack>& StereoTracker::finish() {
     m.in_flight = false;
     const std::vector<Track>& live = m.left.finish();
     if (m.right) m.right->finish();
-    const int n = static_cast<int>(live.size());
-    m.stage(live);
-    if (m.backend == Backend::Cpu) {
-        const std::vector<HostImage>& r = m.right ? *m.right->backend_internal().host_frame_pyramid() : m.right_host;
-        m.matcher->match(*m.left.backend_internal().host_frame_pyramid(), r, n);
-    } else {
-        const DevicePyramid& r = m.right ? *m.right->backend_internal().device_frame_pyramid() : m.right_device;
-        m.matcher->match(*m.left.backend_internal().device_frame_pyramid(), r, n, m.stream);
-    }
+    m.match(live);
     m.collect(live);
     return m.tracks;
 }
@@ -361,6 +479,7 @@ void StereoTracker::reset() {
     m.tracks.clear();
     m.known_ids.clear();
     m.known_off.clear();
+    m.pending = 0;
 }
 
 }  // namespace kestrel

@@ -92,6 +92,11 @@ struct FeatureTracker::Impl {
         return n;
     }
 
+    detail::TrackVerdictRule verdict_rule() const {
+        return {cfg.forward_backward ? 1 : 0, cfg.fb_max_error, cfg.anchor.enabled ? 1 : 0, cfg.anchor.reanchor ? 1 : 0,
+                cfg.anchor.max_residual, cfg.anchor.max_distance};
+    }
+
     void update_tracks() {
         const LkResult* r = be->results();
         const LkResult* b = be->back_results();
@@ -105,33 +110,11 @@ struct FeatureTracker::Impl {
             Track t = tracks[i];
             const LkResult& f = r[i];
             // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as
-            // OpenCV's LK does; the live track's status is Tracked.
-            TrackStatus st = f.status == TrackStatus::NotConverged ? TrackStatus::Tracked : f.status;
-            if (st == TrackStatus::Tracked && cfg.forward_backward) {
-                const float ex = b[i].x - t.x, ey = b[i].y - t.y;
-                const bool back_ok = b[i].status == TrackStatus::Tracked || b[i].status == TrackStatus::NotConverged;
-                if (!back_ok || !(std::sqrt(ex * ex + ey * ey) <= cfg.fb_max_error))
-                    st = TrackStatus::LostForwardBackward;
-            }
-            float x = f.x, y = f.y;
-            bool reanchor = false;
-            if (st == TrackStatus::Tracked && cfg.anchor.enabled) {
-                // The fit against the first observation must succeed, explain the patch and stay near the
-                // frame-to-frame estimate; the track then takes its position.
-                const detail::AnchorResult& a = an[i];
-                const float dx = a.state.x - f.x, dy = a.state.y - f.y;
-                if (a.status != TrackStatus::Tracked || !(a.residual <= cfg.anchor.max_residual) ||
-                    !(std::sqrt(dx * dx + dy * dy) <= cfg.anchor.max_distance)) {
-                    if (cfg.anchor.reanchor) {
-                        reanchor = true;  // keeps the frame-to-frame estimate; a new reference patch below
-                    } else {
-                        st = TrackStatus::LostAnchor;
-                    }
-                } else {
-                    x = a.state.x;
-                    y = a.state.y;
-                }
-            }
+            // OpenCV's LK does; the live track's status is Tracked. The rule: detail::track_verdict.
+            const detail::TrackVerdict v = detail::track_verdict(f, b + i, t.x, t.y, an + i, verdict_rule());
+            const TrackStatus st = v.status;
+            const float x = v.x, y = v.y;
+            const bool reanchor = v.reanchor != 0;
             t.prev_x = t.x;
             t.prev_y = t.y;
             t.x = x;

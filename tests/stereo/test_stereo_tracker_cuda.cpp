@@ -75,6 +75,27 @@ TEST(StereoTrackerGpu, OddSizeDeviceFramesAndTrackRightEqualTheCpu) {
     run_sequence(rectified_rig(450, 240, 160, 0.1), cfg, 481, 319, "scale 1.5, device frames", true);
 }
 
+// The CUDA backend matches the tracks live before a frame in the frame's stream, from the position the tracker's
+// rule gives them: every policy of that rule (forward-backward, anchoring on and off, losing instead of
+// re-anchoring, first-frame templates) must give the CPU's result.
+TEST(StereoTrackerGpu, EveryTrackerPolicyEqualsTheCpu) {
+    KESTREL_REQUIRE_GPU();
+    const StereoRig rig = rectified_rig(450, 240, 160, 0.1);
+    StereoConfig cfg = test::small_stereo_config();
+    cfg.tracker.forward_backward = true;
+    run_sequence(rig, cfg, 480, 320, "forward-backward", false);
+    cfg.tracker.anchor.enabled = false;
+    run_sequence(rig, cfg, 480, 320, "forward-backward, no anchoring", false);
+    cfg = test::small_stereo_config();
+    cfg.tracker.anchor.reanchor = false;
+    cfg.tracker.anchor.max_residual = 4.0f;  // some fits fail: those tracks are lost
+    run_sequence(rig, cfg, 480, 320, "anchor failures lose tracks", false);
+    cfg = test::small_stereo_config();
+    cfg.tracker.lk.template_source = TemplateSource::FirstFrame;
+    cfg.match.refine_levels = 0;
+    run_sequence(rig, cfg, 480, 320, "first-frame templates, no refine levels", true);
+}
+
 TEST(StereoTrackerGpu, RawRigWithDistortionEqualsTheCpu) {
     KESTREL_REQUIRE_GPU();
     Camera cam;

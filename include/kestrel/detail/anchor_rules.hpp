@@ -297,4 +297,56 @@ KESTREL_HD AnchorResult anchor_refine_one(Engine& eng, const AnchorSetup& s, con
     return res;
 }
 
+/// FeatureTracker's verdict on one track after a frame's launches (src/track/feature_tracker.cpp, policy steps 2
+/// and the anchoring): NotConverged keeps the track; with forward-backward, a backward track that is lost or ends
+/// farther than fb_max_error from the previous position loses it; with anchoring, a fit that succeeded, explains the
+/// patch and stays within max_distance of the frame-to-frame estimate gives the position, else the track is
+/// re-anchored at the frame-to-frame estimate (reanchor) or lost. Also run by the stereo matching's launch, which
+/// matches each track from the position this gives (kernels/track/lk_track.cu).
+struct TrackVerdictRule {
+    int forward_backward;
+    float fb_max_error;
+    int anchor;
+    int reanchor;
+    float max_residual;
+    float max_distance;
+};
+
+struct TrackVerdict {
+    TrackStatus status;  // Tracked, or why the track is lost
+    int reanchor;        // anchoring failed and the track is re-anchored at (x, y)
+    float x, y;          // the track's position in this frame (when Tracked)
+};
+
+/// f: the forward LK result; back: the backward one (forward_backward); (ox, oy): the previous position;
+/// a: the anchor fit (anchor).
+KESTREL_HD TrackVerdict track_verdict(const LkResult& f, const LkResult* back, float ox, float oy, const AnchorResult* a,
+                                      const TrackVerdictRule& r) {
+    TrackVerdict v;
+    v.status = f.status == TrackStatus::NotConverged ? TrackStatus::Tracked : f.status;
+    v.reanchor = 0;
+    v.x = f.x;
+    v.y = f.y;
+    if (v.status == TrackStatus::Tracked && r.forward_backward) {
+        const float ex = fsub(back->x, ox), ey = fsub(back->y, oy);
+        const bool back_ok = back->status == TrackStatus::Tracked || back->status == TrackStatus::NotConverged;
+        if (!back_ok || !(fsqrt(fadd(fmul(ex, ex), fmul(ey, ey))) <= r.fb_max_error))
+            v.status = TrackStatus::LostForwardBackward;
+    }
+    if (v.status == TrackStatus::Tracked && r.anchor) {
+        const float dx = fsub(a->state.x, f.x), dy = fsub(a->state.y, f.y);
+        if (a->status != TrackStatus::Tracked || !(a->residual <= r.max_residual) ||
+            !(fsqrt(fadd(fmul(dx, dx), fmul(dy, dy))) <= r.max_distance)) {
+            if (r.reanchor)
+                v.reanchor = 1;  // keeps the frame-to-frame estimate; a new reference patch is stored there
+            else
+                v.status = TrackStatus::LostAnchor;
+        } else {
+            v.x = a->state.x;
+            v.y = a->state.y;
+        }
+    }
+    return v;
+}
+
 }  // namespace kestrel::detail

@@ -38,6 +38,14 @@ KESTREL_HD float fdiv(float a, float b) {
     return a / b;
 #endif
 }
+/// The square root, correctly rounded on both sides (__fsqrt_rn; std::sqrt of a float).
+KESTREL_HD float fsqrt(float a) {
+#if defined(__CUDA_ARCH__)
+    return __fsqrt_rn(a);
+#else
+    return std::sqrt(a);
+#endif
+}
 /// a * b + c rounded once (fused multiply-add): the same IEEE operation on both sides (__fmaf_rn; std::fma,
 /// one instruction on aarch64 and on x86-64 with FMA3, which glibc's fmaf selects at run time).
 KESTREL_HD float ffma(float a, float b, float c) {
