@@ -125,9 +125,9 @@ if [[ -x "$bin/example_make_stereo" ]]; then
         o="$out/stereo_euroc_$backend"
         rm -rf "$o"
         scenario "track_sequence.stereo_euroc.$backend" 0 "$bin/track_sequence" "$out/stereo_euroc" --stereo \
-            --backend "$backend" --features 150 --png --min-disparity -64 --out "$o"
+            --backend "$backend" --features 150 --png --out "$o"
         scenario "track_sequence.stereo_euroc.$backend.check" 0 "$check" --csv "$o/tracks.csv" "$sheader" 300 \
-            --distinct frame 6 --only status Tracked --only stereo_status Matched --range disparity -64 120 \
+            --distinct frame 6 --only status Tracked --only stereo_status Matched --range disparity 10 40 \
             --range depth 1.5 3.5 --image "$o/frames/000005.png" 1504 480
         o="$out/stereo_rect_$backend"
         rm -rf "$o"

@@ -33,10 +33,13 @@ void validate(const StereoConfig& cfg, const char* where = "StereoConfig");
 /// One live left track and its match in the right image of the same frame.
 struct StereoTrack {
     Track left{};  ///< the temporal track (FeatureTracker's Track: id, position, age, status ...)
-    /// Right-image position of the match (level-0 pixels). Set when the left-to-right LK converged (also for
-    /// Inconsistent, OffEpipolar and OutOfRange, for inspection); NaN for NoMatch.
+    /// Right-image position of the match (level-0 pixels). Set for every status but NoMatch (for Inconsistent,
+    /// OffEpipolar and OutOfRange too, for inspection); NaN for NoMatch.
     float right_x = 0.0f, right_y = 0.0f;
-    float disparity = 0.0f;  ///< left.x - right_x (px; NaN for NoMatch)
+    /// px, NaN for NoMatch. Rectified: left.x - right_x. Raw: the disparity a rectified rig with the left camera's
+    /// fx and the rig's baseline |t_rl| would show at the triangulated depth, fx * |t_rl| / depth (NaN when the
+    /// rays do not meet; negative behind the camera): min_disparity / max_disparity mean the same depths on both.
+    float disparity = 0.0f;
     /// Matched only (NaN otherwise): rectified, focal * baseline / disparity (baseline's unit; +inf at zero
     /// disparity); raw, the Z of the triangulated point in the left camera's frame (midpoint of the two rays).
     float depth = 0.0f;

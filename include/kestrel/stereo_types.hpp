@@ -51,8 +51,8 @@ enum class StereoStatus : std::int32_t {
                        ///< singular; a NotConverged result counts as a match attempt and goes on)
     Inconsistent = 2,  ///< the right-to-left round trip missed the left position by more than max_round_trip
     OffEpipolar = 3,   ///< the right point is farther than epipolar_tolerance from the left point's epipolar line
-    OutOfRange = 4,    ///< disparity outside [min_disparity, max_disparity] (raw rigs: also a triangulated depth
-                       ///< that is not positive)
+    OutOfRange = 4,    ///< disparity outside [min_disparity, max_disparity] (raw rigs: the disparity of the
+                       ///< triangulated depth, so also no depth or a depth that is not positive)
 };
 const char* to_string(StereoStatus s);
 const char* to_string(RigType t);

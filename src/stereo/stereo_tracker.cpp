@@ -120,6 +120,7 @@ struct StereoTracker::Impl {
     // Raw rigs: the cameras' unprojection and the essential matrix.
     detail::CameraSetup cam_left{}, cam_right{};
     double E[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double baseline = 0;  // |t_rl|
     // Results, and the offsets carried by track id (ascending ids, as the tracks are).
     std::vector<StereoTrack> tracks;
     std::vector<std::uint64_t> known_ids, next_ids;
@@ -296,16 +297,20 @@ struct StereoTracker::Impl {
                     Point2d nl, nr;
                     const UnprojectStatus sl = detail::unproject_pixel(cam_left, t.x, t.y, nl);
                     const UnprojectStatus sr = detail::unproject_pixel(cam_right, f.x, f.y, nr);
+                    e.disparity = NAN;  // the rectified-equivalent disparity of the triangulated depth, below
+                    e.depth = NAN;
                     if (sl == UnprojectStatus::Ok && sr == UnprojectStatus::Ok) {
                         e.epipolar = detail::epipolar_distance_raw(E, nl.x, nl.y, nr.x, nr.y, rig.right.fx);
                         e.depth = detail::triangulate_depth(rig.R_rl.data(), rig.t_rl.data(), nl.x, nl.y, nr.x, nr.y);
+                        e.disparity = detail::equivalent_disparity(rig.left.fx, baseline, e.depth);
                     }
                 }
             }
             s.status = detail::stereo_verdict(e, cfg.match, rig.type);
-            s.right_x = fwd ? f.x : nan;
-            s.right_y = fwd ? f.y : nan;
-            s.disparity = fwd ? static_cast<float>(e.disparity) : nan;
+            const bool shown = fwd && s.status != StereoStatus::NoMatch;
+            s.right_x = shown ? f.x : nan;
+            s.right_y = shown ? f.y : nan;
+            s.disparity = shown ? static_cast<float>(e.disparity) : nan;
             s.depth = s.status == StereoStatus::Matched ? static_cast<float>(e.depth) : nan;
             // The offset this track seeds with next frame (carried[i] is still this frame's lookup).
             const std::int32_t kk = carried[static_cast<std::size_t>(i)];
@@ -352,6 +357,7 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
         m->cam_left = detail::make_camera_setup(rig.left, UndistortConfig{}, "StereoTracker: rig.left");
         m->cam_right = detail::make_camera_setup(rig.right, UndistortConfig{}, "StereoTracker: rig.right");
         detail::essential_from_rig(m->rig.R_rl.data(), m->rig.t_rl.data(), m->E);
+        m->baseline = std::sqrt(rig.t_rl[0] * rig.t_rl[0] + rig.t_rl[1] * rig.t_rl[1] + rig.t_rl[2] * rig.t_rl[2]);
     }
     const auto ucap = static_cast<std::size_t>(cap);
     m->tracks.reserve(ucap);

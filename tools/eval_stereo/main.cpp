@@ -1,4 +1,4 @@
-// kestrel_eval_stereo: the stereo tracker's disparity accuracy beside OpenCV's (docs/stereo_eval.md).
+// kestrel_eval_stereo: the stereo tracker's disparity accuracy beside OpenCV's (docs/stereo.md).
 //
 //   kestrel_eval_stereo [--data DIR] [--backend cpu|cuda|both] [--levels N] [--gt-scale S] [--features N]
 //                       [--no-scenes] [--no-aloe]
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
         else if (a == "--no-scenes") o.scenes = false;
         else if (a == "--no-aloe") o.aloe = false;
         else if (a == "--help" || a == "-h") {
-            std::cout << "see the header of tools/eval_stereo/main.cpp and docs/stereo_eval.md\n";
+            std::cout << "see the header of tools/eval_stereo/main.cpp and docs/stereo.md\n";
             return 0;
         } else usage_error("unknown option " + a);
     }

@@ -1,6 +1,6 @@
 // The stereo accuracy evaluation shared by kestrel_eval_stereo and the OpenCV comparison test
 // (tests/stereo/test_stereo_opencv.cpp): OpenCV's two references at given left-image points, and the scoring
-// of any method's disparities against a truth. Method and figures: docs/stereo_eval.md.
+// of any method's disparities against a truth. Method and figures: docs/stereo.md.
 #pragma once
 #include <string>
 #include <vector>

@@ -5,9 +5,11 @@
 //      the left image from the left position (the round trip);
 //   2. the verdict, in this order: NoMatch (either LK lost it), Inconsistent (round trip > max_round_trip),
 //      OffEpipolar (distance to the epipolar line > epipolar_tolerance), OutOfRange (disparity outside
-//      [min_disparity, max_disparity]; raw rigs: also a triangulated depth that is not positive);
+//      [min_disparity, max_disparity]; raw rigs: the rectified-equivalent disparity of the triangulated depth, so
+//      no depth or a depth that is not positive is out of range too);
 //   3. depth: rectified, focal * baseline / disparity; raw, the left-frame Z of the midpoint of the two rays.
-// Conventions: pixels are level-0 pixels with centres at integers; disparity = left x - right x; raw rigs map
+// Conventions: pixels are level-0 pixels with centres at integers; disparity = left x - right x (rectified) or
+// left fx * |t_rl| / depth (raw, equivalent_disparity); raw rigs map
 // X_right = R_rl X_left + t_rl; normalized points are (X/Z, Y/Z). Double precision for the geometry (it runs on
 // the host for both backends).
 #pragma once
@@ -66,13 +68,18 @@ inline double triangulate_depth(const double R[9], const double t[3], double nlx
     return 0.5 * (zl + zr_in_l);
 }
 
+/// Raw rig: the disparity a rectified rig with the left camera's focal length and the rig's baseline would show for a
+/// point at `depth` (NaN for no depth; negative behind the camera): what min_disparity / max_disparity bound, so that
+/// the range means the same depths on both rig types.
+inline double equivalent_disparity(double focal, double baseline, double depth) { return focal * baseline / depth; }
+
 /// The inputs of one track's verdict.
 struct StereoEvidence {
     TrackStatus forward = TrackStatus::LostOutOfBounds;   ///< left -> right LK
     TrackStatus backward = TrackStatus::LostOutOfBounds;  ///< right -> left LK (from the forward result)
     double round_trip = HUGE_VAL;  ///< |backward position - left position|, px
     double epipolar = HUGE_VAL;    ///< distance to the epipolar line, px
-    double disparity = 0.0;        ///< left x - right x, px
+    double disparity = 0.0;        ///< rectified: left x - right x; raw: equivalent_disparity (px; NaN: no depth)
     double depth = 0.0;            ///< rectified: focal * baseline / disparity; raw: triangulated (NaN: none)
 };
 
