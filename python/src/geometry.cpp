@@ -28,7 +28,7 @@ nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> points2d_a
         arr = arr.attr("reshape")(0, 2);
     nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> a;
     if (!nb::try_cast(arr, a, false) || a.shape(1) != 2)
-        detail::fail(where, param, "must have shape (N, 2); got " + std::string(nb::str(arr.attr("shape")).c_str()));
+        detail::fail(where, param, "must have shape (N, 2); got " + std::string(nb::repr(arr.attr("shape")).c_str()));
     return a;
 }
 

@@ -188,7 +188,7 @@ nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points_arg(
         return nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>(none, {0, 2});
     }
     if (a.ndim() != 2 || a.shape(1) != 2)
-        detail::fail(where, param, "must have shape (N, 2); got " + std::string(nb::str(arr.attr("shape")).c_str()));
+        detail::fail(where, param, "must have shape (N, 2); got " + std::string(nb::repr(arr.attr("shape")).c_str()));
     if (expected >= 0 && static_cast<long>(a.shape(0)) != expected)
         detail::fail(where, param,
                      "has " + std::to_string(a.shape(0)) + " rows; it must have one per track of the previous "
