@@ -83,7 +83,7 @@ source_hash() {
     (
         cd "$KESTREL_ROOT" || exit 1
         local dirs=() d
-        for d in CMakeLists.txt cmake include kernels src tests bench tools; do [[ -e "$d" ]] && dirs+=("$d"); done
+        for d in CMakeLists.txt cmake include kernels src tests bench tools python; do [[ -e "$d" ]] && dirs+=("$d"); done
         find "${dirs[@]}" -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \
             -o -name '*.cuh' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.in' \) -print0 |
             LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
