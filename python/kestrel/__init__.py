@@ -42,6 +42,8 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     FeatureTracker,
     tracking_detector_config,
     TRACK_DTYPE,
+    CameraConfig,
+    MultiCameraTracker,
     # features
     MatcherConfig,
     HammingMatcher,
@@ -55,6 +57,11 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     UndistortConfig,
     project,
     unproject,
+    PoseMethod,
+    PoseStatus,
+    RelativePoseConfig,
+    RelativePoseResult,
+    RelativePoseEstimator,
 )
 from . import _kestrel
 
@@ -67,7 +74,7 @@ def _config_repr(self):
 
 
 for _cls in (PyramidConfig, FastConfig, PycaConfig, DetectorConfig, LkConfig, AnchorConfig, TrackerConfig,
-             MatcherConfig, Camera, UndistortConfig):
+             MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig):
     _cls.__repr__ = _config_repr
 del _cls
 

@@ -593,6 +593,59 @@ class FeatureTracker:
         Forgets every track; the next frame starts like the first (ids keep increasing).
         """
 
+class CameraConfig:
+    """
+    One camera of a MultiCameraTracker: its frame size and tracker settings.
+    """
+
+    def __init__(self, *, width: int, height: int, tracker: TrackerConfig | None = None) -> None: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @width.setter
+    def width(self, arg: int, /) -> None: ...
+
+    @property
+    def height(self) -> int: ...
+
+    @height.setter
+    def height(self, arg: int, /) -> None: ...
+
+    @property
+    def tracker(self) -> TrackerConfig: ...
+
+    @tracker.setter
+    def tracker(self, arg: TrackerConfig, /) -> None: ...
+
+class MultiCameraTracker:
+    """
+    Several cameras tracked in one submission per frame set (docs/tracker.md); each camera's results equal a FeatureTracker's on the same frames.
+    """
+
+    def __init__(self, cameras: Sequence[CameraConfig], backend: Backend | None = None) -> None:
+        """cameras: a list of CameraConfig (at most 32)."""
+
+    @property
+    def size(self) -> int:
+        """number of cameras"""
+
+    def __len__(self) -> int: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    def track(self, frames: Sequence[ImageLike], *, stream: StreamLike | None = None) -> list[NDArray]:
+        """
+        Tracks one frame per camera (a list of 2-D uint8 arrays, all NumPy or all CUDA arrays); returns a list of structured arrays of live tracks, one per camera. The GIL is released during the work.
+        """
+
+    def tracks(self, camera: int) -> NDArray:
+        """the camera's live tracks after the last frame set"""
+
+    def lost_tracks(self, camera: int) -> NDArray:
+        """the camera's tracks dropped in the last frame set"""
+
 MATCH_DTYPE: numpy.dtypes.VoidDType = ...
 
 ORB_DESCRIPTOR_BYTES: int = 32
@@ -773,3 +826,145 @@ def unproject(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortC
     """
     Normalized points of pixels (N, 2) (taken as float32, as keypoints are): returns (normalized (N, 2) float64, status (N,) uint8 of UnprojectStatus); coordinates are NaN unless the status is Ok.
     """
+
+class PoseMethod(enum.Enum):
+    """Which minimal solver RANSAC samples with."""
+
+    FivePoint = 0
+
+    TwoPointWithRotation = 1
+
+class PoseStatus(enum.Enum):
+    """What an estimate ended with; only Ok carries a model."""
+
+    Ok = 0
+
+    TooFewPoints = 1
+
+    NoModel = 2
+
+    Degenerate = 3
+
+class RelativePoseConfig:
+    """RANSAC settings of the relative pose (docs/geometry.md)."""
+
+    def __init__(self, *, focal_px: float = 500.0, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 4096, batch: int = 16, seed: int = 0, method: PoseMethod = PoseMethod.FivePoint, refine: bool = True, min_inliers: int = 8) -> None: ...
+
+    @property
+    def focal_px(self) -> float:
+        """pixels per normalized unit, (0, 1e6]"""
+
+    @focal_px.setter
+    def focal_px(self, arg: float, /) -> None: ...
+
+    @property
+    def threshold_px(self) -> float:
+        """inlier threshold on the Sampson error, px"""
+
+    @threshold_px.setter
+    def threshold_px(self, arg: float, /) -> None: ...
+
+    @property
+    def confidence(self) -> float:
+        """adaptive stop, [0.5, 1)"""
+
+    @confidence.setter
+    def confidence(self, arg: float, /) -> None: ...
+
+    @property
+    def max_hypotheses(self) -> int:
+        """minimal samples drawn at most"""
+
+    @max_hypotheses.setter
+    def max_hypotheses(self, arg: int, /) -> None: ...
+
+    @property
+    def batch(self) -> int:
+        """CPU backend: hypotheses scored per round"""
+
+    @batch.setter
+    def batch(self, arg: int, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """the generator's seed: same input + seed -> same result"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def method(self) -> PoseMethod: ...
+
+    @method.setter
+    def method(self, arg: PoseMethod, /) -> None: ...
+
+    @property
+    def refine(self) -> bool:
+        """Gauss-Newton on the Sampson error over the inliers"""
+
+    @refine.setter
+    def refine(self, arg: bool, /) -> None: ...
+
+    @property
+    def min_inliers(self) -> int:
+        """fewer inliers -> NoModel"""
+
+    @min_inliers.setter
+    def min_inliers(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class RelativePoseResult:
+    """The estimate: status, E, R, t (X2 = R X1 + t, |t| = 1)."""
+
+    @property
+    def status(self) -> PoseStatus: ...
+
+    @property
+    def E(self) -> NDArray:
+        """3x3 essential matrix"""
+
+    @property
+    def R(self) -> NDArray:
+        """3x3 rotation"""
+
+    @property
+    def t(self) -> NDArray:
+        """unit translation"""
+
+    @property
+    def inliers(self) -> int: ...
+
+    @property
+    def cheirality_inliers(self) -> int: ...
+
+    @property
+    def hypotheses(self) -> int: ...
+
+    @property
+    def best_hypothesis(self) -> int: ...
+
+    @property
+    def cost(self) -> float: ...
+
+class RelativePoseEstimator:
+    """
+    Relative pose of two calibrated views: RANSAC over the five-point solver (or two points with a rotation prior), refinement, cheirality.
+    """
+
+    def __init__(self, max_points: int, config: RelativePoseConfig | None = None, backend: Backend | None = None) -> None: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def config(self) -> RelativePoseConfig: ...
+
+    @property
+    def max_points(self) -> int: ...
+
+    def estimate(self, x1: numpy.typing.ArrayLike, x2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
+        """
+        x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
+        """

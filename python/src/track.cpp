@@ -1,6 +1,7 @@
 // Bindings of the track area: LkConfig, AnchorConfig, TrackerConfig, TrackStatus and the other enums,
-// FeatureTracker (host or CUDA frames, predictions, lost tracks).
+// FeatureTracker (host or CUDA frames, predictions, lost tracks), CameraConfig and MultiCameraTracker.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstddef>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "kestrel/device_image.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "kestrel/lk_tracker.hpp"
+#include "kestrel/multi_camera_tracker.hpp"
 
 namespace kestrel::py {
 
@@ -33,6 +35,19 @@ struct PyFeatureTracker {
     std::vector<std::uint8_t> scratch;
     std::vector<Point2f> predictions;
 };
+
+struct PyMultiCameraTracker {
+    MultiCameraTracker trk;
+    std::vector<std::vector<std::uint8_t>> scratch;
+    std::vector<HostView> host;
+    std::vector<DeviceView> device;
+};
+
+nb::list all_tracks(const PyMultiCameraTracker& t, bool lost) {
+    nb::list out;
+    for (int i = 0; i < t.trk.size(); ++i) out.append(tracks_array(lost ? t.trk.lost_tracks(i) : t.trk.tracks(i)));
+    return out;
+}
 
 }  // namespace
 
@@ -224,6 +239,74 @@ void init_track(nb::module_& m) {
                 t.trk.reset();
             },
             "Forgets every track; the next frame starts like the first (ids keep increasing).");
+
+    nb::class_<CameraConfig>(m, "CameraConfig", "One camera of a MultiCameraTracker: its frame size and tracker settings.")
+        .def(
+            "__init__",
+            [](CameraConfig* self, int width, int height, const TrackerConfig* tracker) {
+                new (self) CameraConfig{width, height, tracker ? *tracker : TrackerConfig{}};
+            },
+            nb::kw_only(), "width"_a, "height"_a, "tracker"_a.none() = nb::none())
+        .def_rw("width", &CameraConfig::width)
+        .def_rw("height", &CameraConfig::height)
+        .def_rw("tracker", &CameraConfig::tracker);
+
+    nb::class_<PyMultiCameraTracker>(m, "MultiCameraTracker",
+                                     "Several cameras tracked in one submission per frame set (docs/tracker.md); each "
+                                     "camera's results equal a FeatureTracker's on the same frames.")
+        .def(
+            "__init__",
+            [](PyMultiCameraTracker* self, const std::vector<CameraConfig>& cameras, nb::handle backend) {
+                const Backend b = backend_arg(backend);
+                nb::gil_scoped_release unlocked;
+                new (self) PyMultiCameraTracker{MultiCameraTracker(cameras, b), {}, {}, {}};
+            },
+            "cameras"_a, "backend"_a.none() = nb::none(), "cameras: a list of CameraConfig (at most 32).")
+        .def_prop_ro("size", [](const PyMultiCameraTracker& t) { return t.trk.size(); }, "number of cameras")
+        .def("__len__", [](const PyMultiCameraTracker& t) { return t.trk.size(); })
+        .def_prop_ro("backend", [](const PyMultiCameraTracker& t) { return t.trk.backend(); })
+        .def(
+            "track",
+            [](PyMultiCameraTracker& t, nb::sequence frames, nb::handle stream) {
+                const char* where = "MultiCameraTracker.track";
+                const std::size_t n = nb::len(frames);
+                if (n != static_cast<std::size_t>(t.trk.size()))
+                    detail::fail(where, "frames", "has " + std::to_string(n) + " frames; the tracker has " +
+                                                      std::to_string(t.trk.size()) + " cameras");
+                const StreamHandle s = stream_arg(stream, where);
+                t.scratch.resize(n);
+                t.host.clear();
+                t.device.clear();
+                std::vector<Frame> keep;
+                keep.reserve(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    const std::string param = "frames[" + std::to_string(i) + "]";
+                    keep.push_back(image_arg(frames[i], where, param.c_str(), t.scratch[i]));
+                    if (keep.back().on_device != keep.front().on_device)
+                        detail::fail(where, param.c_str(), "is in another memory than frames[0]: all host or all CUDA");
+                    if (keep.back().on_device)
+                        t.device.push_back(keep.back().device);
+                    else
+                        t.host.push_back(keep.back().host);
+                }
+                {
+                    nb::gil_scoped_release unlocked;
+                    if (!t.device.empty()) {
+                        t.trk.track_async(t.device, s);
+                        t.trk.finish();
+                    } else {
+                        t.trk.track(t.host);
+                    }
+                }
+                return all_tracks(t, false);
+            },
+            "frames"_a, nb::kw_only(), "stream"_a.none() = nb::none(),
+            "Tracks one frame per camera (a list of 2-D uint8 arrays, all NumPy or all CUDA arrays); returns a list "
+            "of structured arrays of live tracks, one per camera. The GIL is released during the work.")
+        .def("tracks", [](const PyMultiCameraTracker& t, int camera) { return tracks_array(t.trk.tracks(camera)); },
+             "camera"_a, "the camera's live tracks after the last frame set")
+        .def("lost_tracks", [](const PyMultiCameraTracker& t, int camera) { return tracks_array(t.trk.lost_tracks(camera)); },
+             "camera"_a, "the camera's tracks dropped in the last frame set");
 }
 
 }  // namespace kestrel::py

@@ -163,3 +163,41 @@ def test_bench_helper_runs_on_cuda():
 def read_pgm_or_generated(i):
     """Frame i of a generated sequence: a textured image moving by (2, 1) px per frame."""
     return shifted(textured_image(480, 640, seed=20), 2 * i, i)
+
+
+def test_multi_camera_cupy_frames_match_numpy_frames():
+    cp = cupy_or_skip()
+    sizes = [(640, 480), (320, 240)]
+    seqs = [[shifted(textured_image(h, w, seed=50 + k), i, i) for i in range(4)] for k, (w, h) in enumerate(sizes)]
+    cams = [kestrel.CameraConfig(width=w, height=h) for w, h in sizes]
+    a = kestrel.MultiCameraTracker(cams, backend=kestrel.Backend.Cuda)
+    b = kestrel.MultiCameraTracker(cams, backend=kestrel.Backend.Cuda)
+    single = kestrel.FeatureTracker(640, 480, backend=kestrel.Backend.Cuda)
+    stream = cp.cuda.Stream(non_blocking=True)
+    for i in range(4):
+        want = a.track([seqs[0][i], seqs[1][i]])
+        with stream:
+            got = b.track([cp.asarray(seqs[0][i]), cp.asarray(seqs[1][i])], stream=stream)
+        for k in range(2):
+            np.testing.assert_array_equal(got[k], want[k])
+        np.testing.assert_array_equal(want[0], single.track(seqs[0][i]))
+    with pytest.raises(kestrel.InvalidArgument, match="another memory"):
+        b.track([cp.asarray(seqs[0][0]), seqs[1][0]])
+
+
+def test_relative_pose_cuda_equals_cpu():
+    cuda_or_skip()
+    rng = np.random.default_rng(8)
+    X1 = np.stack([rng.uniform(-2, 2, 300), rng.uniform(-1.5, 1.5, 300), rng.uniform(4, 10, 300)], 1)
+    a = np.radians(10.0)
+    R = np.array([[np.cos(a), 0, np.sin(a)], [0, 1, 0], [-np.sin(a), 0, np.cos(a)]])
+    X2 = X1 @ R.T + np.array([0.98, 0.0, 0.196])
+    x1, x2 = X1[:, :2] / X1[:, 2:], X2[:, :2] / X2[:, 2:]
+    x2[:60] += rng.uniform(-0.2, 0.2, size=(60, 2))
+    cfg = kestrel.RelativePoseConfig(seed=5)
+    rc, mc = kestrel.RelativePoseEstimator(300, cfg, backend=kestrel.Backend.Cpu).estimate(x1, x2)
+    rg, mg = kestrel.RelativePoseEstimator(300, cfg, backend=kestrel.Backend.Cuda).estimate(x1, x2)
+    assert rg.status == rc.status == kestrel.PoseStatus.Ok
+    assert rg.best_hypothesis == rc.best_hypothesis and rg.inliers == rc.inliers
+    np.testing.assert_array_equal(mg, mc)
+    np.testing.assert_allclose(rg.R, rc.R, atol=1e-9)

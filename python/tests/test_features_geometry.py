@@ -86,3 +86,40 @@ def test_camera_project_unproject_round_trip():
         kestrel.Camera(width=640, height=480, fx=-1, fy=500, cx=320, cy=240)
     with pytest.raises(kestrel.InvalidArgument, match="pixels.*shape"):
         kestrel.unproject(cam, np.zeros((3, 3)))
+
+
+def rotation_y(deg):
+    a = np.radians(deg)
+    return np.array([[np.cos(a), 0, np.sin(a)], [0, 1, 0], [-np.sin(a), 0, np.cos(a)]])
+
+
+def test_relative_pose_recovers_a_known_motion():
+    rng = np.random.default_rng(7)
+    X1 = np.stack([rng.uniform(-2, 2, 200), rng.uniform(-1.5, 1.5, 200), rng.uniform(4, 10, 200)], 1)
+    R = rotation_y(10.0)
+    t = np.array([1.0, 0.0, 0.2])
+    t /= np.linalg.norm(t)
+    X2 = X1 @ R.T + t
+    x1 = X1[:, :2] / X1[:, 2:]
+    x2 = X2[:, :2] / X2[:, 2:]
+    outliers = rng.choice(200, size=40, replace=False)
+    x2[outliers] += rng.uniform(-0.2, 0.2, size=(40, 2))
+    est = kestrel.RelativePoseEstimator(200, kestrel.RelativePoseConfig(focal_px=500, seed=3),
+                                        backend=kestrel.Backend.Cpu)
+    res, mask = est.estimate(x1, x2)
+    assert res.status == kestrel.PoseStatus.Ok
+    np.testing.assert_allclose(res.R, R, atol=1e-6)
+    np.testing.assert_allclose(res.t, t, atol=1e-6)
+    assert mask.dtype == bool and mask.shape == (200,)
+    inlier = np.ones(200, bool)
+    inlier[outliers] = False
+    assert (mask[inlier]).all() and mask.sum() == res.inliers and res.inliers <= 200 - 30
+    again, mask2 = est.estimate(x1, x2)  # same input, same seed: the same result
+    np.testing.assert_array_equal(again.R, res.R)
+    np.testing.assert_array_equal(mask2, mask)
+    few, _ = est.estimate(x1[:3], x2[:3])
+    assert few.status == kestrel.PoseStatus.TooFewPoints
+    with pytest.raises(kestrel.InvalidArgument, match="x2"):
+        est.estimate(x1, x2[:10])
+    with pytest.raises(kestrel.InvalidArgument, match="confidence"):
+        kestrel.RelativePoseConfig(confidence=1.5)

@@ -190,3 +190,29 @@ def test_gil_released_during_track():
     trk = kestrel.FeatureTracker(960, 720, kestrel.TrackerConfig(threads=1, target_features=2000),
                                  backend=kestrel.Backend.Cpu)
     assert len(main_thread_runs_during(lambda: [trk.track(f) for f in frames])) > 0
+
+
+def test_multi_camera_tracker_equals_one_tracker_per_camera():
+    sizes = [(320, 240), (256, 200)]
+    seqs = [[shifted(textured_image(h, w, seed=40 + k), i, -i) for i in range(4)] for k, (w, h) in enumerate(sizes)]
+    cfg = kestrel.TrackerConfig(target_features=60)
+    multi = kestrel.MultiCameraTracker([kestrel.CameraConfig(width=w, height=h, tracker=cfg) for w, h in sizes],
+                                       backend=kestrel.Backend.Cpu)
+    assert len(multi) == 2 and multi.size == 2
+    singles = [kestrel.FeatureTracker(w, h, cfg, backend=kestrel.Backend.Cpu) for w, h in sizes]
+    for i in range(4):
+        got = multi.track([seqs[0][i], np.asfortranarray(seqs[1][i])])
+        assert len(got) == 2
+        for k in range(2):
+            want = singles[k].track(seqs[k][i])
+            np.testing.assert_array_equal(got[k], want)
+            np.testing.assert_array_equal(multi.tracks(k), want)
+            np.testing.assert_array_equal(multi.lost_tracks(k), singles[k].lost_tracks)
+    with pytest.raises(kestrel.InvalidArgument, match="frames.*2 cameras"):
+        multi.track([seqs[0][0]])
+    with pytest.raises(kestrel.InvalidArgument, match="frame"):
+        multi.track([seqs[1][0], seqs[0][0]])  # sizes swapped
+    with pytest.raises(TypeError, match=r"frames\[1\].*uint8"):
+        multi.track([seqs[0][0], seqs[1][0].astype(np.int16)])
+    with pytest.raises(kestrel.InvalidArgument, match="camera"):
+        multi.tracks(2)

@@ -53,10 +53,14 @@ def main():
         s = s.replace("%s: object" % name, "%s: ImageLike" % name)
     s = s.replace("stream: object | None", "stream: StreamLike | None")
     s = s.replace("backend: object | None", "backend: Backend | None")
-    for name in ("predictions", "query_pos", "train_pos", "points", "pixels", "query", "train"):
+    for name in ("predictions", "query_pos", "train_pos", "points", "pixels", "query", "train", "x1", "x2",
+                 "rotation_prior"):
         s = s.replace("%s: object" % name, "%s: numpy.typing.ArrayLike" % name)
     s = s.replace(") -> object:", ") -> NDArray:")
-    s = s.replace("-> tuple:", "-> tuple[NDArray, NDArray]:")
+    s = re.sub(r"(def unproject\(.*\)) -> tuple:", r"\1 -> tuple[NDArray, NDArray]:", s)
+    s = re.sub(r"(def estimate\(.*\)) -> tuple:", r"\1 -> tuple[RelativePoseResult, NDArray]:", s)
+    s = s.replace("frames: Sequence,", "frames: Sequence[ImageLike],")
+    s = s.replace(") -> list:", ") -> list[NDArray]:")
     s = re.sub(r"(def (angles|descriptors)\(self\)) -> NDArray:", r"\1 -> NDArray | None:", s)
     OUT.write_text(s)
     print("wrote", OUT)
