@@ -4,10 +4,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kestrel/error.hpp"
 #include "kestrel/image.hpp"
 #include "kestrel/keypoint.hpp"
 #include "kestrel/stream.hpp"
@@ -70,6 +72,24 @@ nb::object numpy_copy(const T* src, std::size_t rows, std::size_t cols = 0) {
 nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points_arg(nb::handle obj, const char* where,
                                                                                 const char* param,
                                                                                 long expected = -1);
+
+/// One call at a time per object: the objects are not thread-safe (as in C++), and their calls run without the
+/// GIL, so a second thread calling into an object that is busy gets StateError instead of a data race.
+class InUse {
+public:
+    InUse(std::atomic<bool>& busy, const char* where) : busy_(busy) {
+        if (busy_.exchange(true))
+            throw StateError(std::string("kestrel: ") + where +
+                             ": the object is in use by another thread (one call at a time per object: give each "
+                             "thread its own)");
+    }
+    ~InUse() { busy_.store(false); }
+    InUse(const InUse&) = delete;
+    InUse& operator=(const InUse&) = delete;
+
+private:
+    std::atomic<bool>& busy_;
+};
 
 /// Raises TypeError with Kestrel's message format ("kestrel: where: parameter 'param' why").
 [[noreturn]] void type_error(const char* where, const char* param, const std::string& why);

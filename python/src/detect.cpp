@@ -161,7 +161,7 @@ void init_detect(nb::module_& m) {
                 const DetectorConfig cfg = config ? *config : DetectorConfig{};
                 const Backend b = backend_arg(backend);
                 nb::gil_scoped_release unlocked;
-                new (self) PyFeatureDetector{FeatureDetector(cfg, b), {}, {}};
+                new (self) PyFeatureDetector{FeatureDetector(cfg, b), {}, {}, {false}};
             },
             "config"_a.none() = nb::none(), "backend"_a.none() = nb::none(),
             "config: DetectorConfig (default: DetectorConfig()); backend: Backend, default default_backend(). "
@@ -172,6 +172,7 @@ void init_detect(nb::module_& m) {
             "detect",
             [](PyFeatureDetector& d, nb::handle image, nb::handle stream) {
                 const char* where = "FeatureDetector.detect";
+                const InUse in_use(d.busy, where);
                 const Frame f = image_arg(image, where, "image", d.scratch);
                 const StreamHandle s = stream_arg(stream, where);
                 int n = 0;
@@ -191,6 +192,7 @@ void init_detect(nb::module_& m) {
         .def_prop_ro(
             "angles",
             [](const PyFeatureDetector& d) -> nb::object {
+                const InUse in_use(d.busy, "FeatureDetector.angles");
                 if (!d.det.config().orb_descriptors || !d.det.host_angles()) return nb::none();
                 return numpy_copy(d.det.host_angles(), static_cast<std::size_t>(d.det.host_count()));
             },
@@ -199,6 +201,7 @@ void init_detect(nb::module_& m) {
         .def_prop_ro(
             "descriptors",
             [](const PyFeatureDetector& d) -> nb::object {
+                const InUse in_use(d.busy, "FeatureDetector.descriptors");
                 if (!d.det.config().orb_descriptors || !d.det.host_descriptors()) return nb::none();
                 return numpy_copy(&d.det.host_descriptors()[0].bytes[0],
                                   static_cast<std::size_t>(d.det.host_count()), kOrbDescriptorBytes);
@@ -229,6 +232,7 @@ void init_detect(nb::module_& m) {
         "_bench_detect_cpp",
         [](PyFeatureDetector& d, nb::handle image, int iterations, nb::handle stream) {
             const char* where = "_bench_detect_cpp";
+            const InUse in_use(d.busy, where);
             const Frame f = image_arg(image, where, "image", d.scratch);
             const StreamHandle s = stream_arg(stream, where);
             if (iterations < 1) detail::fail(where, "iterations", "must be >= 1");

@@ -12,6 +12,7 @@ struct PyFeatureDetector {
     FeatureDetector det;
     std::vector<std::uint8_t> scratch;
     std::vector<Keypoint> host_result;
+    mutable std::atomic<bool> busy{false};
 };
 
 /// A structured NumPy array (x, y, level, score) holding a copy of `n` keypoints.

@@ -48,6 +48,7 @@ struct PyHammingMatcher {
     HammingMatcher matcher;
     std::vector<OrbDescriptor> query, train;
     std::vector<Point2f> query_pos, train_pos;
+    std::atomic<bool> busy{false};
 };
 
 }  // namespace
@@ -112,7 +113,7 @@ void init_features(nb::module_& m) {
                 const MatcherConfig cfg = config ? *config : MatcherConfig{};
                 const Backend b = backend_arg(backend);
                 nb::gil_scoped_release unlocked;
-                new (self) PyHammingMatcher{HammingMatcher(cfg, capacity, b), {}, {}, {}, {}};
+                new (self) PyHammingMatcher{HammingMatcher(cfg, capacity, b), {}, {}, {}, {}, {false}};
             },
             "config"_a.none() = nb::none(), "capacity"_a = 4096, "backend"_a.none() = nb::none(),
             "capacity: most query and most train descriptors per call.")
@@ -123,6 +124,7 @@ void init_features(nb::module_& m) {
             "match",
             [](PyHammingMatcher& h, nb::handle query, nb::handle train, nb::handle query_pos, nb::handle train_pos) {
                 const char* where = "HammingMatcher.match";
+                const InUse in_use(h.busy, where);
                 descriptors_arg(query, where, "query", h.query);
                 descriptors_arg(train, where, "train", h.train);
                 const Point2f* qpp =

@@ -36,6 +36,7 @@ nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> points2d_a
 struct PyRelativePoseEstimator {
     RelativePoseEstimator est;
     std::vector<std::uint8_t> mask;
+    std::atomic<bool> busy{false};
 };
 
 }  // namespace
@@ -198,7 +199,7 @@ void init_geometry(nb::module_& m) {
                 const RelativePoseConfig cfg = config ? *config : RelativePoseConfig{};
                 const Backend b = backend_arg(backend);
                 nb::gil_scoped_release unlocked;
-                new (self) PyRelativePoseEstimator{RelativePoseEstimator(max_points, cfg, b), {}};
+                new (self) PyRelativePoseEstimator{RelativePoseEstimator(max_points, cfg, b), {}, {false}};
             },
             "max_points"_a, "config"_a.none() = nb::none(), "backend"_a.none() = nb::none())
         .def_prop_ro("backend", [](const PyRelativePoseEstimator& e) { return e.est.backend(); })
@@ -208,6 +209,7 @@ void init_geometry(nb::module_& m) {
             "estimate",
             [](PyRelativePoseEstimator& e, nb::handle x1, nb::handle x2, nb::handle rotation_prior) {
                 const char* where = "RelativePoseEstimator.estimate";
+                const InUse in_use(e.busy, where);
                 const auto a = points2d_arg(x1, where, "x1");
                 const auto b = points2d_arg(x2, where, "x2");
                 if (a.shape(0) != b.shape(0))

@@ -34,6 +34,7 @@ struct PyFeatureTracker {
     FeatureTracker trk;
     std::vector<std::uint8_t> scratch;
     std::vector<Point2f> predictions;
+    mutable std::atomic<bool> busy{false};
 };
 
 struct PyMultiCameraTracker {
@@ -41,6 +42,7 @@ struct PyMultiCameraTracker {
     std::vector<std::vector<std::uint8_t>> scratch;
     std::vector<HostView> host;
     std::vector<DeviceView> device;
+    mutable std::atomic<bool> busy{false};
 };
 
 nb::list all_tracks(const PyMultiCameraTracker& t, bool lost) {
@@ -184,7 +186,7 @@ void init_track(nb::module_& m) {
                 const TrackerConfig cfg = config ? *config : TrackerConfig{};
                 const Backend b = backend_arg(backend);
                 nb::gil_scoped_release unlocked;
-                new (self) PyFeatureTracker{FeatureTracker(width, height, cfg, b), {}, {}};
+                new (self) PyFeatureTracker{FeatureTracker(width, height, cfg, b), {}, {}, {false}};
             },
             "width"_a, "height"_a, "config"_a.none() = nb::none(), "backend"_a.none() = nb::none(),
             "config: TrackerConfig (default TrackerConfig()); backend: Backend, default default_backend().")
@@ -196,6 +198,7 @@ void init_track(nb::module_& m) {
             "track",
             [](PyFeatureTracker& t, nb::handle frame, nb::handle predictions, nb::handle stream) {
                 const char* where = "FeatureTracker.track";
+                const InUse in_use(t.busy, where);
                 const Frame f = image_arg(frame, where, "frame", t.scratch);
                 const StreamHandle s = stream_arg(stream, where);
                 const std::vector<Point2f>* preds = nullptr;
@@ -224,9 +227,15 @@ void init_track(nb::module_& m) {
             "stream the work is enqueued on (default the legacy default stream); the call returns when the frame "
             "is done. Returns the live tracks as a structured array (id, x, y, prev_x, prev_y, age, status, gain, "
             "offset, residual, score, level). The GIL is released during the work.")
-        .def_prop_ro("tracks", [](const PyFeatureTracker& t) { return tracks_array(t.trk.tracks()); },
+        .def_prop_ro("tracks", [](const PyFeatureTracker& t) {
+                         const InUse in_use(t.busy, "FeatureTracker.tracks");
+                         return tracks_array(t.trk.tracks());
+                     },
                      "live tracks after the last frame (structured array)")
-        .def_prop_ro("lost_tracks", [](const PyFeatureTracker& t) { return tracks_array(t.trk.lost_tracks()); },
+        .def_prop_ro("lost_tracks", [](const PyFeatureTracker& t) {
+                         const InUse in_use(t.busy, "FeatureTracker.lost_tracks");
+                         return tracks_array(t.trk.lost_tracks());
+                     },
                      "tracks dropped in the last frame, with their status (structured array)")
         .def_prop_ro("frame_count", [](const PyFeatureTracker& t) { return t.trk.frame_count(); },
                      "frames finished so far")
@@ -235,6 +244,7 @@ void init_track(nb::module_& m) {
         .def(
             "reset",
             [](PyFeatureTracker& t) {
+                const InUse in_use(t.busy, "FeatureTracker.reset");
                 nb::gil_scoped_release unlocked;
                 t.trk.reset();
             },
@@ -259,7 +269,7 @@ void init_track(nb::module_& m) {
             [](PyMultiCameraTracker* self, const std::vector<CameraConfig>& cameras, nb::handle backend) {
                 const Backend b = backend_arg(backend);
                 nb::gil_scoped_release unlocked;
-                new (self) PyMultiCameraTracker{MultiCameraTracker(cameras, b), {}, {}, {}};
+                new (self) PyMultiCameraTracker{MultiCameraTracker(cameras, b), {}, {}, {}, {false}};
             },
             "cameras"_a, "backend"_a.none() = nb::none(), "cameras: a list of CameraConfig (at most 32).")
         .def_prop_ro("size", [](const PyMultiCameraTracker& t) { return t.trk.size(); }, "number of cameras")
@@ -269,6 +279,7 @@ void init_track(nb::module_& m) {
             "track",
             [](PyMultiCameraTracker& t, nb::sequence frames, nb::handle stream) {
                 const char* where = "MultiCameraTracker.track";
+                const InUse in_use(t.busy, where);
                 const std::size_t n = nb::len(frames);
                 if (n != static_cast<std::size_t>(t.trk.size()))
                     detail::fail(where, "frames", "has " + std::to_string(n) + " frames; the tracker has " +
@@ -303,9 +314,15 @@ void init_track(nb::module_& m) {
             "frames"_a, nb::kw_only(), "stream"_a.none() = nb::none(),
             "Tracks one frame per camera (a list of 2-D uint8 arrays, all NumPy or all CUDA arrays); returns a list "
             "of structured arrays of live tracks, one per camera. The GIL is released during the work.")
-        .def("tracks", [](const PyMultiCameraTracker& t, int camera) { return tracks_array(t.trk.tracks(camera)); },
+        .def("tracks", [](const PyMultiCameraTracker& t, int camera) {
+                const InUse in_use(t.busy, "MultiCameraTracker.tracks");
+                return tracks_array(t.trk.tracks(camera));
+            },
              "camera"_a, "the camera's live tracks after the last frame set")
-        .def("lost_tracks", [](const PyMultiCameraTracker& t, int camera) { return tracks_array(t.trk.lost_tracks(camera)); },
+        .def("lost_tracks", [](const PyMultiCameraTracker& t, int camera) {
+                const InUse in_use(t.busy, "MultiCameraTracker.lost_tracks");
+                return tracks_array(t.trk.lost_tracks(camera));
+            },
              "camera"_a, "the camera's tracks dropped in the last frame set");
 }
 

@@ -216,3 +216,27 @@ def test_multi_camera_tracker_equals_one_tracker_per_camera():
         multi.track([seqs[0][0], seqs[1][0].astype(np.int16)])
     with pytest.raises(kestrel.InvalidArgument, match="camera"):
         multi.tracks(2)
+
+
+def test_one_object_two_threads_is_refused_not_a_race():
+    big = textured_image(1000, 1000, seed=18)
+    small = textured_image(64, 64, seed=19)
+    det = kestrel.FeatureDetector(kestrel.DetectorConfig(threads=1), backend=kestrel.Backend.Cpu)
+    want = det.detect(big)
+    refused = []
+    result = {}
+
+    def worker():
+        result["kps"] = det.detect(big)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    while t.is_alive():
+        try:
+            det.detect(small)
+        except kestrel.StateError as e:
+            refused.append(str(e))
+    t.join()
+    assert refused and "in use by another thread" in refused[0]
+    np.testing.assert_array_equal(result["kps"], want)  # the call in progress was not disturbed
+    np.testing.assert_array_equal(det.detect(big), want)
