@@ -83,9 +83,23 @@ source_hash() {
     (
         cd "$KESTREL_ROOT" || exit 1
         local dirs=() d
-        for d in CMakeLists.txt cmake include kernels src tests bench tools; do [[ -e "$d" ]] && dirs+=("$d"); done
+        for d in CMakeLists.txt cmake include kernels src tests bench tools python; do [[ -e "$d" ]] && dirs+=("$d"); done
         find "${dirs[@]}" -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \
             -o -name '*.cuh' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.in' \) -print0 |
             LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
     )
+}
+
+# python_env DIR: a virtual environment in DIR holding what the Python module's build and tests need (nanobind,
+# scikit-build-core, numpy, pytest, matplotlib for the example's test), from PyPI; made once, reused after.
+# Prints its interpreter. KESTREL_PYTHON picks the Python it is made from (default: python3).
+python_env() {
+    local dir="$1" py="${KESTREL_PYTHON:-python3}"
+    local need='import nanobind, scikit_build_core, numpy, pytest, matplotlib'
+    if ! { [[ -x "$dir/bin/python" ]] && "$dir/bin/python" -c "$need" 2>/dev/null; }; then
+        mkdir -p "$(dirname "$dir")"
+        "$py" -m venv "$dir" >&2 || return 1
+        "$dir/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest matplotlib >&2 || return 1
+    fi
+    echo "$dir/bin/python"
 }

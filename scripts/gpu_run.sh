@@ -18,6 +18,9 @@
 #   KESTREL_COMPARE_FILTER    rows of the "compare" step (default: the detector end to end, the tracker frame,
 #                             LK of 200 features, the floors); the step runs when the bundle has .gpu/base/
 #   KESTREL_COMPARE_ROUNDS    rounds of the compare step, each this tree's build then the base (default 3)
+#   KESTREL_GPU_PYTHON        the Python of the "python" and "pybench" steps (default /opt/torch/.venv/bin/python3
+#                             when present, else python3): the bundle's module is built for Python 3.12; the tests
+#                             use numpy and pytest, and CuPy / PyTorch for the GPU-array tests when installed
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/common.sh"
@@ -167,7 +170,9 @@ t_micro=0; [[ -x "$bindir/kestrel_microbench" ]] && ! skipped microbench && t_mi
 t_bench=0; [[ -x "$bindir/kestrel_bench" ]] && ! skipped bench && t_bench=90
 t_examples=0; [[ -x "$bindir/track_sequence" ]] && ! skipped examples && t_examples=60
 t_soak=0; [[ -x "$bindir/kestrel_soak" ]] && ! skipped soak && t_soak=90
-keep=$((120 + t_micro + t_bench + t_examples + t_soak))
+t_python=0; [[ -d "$unpack/python/kestrel" ]] && ! skipped python && t_python=120
+t_pybench=0; [[ -d "$unpack/python/kestrel" ]] && ! skipped pybench && t_pybench=60
+keep=$((120 + t_micro + t_bench + t_examples + t_soak + t_python + t_pybench))
 if [[ -n "$sanitizer" ]]; then
     # shellcheck disable=SC2206
     cs=("$sanitizer" --error-exitcode 1 --print-limit 50 ${KESTREL_SANITIZER_ARGS:-})
@@ -182,7 +187,24 @@ if [[ -n "$sanitizer" ]]; then
 else
     record sanitizers FAIL 0 "compute-sanitizer not found (PATH, /usr/local/cuda)"
 fi
-run_step tests 120 $((t_micro + t_bench + t_examples + t_soak)) "$logdir/tests.log" gtest_counts "${tests[@]}"
+run_step tests 120 $((t_micro + t_bench + t_examples + t_soak + t_python + t_pybench)) "$logdir/tests.log" gtest_counts "${tests[@]}"
+
+# The Python module (bundle: python/kestrel) with the tree's python/tests; kestrel_pyref is the C++ side of the
+# comparisons (run through the bundled glibc loader when needed).
+pytest_counts() {
+    local line
+    line="$(grep -E '[0-9]+ (passed|failed|errors?)\b.* in [0-9.]+s' "$1" | tail -n1 | tr -d '=')"
+    echo "${line:-no pytest summary (crashed or timed out)}"
+}
+if [[ -d "$unpack/python/kestrel" ]]; then
+    gpu_python="${KESTREL_GPU_PYTHON:-}"
+    [[ -z "$gpu_python" && -x /opt/torch/.venv/bin/python3 ]] && gpu_python=/opt/torch/.venv/bin/python3
+    gpu_python="${gpu_python:-python3}"
+    py_env=(env "PYTHONPATH=$unpack/python" "KESTREL_PYREF=${run[*]} $bindir/kestrel_pyref" PYTHONDONTWRITEBYTECODE=1)
+    run_step python "$t_python" $((t_micro + t_bench + t_examples + t_soak + t_pybench)) "$logdir/python.log" pytest_counts \
+        "${py_env[@]}" "$gpu_python" -m pytest -q -rs -p no:cacheprovider "$root/python/tests"
+    tail -n 25 "$logdir/python.log"
+fi
 
 # Examples on the GPU (CPU vs GPU outputs compared file for file) and the soak (memory flat).
 plain_counts() { echo "log: $(basename "$1"), $(wc -l <"$1") lines"; }
@@ -199,6 +221,11 @@ if [[ -x "$bindir/kestrel_soak" ]]; then
 fi
 
 # 4. Benchmarks, when the bundle has them (timings are reported, never judged).
+if [[ -d "$unpack/python/kestrel" ]]; then
+    run_step pybench "$t_pybench" $((t_micro + t_bench)) "$logdir/pybench.log" plain_counts \
+        "${py_env[@]}" "$gpu_python" "$root/python/bench/bench_detect.py"
+    cat "$logdir/pybench.log"
+fi
 bench_counts() {
     local json="$logdir/microbench.json" n=""
     if [[ -s "$json" ]] && command -v python3 >/dev/null; then

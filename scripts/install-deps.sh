@@ -19,6 +19,7 @@ packages=(
     xz-utils                         # compressing the GPU-check bundle
     clang                            # second host compiler; libFuzzer (scripts/ci-fuzz.sh)
     libclang-rt-dev                  # clang runtimes: libFuzzer, ASan for the fuzz targets
+    python3-dev python3-venv         # the Python module (headers, virtual environments; scripts/test.sh)
 )
 cuda11=0
 for arg in "$@"; do

@@ -1,0 +1,970 @@
+"""
+Kestrel: GPU feature detection and tracking for visual-inertial odometry (compiled core; import kestrel).
+"""
+
+from collections.abc import Sequence
+import enum
+
+import numpy.dtypes
+
+from typing import Any, Union
+import numpy
+import numpy.typing
+
+#: A 2-D uint8 image: a NumPy array (any strides) or a CUDA array with __dlpack__ (CuPy, PyTorch).
+ImageLike = Any
+#: A CUDA stream: an int handle (0 = the legacy default stream), torch.cuda.Stream or cupy.cuda.Stream.
+StreamLike = Union[int, Any]
+#: Structured NumPy arrays (dtypes KEYPOINT_DTYPE, TRACK_DTYPE, MATCH_DTYPE) and plain ones.
+NDArray = numpy.ndarray
+
+class Error(RuntimeError):
+    """Base of every exception Kestrel raises."""
+
+class InvalidArgument(Error, ValueError):
+    """A parameter is outside its documented bounds; the message names the parameter and the bound."""
+    parameter: str
+
+class StateError(Error):
+    """The object cannot perform the call in its present state."""
+
+class CudaError(Error):
+    """A CUDA runtime call or kernel launch failed."""
+    code: int
+    call: str
+    stage: str
+
+class NoDeviceError(Error):
+    """No usable CUDA device (or a build without the CUDA backend)."""
+
+
+
+class Backend(enum.Enum):
+    """
+    Which implementation runs: the CUDA kernels or the CPU reference (identical results).
+    """
+
+    Cuda = 0
+
+    Cpu = 1
+
+def cuda_available() -> bool:
+    """
+    True when a CUDA device is present and usable by this process (never raises); always False in a build without the CUDA backend.
+    """
+
+def built_with_cuda() -> bool:
+    """True when this build has the CUDA backend."""
+
+def default_backend() -> Backend:
+    """
+    Backend.Cuda when a CUDA device is usable (and the build has the CUDA backend), else Backend.Cpu.
+    """
+
+MAX_IMAGE_SIDE: int = 16383
+
+KEYPOINT_DTYPE: numpy.dtypes.VoidDType = ...
+
+class ScoreType(enum.Enum):
+    """FAST corner score (docs/detector.md)."""
+
+    SadCircle = 0
+    """sum of |p_i - c| over the 16 circle pixels"""
+
+    SadArc = 1
+    """sum of (|p_i - c| - t) over the corner's arc"""
+
+    MaxThreshold = 2
+    """largest threshold at which the pixel is still a corner"""
+
+    Harris = 3
+    """Harris, k = 0.04, Sobel 3x3 over a 7x7 window"""
+
+class SelectionPolicy(enum.Enum):
+    """How keypoints are selected from the levels' scores."""
+
+    Grid = 0
+    """best per_cell per level-0 grid cell over all levels"""
+
+    PyCA = 1
+    """pyramidal culling and aggregation"""
+
+class PyramidConfig:
+    """Image pyramid: number of levels and the factor between them."""
+
+    def __init__(self, *, levels: int = 1, scale: float = 2.0) -> None: ...
+
+    @property
+    def levels(self) -> int:
+        """number of levels, 1..8 (level 0 is the input)"""
+
+    @levels.setter
+    def levels(self, arg: int, /) -> None: ...
+
+    @property
+    def scale(self) -> float:
+        """factor between levels, in (1, 2]; 2 = 2x2 average, else bilinear"""
+
+    @scale.setter
+    def scale(self, arg: float, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class FastConfig:
+    """FAST: threshold, arc bounds and score."""
+
+    def __init__(self, *, threshold: int = 10, arc_min: int = 9, arc_max: int = 16, score: ScoreType = ScoreType.SadCircle) -> None: ...
+
+    @property
+    def threshold(self) -> int:
+        """t in [0, 254]: bright p > c + t, dark p < c - t"""
+
+    @threshold.setter
+    def threshold(self, arg: int, /) -> None: ...
+
+    @property
+    def arc_min(self) -> int:
+        """shortest accepted arc, [1, 16]"""
+
+    @arc_min.setter
+    def arc_min(self, arg: int, /) -> None: ...
+
+    @property
+    def arc_max(self) -> int:
+        """longest accepted arc, [arc_min, 16]"""
+
+    @arc_max.setter
+    def arc_max(self, arg: int, /) -> None: ...
+
+    @property
+    def score(self) -> ScoreType:
+        """the corner score"""
+
+    @score.setter
+    def score(self, arg: ScoreType, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class PycaConfig:
+    """PyCA's culling cells per level and aggregation window."""
+
+    def __init__(self, *, cell: Sequence[int] = [32, 32, 32, 32, 32, 32, 32, 32], q: int = 3) -> None: ...
+
+    @property
+    def cell(self) -> list[int]:
+        """culling cell side of each level (8 values), a power of two in [8, 128]"""
+
+    @cell.setter
+    def cell(self, arg: Sequence[int], /) -> None: ...
+
+    @property
+    def q(self) -> int:
+        """the aggregation's q x q NMS window, odd, in [1, 9]"""
+
+    @q.setter
+    def q(self, arg: int, /) -> None: ...
+
+class DetectorConfig:
+    """
+    FeatureDetector's settings (docs/detector.md). Keyword arguments, validated on construction (InvalidArgument names the parameter and the bound).
+    """
+
+    def __init__(self, *, pyramid: PyramidConfig | None = None, fast: FastConfig | None = None, nms_radius: int = 1, cell_width: int = 32, cell_height: int = 32, per_cell: int = 1, max_features: int = 0, border: int = 0, cuda_graph: bool = True, selection: SelectionPolicy = SelectionPolicy.Grid, pyca: PycaConfig | None = None, orb_descriptors: bool = False, threads: int = 0) -> None:
+        """
+        pyramid: default PyramidConfig(levels=2, scale=2.0); fast: default FastConfig(threshold=10, arc_min=9, arc_max=16, score=ScoreType.MaxThreshold); pyca: default PycaConfig().
+        """
+
+    @property
+    def pyramid(self) -> PyramidConfig:
+        """levels and factor"""
+
+    @pyramid.setter
+    def pyramid(self, arg: PyramidConfig, /) -> None: ...
+
+    @property
+    def fast(self) -> FastConfig:
+        """threshold, arc bounds, score"""
+
+    @fast.setter
+    def fast(self, arg: FastConfig, /) -> None: ...
+
+    @property
+    def nms_radius(self) -> int:
+        """n in [1, 4]: a maximum of its (2n+1)^2 neighbourhood"""
+
+    @nms_radius.setter
+    def nms_radius(self, arg: int, /) -> None: ...
+
+    @property
+    def cell_width(self) -> int:
+        """level-0 pixels, a multiple of 32 in [32, 1024]"""
+
+    @cell_width.setter
+    def cell_width(self, arg: int, /) -> None: ...
+
+    @property
+    def cell_height(self) -> int:
+        """level-0 pixels, in [8, 1024]"""
+
+    @cell_height.setter
+    def cell_height(self, arg: int, /) -> None: ...
+
+    @property
+    def per_cell(self) -> int:
+        """K in [1, 8]: best K per cell over all levels"""
+
+    @per_cell.setter
+    def per_cell(self, arg: int, /) -> None: ...
+
+    @property
+    def max_features(self) -> int:
+        """0 = no cap; else keep the best max_features"""
+
+    @max_features.setter
+    def max_features(self, arg: int, /) -> None: ...
+
+    @property
+    def border(self) -> int:
+        """extra level-0 margin in [0, 64] where nothing is detected"""
+
+    @border.setter
+    def border(self, arg: int, /) -> None: ...
+
+    @property
+    def cuda_graph(self) -> bool:
+        """CUDA backend: replay the frame as one CUDA graph"""
+
+    @cuda_graph.setter
+    def cuda_graph(self, arg: bool, /) -> None: ...
+
+    @property
+    def selection(self) -> SelectionPolicy:
+        """SelectionPolicy.Grid or SelectionPolicy.PyCA"""
+
+    @selection.setter
+    def selection(self, arg: SelectionPolicy, /) -> None: ...
+
+    @property
+    def pyca(self) -> PycaConfig:
+        """PyCA's cells and q (selection == PyCA)"""
+
+    @pyca.setter
+    def pyca(self, arg: PycaConfig, /) -> None: ...
+
+    @property
+    def orb_descriptors(self) -> bool:
+        """also compute each keypoint's ORB angle and 256-bit descriptor"""
+
+    @orb_descriptors.setter
+    def orb_descriptors(self, arg: bool, /) -> None: ...
+
+    @property
+    def threads(self) -> int:
+        """CPU backend: threads of the detector's pool, [0, 256]; 0 = all"""
+
+    @threads.setter
+    def threads(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """
+        Raises InvalidArgument (naming the parameter and the bound) unless valid.
+        """
+
+class FeatureDetector:
+    """Image in, a well-distributed set of keypoints out (docs/detector.md)."""
+
+    def __init__(self, config: DetectorConfig | None = None, backend: Backend | None = None) -> None:
+        """
+        config: DetectorConfig (default: DetectorConfig()); backend: Backend, default default_backend(). Backend.Cuda raises NoDeviceError without a usable device.
+        """
+
+    @property
+    def config(self) -> DetectorConfig:
+        """a copy of the settings"""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    def detect(self, image: ImageLike, *, stream: StreamLike | None = None) -> NDArray:
+        """
+        Detects keypoints in `image`, a 2-D uint8 array: a NumPy array (any strides) or a CUDA array (CuPy, PyTorch; DLPack) used in place, without a host copy (CUDA backend). Returns a structured array (x, y, level, score) in cell order. `stream`: CUDA arrays only, the stream the work is enqueued on (int handle or a torch/cupy stream; default the legacy default stream); the call returns once that stream has completed the detection. The GIL is released during the work.
+        """
+
+    @property
+    def angles(self) -> NDArray | None:
+        """
+        With orb_descriptors: the ORB angle (degrees, [0, 360]) of each keypoint of the last detect(), float32 (N,); else None.
+        """
+
+    @property
+    def descriptors(self) -> NDArray | None:
+        """
+        With orb_descriptors: the 256-bit ORB descriptors of the last detect(), uint8 (N, 32) (bit i is bit i % 8 of byte i / 8, cv::ORB's layout); else None.
+        """
+
+    @property
+    def capacity(self) -> int: ...
+
+    @property
+    def uses_cuda_graph(self) -> bool: ...
+
+def detect_cpu(image: ImageLike, config: DetectorConfig | None = None) -> NDArray:
+    """
+    The CPU reference of the whole detector (the definition the CUDA backend matches exactly).
+    """
+
+TRACK_DTYPE: numpy.dtypes.VoidDType = ...
+
+class LkMode(enum.Enum):
+    """Which parameters LK estimates besides the translation."""
+
+    Translation = 0
+
+    TranslationOffset = 1
+
+    TranslationGain = 2
+
+    TranslationGainOffset = 3
+
+class TemplateSource(enum.Enum):
+    """Where a feature's template comes from."""
+
+    PreviousFrame = 0
+
+    FirstFrame = 1
+
+class TrackStatus(enum.IntEnum):
+    """
+    Outcome of tracking one feature (an IntEnum: compare it with the `status` field).
+    """
+
+    Tracked = 0
+
+    LostOutOfBounds = 1
+
+    LostResidual = 2
+
+    LostSingular = 3
+
+    NotConverged = 4
+
+    LostForwardBackward = 5
+
+    LostAnchor = 6
+
+class LkConfig:
+    """Pyramidal Lucas-Kanade settings (docs/tracker.md)."""
+
+    def __init__(self, *, pyramid: PyramidConfig | None = None, mode: LkMode = LkMode.TranslationGainOffset, template_source: TemplateSource = TemplateSource.PreviousFrame, patch_size: int = 16, coarse_patch_size: int = 8, coarse_from_level: int = 3, max_iterations: int = 10, min_update: float = 0.009999999776482582, max_residual: float = 30.0, min_eigenvalue: float = 0.10000000149011612) -> None:
+        """pyramid: default PyramidConfig(levels=3, scale=2.0)."""
+
+    @property
+    def pyramid(self) -> PyramidConfig:
+        """tracking pyramid (level 0 = frame)"""
+
+    @pyramid.setter
+    def pyramid(self, arg: PyramidConfig, /) -> None: ...
+
+    @property
+    def mode(self) -> LkMode: ...
+
+    @mode.setter
+    def mode(self, arg: LkMode, /) -> None: ...
+
+    @property
+    def template_source(self) -> TemplateSource: ...
+
+    @template_source.setter
+    def template_source(self, arg: TemplateSource, /) -> None: ...
+
+    @property
+    def patch_size(self) -> int:
+        """patch side on levels < coarse_from_level, [4, 16]"""
+
+    @patch_size.setter
+    def patch_size(self, arg: int, /) -> None: ...
+
+    @property
+    def coarse_patch_size(self) -> int:
+        """patch side on the other levels, [4, 16]"""
+
+    @coarse_patch_size.setter
+    def coarse_patch_size(self, arg: int, /) -> None: ...
+
+    @property
+    def coarse_from_level(self) -> int:
+        """first level using coarse_patch_size, [1, 8]"""
+
+    @coarse_from_level.setter
+    def coarse_from_level(self, arg: int, /) -> None: ...
+
+    @property
+    def max_iterations(self) -> int:
+        """Gauss-Newton iterations per level, [1, 100]"""
+
+    @max_iterations.setter
+    def max_iterations(self, arg: int, /) -> None: ...
+
+    @property
+    def min_update(self) -> float:
+        """stop when |dt| (level pixels) < min_update, (0, 1]"""
+
+    @min_update.setter
+    def min_update(self, arg: float, /) -> None: ...
+
+    @property
+    def max_residual(self) -> float:
+        """LostResidual above this mean |residual|, (0, 255]"""
+
+    @max_residual.setter
+    def max_residual(self, arg: float, /) -> None: ...
+
+    @property
+    def min_eigenvalue(self) -> float:
+        """LostSingular below this eigenvalue, [0, 1e6]"""
+
+    @min_eigenvalue.setter
+    def min_eigenvalue(self, arg: float, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class AnchorConfig:
+    """Refinement of every track against its first observation."""
+
+    def __init__(self, *, enabled: bool = True, reanchor: bool = True, max_iterations: int = 5, max_residual: float = 20.0, max_distance: float = 0.5) -> None: ...
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @enabled.setter
+    def enabled(self, arg: bool, /) -> None: ...
+
+    @property
+    def reanchor(self) -> bool:
+        """on a failed fit: re-anchor (True) or lose the track"""
+
+    @reanchor.setter
+    def reanchor(self, arg: bool, /) -> None: ...
+
+    @property
+    def max_iterations(self) -> int:
+        """[1, 100]"""
+
+    @max_iterations.setter
+    def max_iterations(self, arg: int, /) -> None: ...
+
+    @property
+    def max_residual(self) -> float:
+        """(0, 255] grey levels"""
+
+    @max_residual.setter
+    def max_residual(self, arg: float, /) -> None: ...
+
+    @property
+    def max_distance(self) -> float:
+        """(0, 100] level-0 px from the frame-to-frame estimate"""
+
+    @max_distance.setter
+    def max_distance(self, arg: float, /) -> None: ...
+
+class TrackerConfig:
+    """
+    FeatureTracker's settings (docs/tracker.md). Keyword arguments, validated on construction (InvalidArgument names the parameter and the bound).
+    """
+
+    def __init__(self, *, lk: LkConfig | None = None, detector: DetectorConfig | None = None, target_features: int = 200, redetect_fraction: float = 0.30000001192092896, forward_backward: bool = False, fb_max_error: float = 0.5, anchor: AnchorConfig | None = None, threads: int = 0) -> None:
+        """
+        lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); anchor: default AnchorConfig().
+        """
+
+    @property
+    def lk(self) -> LkConfig:
+        """tracking settings"""
+
+    @lk.setter
+    def lk(self, arg: LkConfig, /) -> None: ...
+
+    @property
+    def detector(self) -> DetectorConfig:
+        """re-detection settings"""
+
+    @detector.setter
+    def detector(self, arg: DetectorConfig, /) -> None: ...
+
+    @property
+    def target_features(self) -> int:
+        """wanted live tracks, [1, 65536]"""
+
+    @target_features.setter
+    def target_features(self, arg: int, /) -> None: ...
+
+    @property
+    def redetect_fraction(self) -> float:
+        """re-detect when live < fraction * target"""
+
+    @redetect_fraction.setter
+    def redetect_fraction(self, arg: float, /) -> None: ...
+
+    @property
+    def forward_backward(self) -> bool:
+        """drop round trips that miss"""
+
+    @forward_backward.setter
+    def forward_backward(self, arg: bool, /) -> None: ...
+
+    @property
+    def fb_max_error(self) -> float:
+        """largest accepted round-trip error, (0, 100] px"""
+
+    @fb_max_error.setter
+    def fb_max_error(self, arg: float, /) -> None: ...
+
+    @property
+    def anchor(self) -> AnchorConfig:
+        """refinement against each track's first observation"""
+
+    @anchor.setter
+    def anchor(self, arg: AnchorConfig, /) -> None: ...
+
+    @property
+    def threads(self) -> int:
+        """CPU backend: threads of the tracker's pool, [0, 256]; 0 = all"""
+
+    @threads.setter
+    def threads(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """
+        Raises InvalidArgument (naming the parameter and the bound) unless valid.
+        """
+
+def tracking_detector_config() -> DetectorConfig:
+    """The detector settings FeatureTracker re-detects with by default."""
+
+class FeatureTracker:
+    """
+    Frames in, tracks with stable ids out (docs/tracker.md). Every frame must be width x height.
+    """
+
+    def __init__(self, width: int, height: int, config: TrackerConfig | None = None, backend: Backend | None = None) -> None:
+        """
+        config: TrackerConfig (default TrackerConfig()); backend: Backend, default default_backend().
+        """
+
+    @property
+    def config(self) -> TrackerConfig:
+        """a copy of the settings"""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+    def track(self, frame: ImageLike, predictions: numpy.typing.ArrayLike | None = None, *, stream: StreamLike | None = None) -> NDArray:
+        """
+        Tracks one frame, a 2-D uint8 array of width x height: NumPy (any strides) or a CUDA array (CuPy, PyTorch; DLPack) used in place (CUDA backend). `predictions`: optional (N, 2) initial guesses (x, y) for the N tracks returned by the previous call, in their order. `stream`: CUDA arrays only, the stream the work is enqueued on (default the legacy default stream); the call returns when the frame is done. Returns the live tracks as a structured array (id, x, y, prev_x, prev_y, age, status, gain, offset, residual, score, level). The GIL is released during the work.
+        """
+
+    @property
+    def tracks(self) -> NDArray:
+        """live tracks after the last frame (structured array)"""
+
+    @property
+    def lost_tracks(self) -> NDArray:
+        """tracks dropped in the last frame, with their status (structured array)"""
+
+    @property
+    def frame_count(self) -> int:
+        """frames finished so far"""
+
+    @property
+    def redetected(self) -> bool:
+        """whether the last frame ran the detector"""
+
+    def reset(self) -> None:
+        """
+        Forgets every track; the next frame starts like the first (ids keep increasing).
+        """
+
+class CameraConfig:
+    """
+    One camera of a MultiCameraTracker: its frame size and tracker settings.
+    """
+
+    def __init__(self, *, width: int, height: int, tracker: TrackerConfig | None = None) -> None: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @width.setter
+    def width(self, arg: int, /) -> None: ...
+
+    @property
+    def height(self) -> int: ...
+
+    @height.setter
+    def height(self, arg: int, /) -> None: ...
+
+    @property
+    def tracker(self) -> TrackerConfig: ...
+
+    @tracker.setter
+    def tracker(self, arg: TrackerConfig, /) -> None: ...
+
+class MultiCameraTracker:
+    """
+    Several cameras tracked in one submission per frame set (docs/tracker.md); each camera's results equal a FeatureTracker's on the same frames.
+    """
+
+    def __init__(self, cameras: Sequence[CameraConfig], backend: Backend | None = None) -> None:
+        """cameras: a list of CameraConfig (at most 32)."""
+
+    @property
+    def size(self) -> int:
+        """number of cameras"""
+
+    def __len__(self) -> int: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    def track(self, frames: Sequence[ImageLike], *, stream: StreamLike | None = None) -> list[NDArray]:
+        """
+        Tracks one frame per camera (a list of 2-D uint8 arrays, all NumPy or all CUDA arrays); returns a list of structured arrays of live tracks, one per camera. The GIL is released during the work.
+        """
+
+    def tracks(self, camera: int) -> NDArray:
+        """the camera's live tracks after the last frame set"""
+
+    def lost_tracks(self, camera: int) -> NDArray:
+        """the camera's tracks dropped in the last frame set"""
+
+MATCH_DTYPE: numpy.dtypes.VoidDType = ...
+
+ORB_DESCRIPTOR_BYTES: int = 32
+
+class MatcherConfig:
+    """Brute-force Hamming matching settings (docs/features.md)."""
+
+    def __init__(self, *, ratio: float = 0.800000011920929, cross_check: bool = False, radius: float = 0.0, epipolar_band: float = -1.0, max_distance: int = 256) -> None: ...
+
+    @property
+    def ratio(self) -> float:
+        """ratio test d1 < ratio * d2, in (0, 1]; 1 disables it"""
+
+    @ratio.setter
+    def ratio(self, arg: float, /) -> None: ...
+
+    @property
+    def cross_check(self) -> bool:
+        """keep mutual best matches only"""
+
+    @cross_check.setter
+    def cross_check(self, arg: bool, /) -> None: ...
+
+    @property
+    def radius(self) -> float:
+        """> 0: train points within this distance of the query position"""
+
+    @radius.setter
+    def radius(self, arg: float, /) -> None: ...
+
+    @property
+    def epipolar_band(self) -> float:
+        """>= 0: train points within this many rows"""
+
+    @epipolar_band.setter
+    def epipolar_band(self, arg: float, /) -> None: ...
+
+    @property
+    def max_distance(self) -> int:
+        """largest kept distance, [0, 256]"""
+
+    @max_distance.setter
+    def max_distance(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+def match_cpu(query: numpy.typing.ArrayLike, train: numpy.typing.ArrayLike, config: MatcherConfig | None = None, query_pos: numpy.typing.ArrayLike | None = None, train_pos: numpy.typing.ArrayLike | None = None) -> NDArray:
+    """
+    CPU reference of the matcher: one match (train, distance, second) per query; train = -1 when rejected. Positions (N, 2) are needed when config.radius > 0 or config.epipolar_band >= 0.
+    """
+
+class HammingMatcher:
+    """Brute-force Hamming matcher (both backends, same matches)."""
+
+    def __init__(self, config: MatcherConfig | None = None, capacity: int = 4096, backend: Backend | None = None) -> None:
+        """capacity: most query and most train descriptors per call."""
+
+    @property
+    def config(self) -> MatcherConfig: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def capacity(self) -> int: ...
+
+    def match(self, query: numpy.typing.ArrayLike, train: numpy.typing.ArrayLike, query_pos: numpy.typing.ArrayLike | None = None, train_pos: numpy.typing.ArrayLike | None = None) -> NDArray:
+        """One match (train, distance, second) per query, as match_cpu()."""
+
+class CameraModel(enum.Enum):
+    """Projection model of a Camera (docs/geometry.md)."""
+
+    Pinhole = 0
+
+    PinholeRadtan = 1
+
+    Fisheye = 2
+
+class UnprojectStatus(enum.IntEnum):
+    """What became of one point's unprojection."""
+
+    Ok = 0
+
+    NonFinite = 1
+
+    OutsideModel = 2
+
+    NotConverged = 3
+
+class Camera:
+    """
+    A calibrated camera: u = fx * xd + cx, v = fy * yd + cy with (xd, yd) the distorted normalized point. Validated on construction.
+    """
+
+    def __init__(self, *, model: CameraModel = CameraModel.Pinhole, width: int, height: int, fx: float, fy: float, cx: float, cy: float, d: Sequence[float] = [0.0, 0.0, 0.0, 0.0, 0.0]) -> None:
+        """
+        d: PinholeRadtan (k1, k2, p1, p2, k3); Fisheye (k1, k2, k3, k4, 0); Pinhole all zero.
+        """
+
+    @property
+    def model(self) -> CameraModel: ...
+
+    @model.setter
+    def model(self, arg: CameraModel, /) -> None: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @width.setter
+    def width(self, arg: int, /) -> None: ...
+
+    @property
+    def height(self) -> int: ...
+
+    @height.setter
+    def height(self, arg: int, /) -> None: ...
+
+    @property
+    def fx(self) -> float: ...
+
+    @fx.setter
+    def fx(self, arg: float, /) -> None: ...
+
+    @property
+    def fy(self) -> float: ...
+
+    @fy.setter
+    def fy(self, arg: float, /) -> None: ...
+
+    @property
+    def cx(self) -> float: ...
+
+    @cx.setter
+    def cx(self, arg: float, /) -> None: ...
+
+    @property
+    def cy(self) -> float: ...
+
+    @cy.setter
+    def cy(self, arg: float, /) -> None: ...
+
+    @property
+    def d(self) -> list[float]:
+        """the 5 distortion coefficients"""
+
+    @d.setter
+    def d(self, arg: Sequence[float], /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class UndistortConfig:
+    """Settings of the iterative undistortion."""
+
+    def __init__(self, *, max_iterations: int = 20, tolerance: float = 1e-12) -> None: ...
+
+    @property
+    def max_iterations(self) -> int:
+        """[1, 100]"""
+
+    @max_iterations.setter
+    def max_iterations(self, arg: int, /) -> None: ...
+
+    @property
+    def tolerance(self) -> float:
+        """[1e-15, 1e-3] normalized units"""
+
+    @tolerance.setter
+    def tolerance(self, arg: float, /) -> None: ...
+
+def project(camera: Camera, points: numpy.typing.ArrayLike) -> NDArray:
+    """
+    Pixels (N, 2) of normalized points (N, 2) = (X/Z, Y/Z), float64 (NaN in, NaN out).
+    """
+
+def unproject(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortConfig | None = None) -> tuple[NDArray, NDArray]:
+    """
+    Normalized points of pixels (N, 2) (taken as float32, as keypoints are): returns (normalized (N, 2) float64, status (N,) uint8 of UnprojectStatus); coordinates are NaN unless the status is Ok.
+    """
+
+class PoseMethod(enum.Enum):
+    """Which minimal solver RANSAC samples with."""
+
+    FivePoint = 0
+
+    TwoPointWithRotation = 1
+
+class PoseStatus(enum.Enum):
+    """What an estimate ended with; only Ok carries a model."""
+
+    Ok = 0
+
+    TooFewPoints = 1
+
+    NoModel = 2
+
+    Degenerate = 3
+
+class RelativePoseConfig:
+    """RANSAC settings of the relative pose (docs/geometry.md)."""
+
+    def __init__(self, *, focal_px: float = 500.0, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 4096, batch: int = 16, seed: int = 0, method: PoseMethod = PoseMethod.FivePoint, refine: bool = True, min_inliers: int = 8) -> None: ...
+
+    @property
+    def focal_px(self) -> float:
+        """pixels per normalized unit, (0, 1e6]"""
+
+    @focal_px.setter
+    def focal_px(self, arg: float, /) -> None: ...
+
+    @property
+    def threshold_px(self) -> float:
+        """inlier threshold on the Sampson error, px"""
+
+    @threshold_px.setter
+    def threshold_px(self, arg: float, /) -> None: ...
+
+    @property
+    def confidence(self) -> float:
+        """adaptive stop, [0.5, 1)"""
+
+    @confidence.setter
+    def confidence(self, arg: float, /) -> None: ...
+
+    @property
+    def max_hypotheses(self) -> int:
+        """minimal samples drawn at most"""
+
+    @max_hypotheses.setter
+    def max_hypotheses(self, arg: int, /) -> None: ...
+
+    @property
+    def batch(self) -> int:
+        """CPU backend: hypotheses scored per round"""
+
+    @batch.setter
+    def batch(self, arg: int, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """the generator's seed: same input + seed -> same result"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def method(self) -> PoseMethod: ...
+
+    @method.setter
+    def method(self, arg: PoseMethod, /) -> None: ...
+
+    @property
+    def refine(self) -> bool:
+        """Gauss-Newton on the Sampson error over the inliers"""
+
+    @refine.setter
+    def refine(self, arg: bool, /) -> None: ...
+
+    @property
+    def min_inliers(self) -> int:
+        """fewer inliers -> NoModel"""
+
+    @min_inliers.setter
+    def min_inliers(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class RelativePoseResult:
+    """The estimate: status, E, R, t (X2 = R X1 + t, |t| = 1)."""
+
+    @property
+    def status(self) -> PoseStatus: ...
+
+    @property
+    def E(self) -> NDArray:
+        """3x3 essential matrix"""
+
+    @property
+    def R(self) -> NDArray:
+        """3x3 rotation"""
+
+    @property
+    def t(self) -> NDArray:
+        """unit translation"""
+
+    @property
+    def inliers(self) -> int: ...
+
+    @property
+    def cheirality_inliers(self) -> int: ...
+
+    @property
+    def hypotheses(self) -> int: ...
+
+    @property
+    def best_hypothesis(self) -> int: ...
+
+    @property
+    def cost(self) -> float: ...
+
+class RelativePoseEstimator:
+    """
+    Relative pose of two calibrated views: RANSAC over the five-point solver (or two points with a rotation prior), refinement, cheirality.
+    """
+
+    def __init__(self, max_points: int, config: RelativePoseConfig | None = None, backend: Backend | None = None) -> None: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def config(self) -> RelativePoseConfig: ...
+
+    @property
+    def max_points(self) -> int: ...
+
+    def estimate(self, x1: numpy.typing.ArrayLike, x2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
+        """
+        x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
+        """
