@@ -33,7 +33,7 @@ struct StereoRig {
     std::array<double, 3> t_rl{{0, 0, 0}};
 };
 
-/// A rectified rig (focal and principal point in pixels, baseline in metres).
+/// A rectified rig (focal and principal point in pixels, baseline in metres); validated (InvalidArgument).
 StereoRig rectified_rig(double focal, double cx, double cy, double baseline);
 /// A raw rig from each camera's pose in a common body frame (row-major 4x4, X_body = T_BS * X_camera, as EuRoC's
 /// sensor.yaml gives T_BS): R_rl, t_rl = inv(T_BS_right) * T_BS_left.

@@ -62,6 +62,17 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     RelativePoseConfig,
     RelativePoseResult,
     RelativePoseEstimator,
+    # stereo
+    RigType,
+    StereoStatus,
+    StereoRig,
+    rectified_rig,
+    rig_from_body_poses,
+    StereoMatchConfig,
+    stereo_match_lk_config,
+    StereoConfig,
+    StereoTracker,
+    STEREO_TRACK_DTYPE,
 )
 from . import _kestrel
 
@@ -74,7 +85,8 @@ def _config_repr(self):
 
 
 for _cls in (PyramidConfig, FastConfig, PycaConfig, DetectorConfig, LkConfig, AnchorConfig, TrackerConfig,
-             MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig):
+             MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig, StereoRig, StereoMatchConfig,
+             StereoConfig):
     _cls.__repr__ = _config_repr
 del _cls
 

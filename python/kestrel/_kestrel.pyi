@@ -968,3 +968,241 @@ class RelativePoseEstimator:
         """
         x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
         """
+
+STEREO_TRACK_DTYPE: numpy.dtypes.VoidDType = ...
+
+class RigType(enum.Enum):
+    """How the two images of a stereo pair relate."""
+
+    Rectified = 0
+
+    Raw = 1
+
+class StereoStatus(enum.IntEnum):
+    """
+    What became of a track's left-to-right match (an IntEnum: compare it with the `stereo_status` field).
+    """
+
+    Matched = 0
+
+    NoMatch = 1
+
+    Inconsistent = 2
+
+    OffEpipolar = 3
+
+    OutOfRange = 4
+
+class StereoRig:
+    """
+    A stereo rig (docs/stereo.md): rectified_rig(focal, cx, cy, baseline), or raw with two cameras and the extrinsics X_right = R_rl X_left + t_rl (rig_from_body_poses for EuRoC).
+    """
+
+    def __init__(self, *, type: RigType = RigType.Rectified, focal: float = 0.0, cx: float = 0.0, cy: float = 0.0, baseline: float = 0.0, left: Camera | None = None, right: Camera | None = None, R_rl: Sequence[float] = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], t_rl: Sequence[float] = [0.0, 0.0, 0.0]) -> None:
+        """
+        Validated on construction (InvalidArgument names the field and its bound).
+        """
+
+    @property
+    def type(self) -> RigType: ...
+
+    @type.setter
+    def type(self, arg: RigType, /) -> None: ...
+
+    @property
+    def focal(self) -> float:
+        """rectified: focal length, px"""
+
+    @focal.setter
+    def focal(self, arg: float, /) -> None: ...
+
+    @property
+    def cx(self) -> float: ...
+
+    @cx.setter
+    def cx(self, arg: float, /) -> None: ...
+
+    @property
+    def cy(self) -> float: ...
+
+    @cy.setter
+    def cy(self, arg: float, /) -> None: ...
+
+    @property
+    def baseline(self) -> float:
+        """rectified: metres (or depth's unit)"""
+
+    @baseline.setter
+    def baseline(self, arg: float, /) -> None: ...
+
+    @property
+    def left(self) -> Camera:
+        """raw: the left camera"""
+
+    @left.setter
+    def left(self, arg: Camera, /) -> None: ...
+
+    @property
+    def right(self) -> Camera:
+        """raw: the right camera"""
+
+    @right.setter
+    def right(self, arg: Camera, /) -> None: ...
+
+    @property
+    def R_rl(self) -> list[float]:
+        """raw: rotation right from left, row-major"""
+
+    @R_rl.setter
+    def R_rl(self, arg: Sequence[float], /) -> None: ...
+
+    @property
+    def t_rl(self) -> list[float]:
+        """raw: translation right from left, metres"""
+
+    @t_rl.setter
+    def t_rl(self, arg: Sequence[float], /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+def rectified_rig(focal: float, cx: float, cy: float, baseline: float) -> StereoRig:
+    """
+    A rectified rig: focal length and principal point in pixels, baseline in metres.
+    """
+
+def rig_from_body_poses(left: Camera, T_BS_left: Sequence[float], right: Camera, T_BS_right: Sequence[float]) -> StereoRig:
+    """
+    A raw rig from each camera's pose in the body frame (row-major 4x4 T_BS, as EuRoC's sensor.yaml).
+    """
+
+class StereoMatchConfig:
+    """The left-to-right matching's settings (docs/stereo.md)."""
+
+    def __init__(self, *, lk: LkConfig | None = None, refine_levels: int = 2, epipolar_tolerance: float = 1.0, max_round_trip: float = 0.5, min_disparity: float = 0.0, max_disparity: float = 256.0) -> None:
+        """
+        lk: default stereo_match_lk_config() (LkConfig's defaults on 5 levels, 16 px patches). Validated with the StereoConfig that holds it.
+        """
+
+    @property
+    def lk(self) -> LkConfig: ...
+
+    @lk.setter
+    def lk(self, arg: LkConfig, /) -> None: ...
+
+    @property
+    def refine_levels(self) -> int:
+        """levels a carried seed is refined on, [0, levels]"""
+
+    @refine_levels.setter
+    def refine_levels(self, arg: int, /) -> None: ...
+
+    @property
+    def epipolar_tolerance(self) -> float:
+        """px, (0, 100]"""
+
+    @epipolar_tolerance.setter
+    def epipolar_tolerance(self, arg: float, /) -> None: ...
+
+    @property
+    def max_round_trip(self) -> float:
+        """px, (0, 100]"""
+
+    @max_round_trip.setter
+    def max_round_trip(self, arg: float, /) -> None: ...
+
+    @property
+    def min_disparity(self) -> float:
+        """px"""
+
+    @min_disparity.setter
+    def min_disparity(self, arg: float, /) -> None: ...
+
+    @property
+    def max_disparity(self) -> float:
+        """px"""
+
+    @max_disparity.setter
+    def max_disparity(self, arg: float, /) -> None: ...
+
+def stereo_match_lk_config() -> LkConfig:
+    """The matching LK's defaults."""
+
+class StereoConfig:
+    """
+    StereoTracker's settings: the left tracking (TrackerConfig), the matching, track_right. Validated on construction.
+    """
+
+    def __init__(self, *, tracker: TrackerConfig | None = None, match: StereoMatchConfig | None = None, track_right: bool = False) -> None: ...
+
+    @property
+    def tracker(self) -> TrackerConfig: ...
+
+    @tracker.setter
+    def tracker(self, arg: TrackerConfig, /) -> None: ...
+
+    @property
+    def match(self) -> StereoMatchConfig: ...
+
+    @match.setter
+    def match(self, arg: StereoMatchConfig, /) -> None: ...
+
+    @property
+    def track_right(self) -> bool:
+        """also track the right image's own features in time"""
+
+    @track_right.setter
+    def track_right(self, arg: bool, /) -> None: ...
+
+    def validate(self) -> None:
+        """Raises InvalidArgument unless valid."""
+
+class StereoTracker:
+    """
+    Both cameras of a rig per frame (docs/stereo.md): the left tracks in time, each matched into the right image with a disparity, a depth and a stereo status.
+    """
+
+    def __init__(self, width: int, height: int, rig: StereoRig, config: StereoConfig | None = None, backend: Backend | None = None) -> None: ...
+
+    @property
+    def config(self) -> StereoConfig: ...
+
+    @property
+    def rig(self) -> StereoRig: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+    def track(self, left: object, right: object, predictions: numpy.typing.ArrayLike | None = None, *, stream: StreamLike | None = None) -> NDArray:
+        """
+        Tracks one stereo frame: two 2-D uint8 arrays of width x height, both NumPy (any strides) or both CUDA arrays (CuPy, PyTorch; DLPack, CUDA backend, on `stream`). `predictions`: optional (N, 2) guesses for the left tracks of the previous call. Returns the live left tracks with their matches as a structured array (FeatureTracker's fields, then right_x, right_y, disparity, depth, stereo_status). The GIL is released during the work.
+        """
+
+    @property
+    def tracks(self) -> NDArray:
+        """live left tracks with their matches after the last frame"""
+
+    @property
+    def lost_tracks(self) -> NDArray:
+        """
+        left tracks dropped in the last frame (FeatureTracker's structured array)
+        """
+
+    @property
+    def right_tracks(self) -> NDArray:
+        """track_right: the right image's own tracks (else empty)"""
+
+    @property
+    def frame_count(self) -> int: ...
+
+    @property
+    def redetected(self) -> bool: ...
+
+    def reset(self) -> None:
+        """Forgets every track (both cameras)."""

@@ -11,6 +11,7 @@
 
 #include "kestrel/error.hpp"
 #include "kestrel/image.hpp"
+#include "kestrel/feature_tracker.hpp"
 #include "kestrel/keypoint.hpp"
 #include "kestrel/stream.hpp"
 
@@ -23,6 +24,10 @@ void init_detect(nb::module_& m);
 void init_track(nb::module_& m);
 void init_features(nb::module_& m);
 void init_geometry(nb::module_& m);
+void init_stereo(nb::module_& m);
+
+/// FeatureTracker's structured array (TRACK_DTYPE) of `tracks` (track.cpp; init_track must have run).
+nb::object tracks_array(const std::vector<Track>& tracks);
 
 /// An image argument resolved to a view: host memory (the caller's array, or the packed copy in the
 /// caller-owned scratch buffer when the array's columns are not contiguous) or CUDA device memory (the

@@ -1,5 +1,5 @@
 // The module kestrel._kestrel: the core (exceptions, backends, array arguments and results) here; each area
-// binds itself in its own file (detect.cpp, track.cpp, features.cpp, geometry.cpp) through init_<area>.
+// binds itself in its own file (detect.cpp, track.cpp, features.cpp, geometry.cpp, stereo.cpp) through init_<area>.
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
@@ -256,4 +256,5 @@ NB_MODULE(_kestrel, m) {
     kestrel::py::init_track(m);
     kestrel::py::init_features(m);
     kestrel::py::init_geometry(m);
+    kestrel::py::init_stereo(m);
 }

@@ -23,12 +23,16 @@ PyObject* g_track_dtype = nullptr;
 static_assert(std::is_standard_layout_v<Track>, "Track layout");
 static_assert(sizeof(TrackStatus) == 4, "TrackStatus is int32");
 
+}  // namespace
+
 nb::object tracks_array(const std::vector<Track>& tracks) {
     void* data = nullptr;
     nb::object arr = new_structured(g_track_dtype, tracks.size(), &data);
     if (!tracks.empty()) std::memcpy(data, tracks.data(), tracks.size() * sizeof(Track));
     return arr;
 }
+
+namespace {
 
 struct PyFeatureTracker {
     FeatureTracker trk;

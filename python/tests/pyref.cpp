@@ -8,6 +8,9 @@
 //   kestrel_pyref track OUTDIR BACKEND FRAME...          OUTDIR/frame_NNN.pgm, OUTDIR/tracks.csv, OUTDIR/lost.csv
 //                                                        (frame,id,x,y,prev_x,prev_y,age,status,gain,offset,
 //                                                        residual,score,level)
+//   kestrel_pyref stereo OUTDIR BACKEND LEFT RIGHT ...   OUTDIR/left_NNN.pgm, right_NNN.pgm, OUTDIR/stereo.csv
+//                                                        (frame, the track columns, right_x,right_y,disparity,
+//                                                        depth,stereo_status; rectified_rig(458, w/2, h/2, 0.11))
 // BACKEND: cpu or cuda. Exit status 0 on success, 1 on an error (said on stderr), 4 when cuda has no device.
 #include <cstdio>
 #include <exception>
@@ -18,6 +21,7 @@
 #include "kestrel/error.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/feature_tracker.hpp"
+#include "kestrel/stereo_tracker.hpp"
 #include "tests/support/image_io.hpp"
 
 namespace {
@@ -88,6 +92,33 @@ int run(int argc, char** argv) {
         }
         std::fclose(live);
         std::fclose(lost);
+        return 0;
+    }
+    if (mode == "stereo") {
+        std::vector<kestrel::HostImage> frames;
+        for (int i = 4; i < argc; ++i) frames.push_back(kestrel::test::load_grey(argv[i]));
+        if (frames.size() % 2 != 0) throw std::runtime_error("stereo: give LEFT RIGHT pairs");
+        const int w = frames[0].width(), h = frames[0].height();
+        kestrel::StereoTracker st(w, h, kestrel::rectified_rig(458.0, w / 2.0, h / 2.0, 0.11), kestrel::StereoConfig{},
+                                  backend);
+        std::FILE* f = open_csv(out + "/stereo.csv",
+                                "frame,id,x,y,prev_x,prev_y,age,status,gain,offset,residual,score,level,right_x,"
+                                "right_y,disparity,depth,stereo_status");
+        for (std::size_t i = 0; i + 1 < frames.size(); i += 2) {
+            char name[32];
+            std::snprintf(name, sizeof name, "/left_%03zu.pgm", i / 2);
+            write_pgm(out + name, frames[i]);
+            std::snprintf(name, sizeof name, "/right_%03zu.pgm", i / 2);
+            write_pgm(out + name, frames[i + 1]);
+            for (const kestrel::StereoTrack& s : st.track(frames[i].view(), frames[i + 1].view())) {
+                const kestrel::Track& t = s.left;
+                std::fprintf(f, "%d,%llu,%.9g,%.9g,%.9g,%.9g,%d,%d,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%d\n",
+                             static_cast<int>(i / 2), static_cast<unsigned long long>(t.id), t.x, t.y, t.prev_x,
+                             t.prev_y, t.age, static_cast<int>(t.status), t.gain, t.offset, t.residual, t.score,
+                             t.level, s.right_x, s.right_y, s.disparity, s.depth, static_cast<int>(s.status));
+            }
+        }
+        std::fclose(f);
         return 0;
     }
     std::fprintf(stderr, "kestrel_pyref: unknown mode '%s'\n", mode.c_str());

@@ -34,6 +34,7 @@ StereoRig rectified_rig(double focal, double cx, double cy, double baseline) {
     r.cx = cx;
     r.cy = cy;
     r.baseline = baseline;
+    validate(r, "rectified_rig");
     return r;
 }
 
