@@ -78,8 +78,8 @@ struct StereoFrames {
     std::vector<HostImage> left, right;
 };
 const StereoFrames& stereo_frames();
-/// The stereo frame rows' configuration: StereoConfig's defaults (5 levels shared by the tracking and the
-/// matching), 200 tracks, the detector rows' detector; `threads` for the CPU backend. The rig: rectified, EuRoC-like.
+/// The stereo frame rows' configuration: StereoConfig's defaults (one pyramid of 5 levels: the tracking uses 3,
+/// the matching 5), 200 tracks, the detector rows' detector; `threads` for the CPU backend. The rig: rectified, EuRoC-like.
 StereoConfig stereo_bench_config(int threads);
 StereoRig stereo_bench_rig();
 /// Index of the i-th pair of a ping-pong walk through the sequence (continuous motion, any length).

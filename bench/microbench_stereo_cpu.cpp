@@ -37,7 +37,7 @@ std::size_t stereo_index(std::size_t i) {
 }
 
 StereoConfig stereo_bench_config(int threads) {
-    StereoConfig c;  // StereoConfig's defaults (5 levels shared by the tracking and the matching)
+    StereoConfig c;  // StereoConfig's defaults (one pyramid of 5 levels: the tracking uses 3, the matching 5)
     c.tracker.detector = issue4_detector();
     c.tracker.target_features = 200;
     c.tracker.threads = threads;

@@ -88,11 +88,12 @@ def textured_image(height, width, seed=1):
 
 
 def shifted(img, dx, dy):
-    """img moved by whole pixels (dx, dy), edges replicated."""
+    """img moved by whole pixels (dx, dy), edges replicated; C-contiguous (fancy indexing alone gives a
+    column-major array, which a CUDA copy keeps and the device frames reject)."""
     h, w = img.shape
     ys = np.clip(np.arange(h) - dy, 0, h - 1)
     xs = np.clip(np.arange(w) - dx, 0, w - 1)
-    return img[ys][:, xs]
+    return np.ascontiguousarray(img[ys][:, xs])
 
 
 def cuda_or_skip():

@@ -124,7 +124,8 @@ def test_cuda_cupy_frames_equal_cpu():
     cuda_or_skip()
     cp = pytest.importorskip("cupy", reason="SKIPPED: CuPy is not installed")
     img = textured_image(H, W + 40, seed=5)
-    frames = [(shifted(img, f, 0)[:, 20:20 + W], shifted(img, f, 0)[:, 34:34 + W]) for f in range(4)]
+    frames = [(np.ascontiguousarray(shifted(img, f, 0)[:, 20:20 + W]),
+               np.ascontiguousarray(shifted(img, f, 0)[:, 34:34 + W])) for f in range(4)]
     rig = kestrel.rectified_rig(450.0, W / 2, H / 2, 0.1)
     cpu = kestrel.StereoTracker(W, H, rig, backend=kestrel.Backend.Cpu)
     gpu = kestrel.StereoTracker(W, H, rig, backend=kestrel.Backend.Cuda)
