@@ -164,6 +164,16 @@ Rgb stereo_colour(kestrel::StereoStatus s) {
     return s == kestrel::StereoStatus::Matched ? Rgb{40, 230, 60} : Rgb{255, 150, 0};
 }
 
+/// The output folder (with frames/ for PNG output) and the tracks CSV at csv_path with its header line.
+std::FILE* open_output(const std::string& out_dir, const std::string& csv_path, const char* header, bool png_frames) {
+    fs::create_directories(out_dir);
+    std::FILE* csv = std::fopen(csv_path.c_str(), "w");
+    if (!csv) throw std::runtime_error("cannot write " + csv_path);
+    std::fprintf(csv, "%s\n", header);
+    if (png_frames) fs::create_directories(fs::path(out_dir) / "frames");
+    return csv;
+}
+
 std::string csv_float(float v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -188,12 +198,10 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
     kestrel::validate(cfg, "command line");
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
-    fs::create_directories(out_dir);
     const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();
-    std::FILE* csv = std::fopen(csv_path.c_str(), "w");
-    if (!csv) throw std::runtime_error("cannot write " + csv_path);
-    std::fprintf(csv, "frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,stereo_status\n");
-    if (draw_output && want_png) fs::create_directories(fs::path(out_dir) / "frames");
+    std::FILE* csv = open_output(out_dir, csv_path,
+                                 "frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,stereo_status",
+                                 draw_output && want_png);
 
     std::optional<kestrel::CudaStream> own_stream;
     if (backend == kestrel::Backend::Cuda) own_stream.emplace();
@@ -415,12 +423,8 @@ int run(int argc, char** argv) {
     }
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
-    fs::create_directories(out_dir);
     const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();
-    std::FILE* csv = std::fopen(csv_path.c_str(), "w");
-    if (!csv) throw std::runtime_error("cannot write " + csv_path);
-    std::fprintf(csv, "frame,timestamp,id,x,y,level,status\n");
-    if (draw_output && want_png) fs::create_directories(fs::path(out_dir) / "frames");
+    std::FILE* csv = open_output(out_dir, csv_path, "frame,timestamp,id,x,y,level,status", draw_output && want_png);
 
     std::optional<kestrel::CudaStream> own_stream;  // a non-default stream lets the detector replay frames as a CUDA graph
     if (backend == kestrel::Backend::Cuda) own_stream.emplace();

@@ -201,6 +201,30 @@ struct StereoTracker::Impl {
         }
     }
 
+    // CUDA: both frames' work on `stream`: with track_right each tracker's own; otherwise the left tracker's, with the
+    // right image uploaded into right_device and built in the left pyramid's launch (`companion`). Then step 1's
+    // matching.
+    template <class View>
+    void enqueue_frames(const View& l, const View& r, const detail::PyramidCompanion& c,
+                        const std::vector<Point2f>* predictions) {
+        if (right) {
+            left.track_async(l, stream, predictions);
+            right->track_async(r, stream);
+        } else {
+            companion = c;
+            detail::TrackerBackend& be = left.backend_internal();
+            be.set_companion(&companion);
+            try {
+                left.track_async(l, stream, predictions);
+            } catch (...) {
+                be.set_companion(nullptr);
+                throw;
+            }
+        }
+        in_flight = true;
+        enqueue_pending();
+    }
+
     // Step 1 (CUDA): the pending tracks' matching, enqueued after the left (and right) tracker's launches.
     void enqueue_pending() {
         staged = false;
@@ -421,22 +445,10 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
             m.right->track_async(right, stream);
         else
             detail::build_pyramid_into(right, m.pyramid, m.right_host, m.scratch, nullptr);
-    } else if (m.right) {
-        m.left.track_async(left, stream, predictions);
-        m.right->track_async(right, stream);
-    } else {
-        m.companion = detail::PyramidCompanion{&m.right_device, right, DeviceView{}, false};
-        detail::TrackerBackend& be = m.left.backend_internal();
-        be.set_companion(&m.companion);
-        try {
-            m.left.track_async(left, stream, predictions);
-        } catch (...) {
-            be.set_companion(nullptr);
-            throw;
-        }
+        m.in_flight = true;
+        return;
     }
-    m.in_flight = true;
-    if (m.backend == Backend::Cuda) m.enqueue_pending();
+    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, right, DeviceView{}, false}, predictions);
 }
 
 void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle stream,
@@ -448,22 +460,7 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
         throw StateError("kestrel: StereoTracker::track_async: device frames need Backend::Cuda");
     m.stage_pending();
     m.stream = stream;
-    if (m.right) {
-        m.left.track_async(left, stream, predictions);
-        m.right->track_async(right, stream);
-    } else {
-        m.companion = detail::PyramidCompanion{&m.right_device, HostView{}, right, true};
-        detail::TrackerBackend& be = m.left.backend_internal();
-        be.set_companion(&m.companion);
-        try {
-            m.left.track_async(left, stream, predictions);
-        } catch (...) {
-            be.set_companion(nullptr);
-            throw;
-        }
-    }
-    m.in_flight = true;
-    m.enqueue_pending();
+    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, HostView{}, right, true}, predictions);
 }
 
 const std::vector<StereoTrack>& StereoTracker::finish() {

@@ -11,40 +11,23 @@
 #include "anchor_internal.hpp"
 #include "kernels/track/lk_track.cuh"
 #include "kernels/common/cuda_check.hpp"
+#include "src/core/buffers_cuda.hpp"
 #include "feature_tracker_backend.hpp"
 #include "lk_internal.hpp"
 
 namespace kestrel::detail {
 namespace {
 
+/// The tracker's buffers: pinned (the kernels read and write them through unified addressing) and device ones.
 template <typename T>
-class Pinned {
+class Pinned : public PinnedBuffer<T> {
 public:
-    explicit Pinned(std::size_t n) {
-        KESTREL_CUDA(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(T) + 1), "FeatureTracker allocation");
-    }
-    ~Pinned() { (void)cudaFreeHost(p_); }
-    Pinned(const Pinned&) = delete;
-    Pinned& operator=(const Pinned&) = delete;
-    T* get() const { return p_; }
-
-private:
-    T* p_ = nullptr;
+    explicit Pinned(std::size_t n) : PinnedBuffer<T>(n, "FeatureTracker allocation") {}
 };
-
 template <typename T>
-class DeviceBuf {
+class DeviceBuf : public DeviceBuffer<T> {
 public:
-    explicit DeviceBuf(std::size_t n) {
-        KESTREL_CUDA(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T) + 1), "FeatureTracker allocation");
-    }
-    ~DeviceBuf() { (void)cudaFree(p_); }
-    DeviceBuf(const DeviceBuf&) = delete;
-    DeviceBuf& operator=(const DeviceBuf&) = delete;
-    T* get() const { return p_; }
-
-private:
-    T* p_ = nullptr;
+    explicit DeviceBuf(std::size_t n) : DeviceBuffer<T>(n, "FeatureTracker allocation") {}
 };
 
 class CudaTrackerBackend final : public TrackerBackend {
