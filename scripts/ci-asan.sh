@@ -28,6 +28,7 @@ grep -qw kestrel_testdata <<<"$help" && targets+=(kestrel_testdata)
 if [[ "${ASAN_WITH_OPENCV:-1}" == 1 ]] && grep -qw kestrel_opencv_tests <<<"$help"; then
     targets+=(kestrel_opencv_tests)
     grep -qw kestrel_eval_tracking <<<"$help" && targets+=(kestrel_eval_tracking)  # its ctest smoke runs
+    grep -qw kestrel_eval_stereo <<<"$help" && targets+=(kestrel_eval_stereo)      # eval_stereo.scenes
 fi
 log "build ${targets[*]} ($KESTREL_JOBS jobs)"
 cmake --build "$dir" -j "$KESTREL_JOBS" --target "${targets[@]}"
