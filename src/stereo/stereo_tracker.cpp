@@ -147,30 +147,37 @@ struct StereoTracker::Impl {
 
     template <class View>
     void check_pair(const char* where, const View& l, const View& r) const {
-        validate_view(where, "left", l);
-        validate_view(where, "right", r);
-        detail::check(l.width == width && l.height == height, where, "left",
-                      "is " + detail::to_text(l.width) + "x" + detail::to_text(l.height) + ", the tracker was made for " +
-                          detail::to_text(width) + "x" + detail::to_text(height));
-        detail::check(r.width == width && r.height == height, where, "right",
-                      "is " + detail::to_text(r.width) + "x" + detail::to_text(r.height) + ", the tracker was made for " +
-                          detail::to_text(width) + "x" + detail::to_text(height));
+        const auto check_frame = [&](const char* param, const View& v) {
+            validate_view(where, param, v);
+            detail::check(v.width == width && v.height == height, where, param, [&] {
+                return "is " + detail::to_text(v.width) + "x" + detail::to_text(v.height) + ", the tracker was made for " +
+                       detail::to_text(width) + "x" + detail::to_text(height);
+            });
+        };
+        check_frame("left", l);
+        check_frame("right", r);
         if (in_flight)
             throw StateError(std::string("kestrel: StereoTracker::") + where +
                              ": the previous frame is still in flight; call finish() first");
     }
 
-    // The carried offset of each of `n` tracks (ascending ids), by a merge walk: carried[i] = index into known_off
-    // or -1.
-    template <class Id>
-    void lookup_carried(int n, Id&& id) {
+    // The carried offsets of `tracks` (ascending ids), by a merge walk: carried[i] = index into known_off or -1,
+    // has[i] and carried_off[i] its flag and value; then `neighbours` over those with one, at their positions.
+    void carried_around(const std::vector<Track>& tracks) {
+        const std::size_t n = tracks.size();
         std::size_t k = 0;
-        for (int i = 0; i < n; ++i) {
-            const std::uint64_t v = id(i);
-            while (k < known_ids.size() && known_ids[k] < v) ++k;
-            carried[static_cast<std::size_t>(i)] =
-                (k < known_ids.size() && known_ids[k] == v) ? static_cast<std::int32_t>(k) : -1;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t id = tracks[i].id;
+            while (k < known_ids.size() && known_ids[k] < id) ++k;
+            const bool found = k < known_ids.size() && known_ids[k] == id;
+            carried[i] = found ? static_cast<std::int32_t>(k) : -1;
+            has[i] = found ? 1 : 0;
+            carried_off[i] = found ? known_off[k] : Point2f{};
         }
+        neighbours.build(static_cast<int>(n), [&](int i) {
+            const Track& t = tracks[static_cast<std::size_t>(i)];
+            return Point2f{t.x, t.y};
+        }, has.data(), carried_off.data());
     }
 
     Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
@@ -179,15 +186,7 @@ struct StereoTracker::Impl {
     void stage_pending() {
         const std::vector<Track>& prev = left.tracks();
         pending = static_cast<int>(prev.size());
-        lookup_carried(pending, [&](int i) { return prev[static_cast<std::size_t>(i)].id; });
-        for (int i = 0; i < pending; ++i) {
-            has[static_cast<std::size_t>(i)] = carried[static_cast<std::size_t>(i)] >= 0 ? 1 : 0;
-            carried_off[static_cast<std::size_t>(i)] =
-                has[static_cast<std::size_t>(i)] ? known_off[static_cast<std::size_t>(carried[static_cast<std::size_t>(i)])]
-                                                 : Point2f{};
-        }
-        neighbours.build(pending, [&](int i) { const Track& t = prev[static_cast<std::size_t>(i)]; return Point2f{t.x, t.y}; },
-                         has.data(), carried_off.data());
+        carried_around(prev);
         for (int i = 0; i < pending; ++i) {
             const Track& t = prev[static_cast<std::size_t>(i)];
             pend_ids[static_cast<std::size_t>(i)] = t.id;
@@ -248,15 +247,7 @@ struct StereoTracker::Impl {
     void match(const std::vector<Track>& live) {
         const int n = static_cast<int>(live.size());
         // Seeds of new tracks: the carried offsets of the live tracks around them (before this frame's matches).
-        lookup_carried(n, [&](int i) { return live[static_cast<std::size_t>(i)].id; });
-        for (int i = 0; i < n; ++i) {
-            has[static_cast<std::size_t>(i)] = carried[static_cast<std::size_t>(i)] >= 0 ? 1 : 0;
-            carried_off[static_cast<std::size_t>(i)] =
-                has[static_cast<std::size_t>(i)] ? known_off[static_cast<std::size_t>(carried[static_cast<std::size_t>(i)])]
-                                                 : Point2f{};
-        }
-        neighbours.build(n, [&](int i) { const Track& t = live[static_cast<std::size_t>(i)]; return Point2f{t.x, t.y}; },
-                         has.data(), carried_off.data());
+        carried_around(live);
         Point2f* pts = matcher->points();
         LkGuess* seeds = matcher->seeds();
         std::int32_t* refine = matcher->refine();

@@ -59,9 +59,10 @@ struct FeatureTracker::Impl {
     int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
 
     void check_frame(const char* where, int w, int h) const {
-        detail::check(w == width && h == height, where, "frame",
-                      "is " + detail::to_text(w) + "x" + detail::to_text(h) + ", the tracker was made for " +
-                          detail::to_text(width) + "x" + detail::to_text(height));
+        detail::check(w == width && h == height, where, "frame", [&] {
+            return "is " + detail::to_text(w) + "x" + detail::to_text(h) + ", the tracker was made for " +
+                   detail::to_text(width) + "x" + detail::to_text(height);
+        });
     }
 
     // Stages the inputs of every live track; returns their count.
@@ -71,9 +72,10 @@ struct FeatureTracker::Impl {
                              ": the previous frame is still in flight; call finish() first");
         const int n = static_cast<int>(tracks.size());
         if (predictions) {
-            detail::check(predictions->size() == tracks.size(), where, "predictions",
-                          "has " + detail::to_text(predictions->size()) + " entries, must have one per live track (" +
-                              detail::to_text(tracks.size()) + ")");
+            detail::check(predictions->size() == tracks.size(), where, "predictions", [&] {
+                return "has " + detail::to_text(predictions->size()) + " entries, must have one per live track (" +
+                       detail::to_text(tracks.size()) + ")";
+            });
             for (std::size_t i = 0; i < predictions->size(); ++i)
                 detail::check_point(where, "predictions", i, (*predictions)[i].x, (*predictions)[i].y);
         }

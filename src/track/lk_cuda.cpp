@@ -98,9 +98,10 @@ void DeviceLkTracker::track_async(const DevicePyramid& ref, const DevicePyramid&
     m.check_pyramid(where, "ref", ref);
     m.check_pyramid(where, "cur", cur);
     const DeviceView r0 = ref.level(0), c0 = cur.level(0);
-    detail::check(r0.width == c0.width && r0.height == c0.height, where, "cur",
-                  "level 0 is " + detail::to_text(c0.width) + "x" + detail::to_text(c0.height) + ", must equal ref's " +
-                      detail::to_text(r0.width) + "x" + detail::to_text(r0.height));
+    detail::check(r0.width == c0.width && r0.height == c0.height, where, "cur", [&] {
+        return "level 0 is " + detail::to_text(c0.width) + "x" + detail::to_text(c0.height) + ", must equal ref's " +
+               detail::to_text(r0.width) + "x" + detail::to_text(r0.height);
+    });
     if (count == 0) return;
     detail::check(ref_points != nullptr, where, "ref_points", "must not be null when count > 0");
     detail::check(results != nullptr, where, "results", "must not be null when count > 0");

@@ -5,6 +5,7 @@
 // template stores): the re-detections of all cameras run concurrently too.
 #include "kestrel/multi_camera_tracker.hpp"
 
+#include <cstdio>
 #include <string>
 
 #include "feature_tracker_backend.hpp"
@@ -20,16 +21,19 @@ struct MultiCameraTracker::Impl {
 
     template <class View>
     void check_frames(const char* where, const std::vector<View>& frames) const {
-        detail::check(frames.size() == cams.size(), where, "frames",
-                      "has " + detail::to_text(frames.size()) + " entries, must have one per camera (" +
-                          detail::to_text(cams.size()) + ")");
+        detail::check(frames.size() == cams.size(), where, "frames", [&] {
+            return "has " + detail::to_text(frames.size()) + " entries, must have one per camera (" +
+                   detail::to_text(cams.size()) + ")";
+        });
         for (std::size_t i = 0; i < frames.size(); ++i) {
-            const std::string name = "frames[" + detail::to_text(i) + "]";
-            validate_view(where, name.c_str(), frames[i]);
-            detail::check(frames[i].width == cams[i].width() && frames[i].height == cams[i].height(), where, name.c_str(),
-                          "is " + detail::to_text(frames[i].width) + "x" + detail::to_text(frames[i].height) +
-                              ", camera " + detail::to_text(i) + " is " + detail::to_text(cams[i].width()) + "x" +
-                              detail::to_text(cams[i].height()));
+            char name[32];  // "frames[i]", without a per-frame allocation
+            std::snprintf(name, sizeof name, "frames[%zu]", i);
+            validate_view(where, name, frames[i]);
+            detail::check(frames[i].width == cams[i].width() && frames[i].height == cams[i].height(), where, name, [&] {
+                return "is " + detail::to_text(frames[i].width) + "x" + detail::to_text(frames[i].height) + ", camera " +
+                       detail::to_text(i) + " is " + detail::to_text(cams[i].width()) + "x" +
+                       detail::to_text(cams[i].height());
+            });
         }
     }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "kestrel/error.hpp"
 
@@ -36,6 +37,13 @@ inline void check(bool ok, const char* where, const char* param, const std::stri
 /// Literal-message form: nothing is built unless the check fails (per-frame paths must not allocate).
 inline void check(bool ok, const char* where, const char* param, const char* why) {
     if (!ok) fail(where, param, why);
+}
+
+/// Lazy form: `why` is a callable returning the message, called only when the check fails (per-frame paths whose
+/// message names values must not allocate either).
+template <typename Why, typename = std::enable_if_t<std::is_invocable_r_v<std::string, Why&>>>
+void check(bool ok, const char* where, const char* param, Why&& why) {
+    if (!ok) fail(where, param, why());
 }
 
 }  // namespace kestrel::detail
