@@ -78,6 +78,11 @@ nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points_arg(
                                                                                 const char* param,
                                                                                 long expected = -1);
 
+/// A tracker's optional `predictions` argument: None -> nullptr; else an (N, 2) array with N == `tracks` (the
+/// previous result's size), copied into `buffer` (the object's, reused), whose address is returned.
+const std::vector<Point2f>* predictions_arg(nb::handle obj, const char* where, std::size_t tracks,
+                                            std::vector<Point2f>& buffer);
+
 /// One call at a time per object: the objects are not thread-safe (as in C++), and their calls run without the
 /// GIL, so a second thread calling into an object that is busy gets StateError instead of a data race.
 class InUse {

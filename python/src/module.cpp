@@ -196,6 +196,15 @@ nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points_arg(
     return nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>(a.data(), {a.shape(0), 2}, arr);
 }
 
+const std::vector<Point2f>* predictions_arg(nb::handle obj, const char* where, std::size_t tracks,
+                                            std::vector<Point2f>& buffer) {
+    if (obj.is_none()) return nullptr;
+    const auto p = points_arg(obj, where, "predictions", static_cast<long>(tracks));
+    buffer.resize(p.shape(0));
+    if (p.shape(0)) std::memcpy(buffer.data(), p.data(), p.shape(0) * sizeof(Point2f));
+    return &buffer;
+}
+
 void init_core(nb::module_& m) {
     // Exceptions: Kestrel's hierarchy, each also a subclass of the matching built-in one.
     g_error = new_exception(m, "Error", PyExc_RuntimeError, "Base of every exception Kestrel raises.");

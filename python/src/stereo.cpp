@@ -184,14 +184,8 @@ void init_stereo(nb::module_& m) {
                 if (l.on_device != r.on_device)
                     detail::fail(where, "right", "is in another memory than left: both host or both CUDA");
                 const StreamHandle s = stream_arg(stream, where);
-                const std::vector<Point2f>* preds = nullptr;
-                if (!predictions.is_none()) {
-                    const auto p = points_arg(predictions, where, "predictions",
-                                              static_cast<long>(t.trk.tracks().size()));
-                    t.predictions.resize(p.shape(0));
-                    if (p.shape(0)) std::memcpy(t.predictions.data(), p.data(), p.shape(0) * sizeof(Point2f));
-                    preds = &t.predictions;
-                }
+                const std::vector<Point2f>* preds =
+                    predictions_arg(predictions, where, t.trk.tracks().size(), t.predictions);
                 {
                     nb::gil_scoped_release unlocked;
                     if (l.on_device) {

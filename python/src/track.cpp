@@ -205,14 +205,8 @@ void init_track(nb::module_& m) {
                 const InUse in_use(t.busy, where);
                 const Frame f = image_arg(frame, where, "frame", t.scratch);
                 const StreamHandle s = stream_arg(stream, where);
-                const std::vector<Point2f>* preds = nullptr;
-                if (!predictions.is_none()) {
-                    const auto p = points_arg(predictions, where, "predictions",
-                                              static_cast<long>(t.trk.tracks().size()));
-                    t.predictions.resize(p.shape(0));
-                    if (p.shape(0)) std::memcpy(t.predictions.data(), p.data(), p.shape(0) * sizeof(Point2f));
-                    preds = &t.predictions;
-                }
+                const std::vector<Point2f>* preds =
+                    predictions_arg(predictions, where, t.trk.tracks().size(), t.predictions);
                 {
                     nb::gil_scoped_release unlocked;
                     if (f.on_device) {
