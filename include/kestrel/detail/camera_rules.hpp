@@ -34,56 +34,14 @@
 #include <cstdint>
 
 #include "kestrel/camera_types.hpp"
+#include "kestrel/detail/exact_float.hpp"
 #include "kestrel/detail/hd.hpp"
 
 namespace kestrel::detail {
 
 constexpr int kCamMaxHalvings = 60;  // step halvings that pull an iterate back into the valid region
 
-// ---- exact double operations --------------------------------------------------------------------
-KESTREL_HD double dmul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-KESTREL_HD double dadd(double a, double b) {
-#if defined(__CUDA_ARCH__)
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-KESTREL_HD double dsub(double a, double b) {
-#if defined(__CUDA_ARCH__)
-    return __dsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-KESTREL_HD double ddiv(double a, double b) {
-#if defined(__CUDA_ARCH__)
-    return __ddiv_rn(a, b);
-#else
-    return a / b;
-#endif
-}
-/// a * b + c rounded once (__fma_rn on the device, std::fma on the host: the same IEEE operation).
-KESTREL_HD double dfma(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-    return __fma_rn(a, b, c);
-#else
-    return std::fma(a, b, c);
-#endif
-}
-KESTREL_HD double dsqrt(double a) {
-#if defined(__CUDA_ARCH__)
-    return __dsqrt_rn(a);
-#else
-    return std::sqrt(a);
-#endif
-}
+// ---- double operations: the exact ones (dmul, dadd, dsub, ddiv, dfma, dsqrt) are in detail/exact_float.hpp
 /// The math libraries' atan and tan (not correctly rounded: the one source of CPU/GPU differences).
 KESTREL_HD double datan(double a) {
 #if defined(__CUDA_ARCH__)

@@ -1,4 +1,4 @@
-// The exact float operations every rules header computes with: each is one IEEE single operation, rounded
+// The exact float (and double) operations every rules header computes with: each is one IEEE operation, rounded
 // to nearest, on both sides -- __fmul_rn & co. on the device (which nvcc never contracts into an FMA), the
 // plain operator on the host (the CPU references are built without contraction) -- and ffma, a * b + c
 // rounded once, where a rule fuses on purpose. A formula written with them gives the same bits on the CPU
@@ -53,6 +53,51 @@ KESTREL_HD float ffma(float a, float b, float c) {
     return __fmaf_rn(a, b, c);
 #else
     return std::fma(a, b, c);
+#endif
+}
+
+// The same in double precision (the camera models' rules): __dmul_rn & co. on the device.
+KESTREL_HD double dmul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+KESTREL_HD double dadd(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+KESTREL_HD double dsub(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __dsub_rn(a, b);
+#else
+    return a - b;
+#endif
+}
+KESTREL_HD double ddiv(double a, double b) {
+#if defined(__CUDA_ARCH__)
+    return __ddiv_rn(a, b);
+#else
+    return a / b;
+#endif
+}
+/// a * b + c rounded once (__fma_rn on the device, std::fma on the host: the same IEEE operation).
+KESTREL_HD double dfma(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+    return __fma_rn(a, b, c);
+#else
+    return std::fma(a, b, c);
+#endif
+}
+KESTREL_HD double dsqrt(double a) {
+#if defined(__CUDA_ARCH__)
+    return __dsqrt_rn(a);
+#else
+    return std::sqrt(a);
 #endif
 }
 
