@@ -37,6 +37,7 @@
 #include "cell_detect.cuh"
 #include "fast_swar.cuh"
 #include "grid_select_block.cuh"
+#include "kernels/common/sm_count.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -300,7 +301,7 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
 }
 
 template <int K, bool kN1>
-__global__ void __launch_bounds__(kThreads, 3) cell_detect_kernel(const GridNmsParams p) {
+__global__ void __launch_bounds__(kThreads, 4) cell_detect_kernel(const GridNmsParams p) {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int rect[kMaxLevels][4];  // the cell's rectangle on level k: x0, x1, y0, y1
     __shared__ unsigned corner_count, task_count;
@@ -363,9 +364,8 @@ bool plan_cell_detect(GridNmsParams& p, ScoreType type) {
 }
 
 bool cell_detect_fits_one_wave(const GridNmsParams& p) {
-    int device = 0, sms = 0, per_sm = 0;
-    KESTREL_CUDA(cudaGetDevice(&device), "cell detect plan");
-    KESTREL_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cell detect plan");
+    const int sms = sms_available();  // a green context's partition, not the whole device
+    int per_sm = 0;
     KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cell_detect_launch(p).func, kThreads,
                                                                static_cast<std::size_t>(p.smem_bytes)),
                  "cell detect plan");

@@ -89,7 +89,7 @@ __device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, 
 }
 
 template <int K, bool kN1>
-__global__ void __launch_bounds__(kThreads, 3) grid_nms_kernel(const GridNmsParams p_in) {
+__global__ void __launch_bounds__(kThreads, 4) grid_nms_kernel(const GridNmsParams p_in) {
     // The descriptor is copied once per block into shared memory: scan_rect indexes its per-level array with
     // a run-time level, which on kernel parameters forces a per-thread local copy of the whole struct.
     __shared__ GridNmsParams p;

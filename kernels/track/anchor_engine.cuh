@@ -18,8 +18,26 @@
 
 namespace kestrel::kernels {
 
+/// A staged copy of level 0 that the anchor fit may read instead of the image (the LK kernel's window of the
+/// current image around the track's final estimate): pixel (x, y) at buf[(y - y0) * stride + (x - x0)] for
+/// x0 <= x < x0 + size, y0 <= y < y0 + size, edge pixels replicated where it reaches past the image, so a
+/// sample from it equals detail::anchor_sample's (the border rule's clamped taps). buf null: none.
+struct AnchorWindow {
+    const float* buf = nullptr;
+    int x0 = 0, y0 = 0, size = 0, stride = 0;
+};
+
+/// Taps of one sample from an AnchorWindow (detail::grid_sample's tap source): p = the address of its
+/// top-left tap.
+struct AnchorWinTaps {
+    const float* p;
+    int stride;
+    __device__ __forceinline__ float at(int i, int j) const { return p[j * stride + i]; }
+};
+
 /// The warp as the engine of detail::anchor_refine_one (one instance per lane).
 struct AnchorWarpEngine {
+    AnchorWindow win;  // staged level-0 pixels, when the caller has them (see sample())
     int n;
     float h;
     unsigned has;  // bit j: slot j holds a pixel
@@ -60,6 +78,21 @@ struct AnchorWarpEngine {
         }
     }
 
+    /// detail::anchor_sample, its four taps from the staged window when they lie in it (shared memory, the same
+    /// values), else from the image.
+    __device__ __forceinline__ float sample(const detail::LkImage& cur, const detail::AnchorState& w, float uu,
+                                            float vv) const {
+        if (win.buf != nullptr) {
+            const float px = detail::ffma(w.a00, uu, detail::ffma(w.a01, vv, w.x));
+            const float py = detail::ffma(w.a10, uu, detail::ffma(w.a11, vv, w.y));
+            const detail::PatchGrid g = detail::patch_grid(px, py, 0.0f);
+            const int i = g.x0 - win.x0, j = g.y0 - win.y0;
+            if (i >= 0 && i < win.size - 1 && j >= 0 && j < win.size - 1)
+                return detail::grid_sample(AnchorWinTaps{win.buf + j * win.stride + i, win.stride}, g, 0, 0);
+        }
+        return detail::anchor_sample(cur, w, uu, vv);
+    }
+
     __device__ float template_sum() {
         float acc[1] = {0.0f};
 #pragma unroll
@@ -94,8 +127,7 @@ struct AnchorWarpEngine {
         // Every sample first (their 32 reads are independent: one memory latency), then the sums in order.
         float img[detail::kLkMaxPerLane];
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            img[j] = (has & (1u << j)) ? detail::anchor_sample(cur, w, u[j], v[j]) : 0.0f;
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) img[j] = (has & (1u << j)) ? sample(cur, w, u[j], v[j]) : 0.0f;
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
             if (has & (1u << j)) {
@@ -115,7 +147,8 @@ struct AnchorWarpEngine {
 /// the result is the same in every lane): detail::anchor_refine_one from (fw.x, fw.y, states[f]) when fw
 /// is Tracked or NotConverged and the track's slot holds a valid template, else LostAnchor without a fit.
 __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a, const detail::LkImage& cur, int f,
-                                                             int lane, const LkResult& fw) {
+                                                             int lane, const LkResult& fw,
+                                                             const AnchorWindow& win = AnchorWindow{}) {
     detail::AnchorResult res;
     res.status = TrackStatus::LostAnchor;
     const int slot = a.slots[f];
@@ -123,6 +156,7 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
     if (alive && slot >= 0 && slot < a.capacity && a.store_valid[slot] != 0) {
         const int npx = a.setup.n * a.setup.n;
         AnchorWarpEngine eng(a.setup, a.store + static_cast<std::size_t>(slot) * 3 * npx, lane);
+        eng.win = win;
         detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;

@@ -47,10 +47,11 @@
 // accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
 // every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
 // control flow stays warp-uniform. All levels in one launch.
-// Image reads go through per-warp shared-memory windows (struct Window, stage()): per level one copy of
-// the template's neighbourhood and one of the current image's, re-copied only when the estimate leaves
-// it; the samples are bit-identical to reading the image (detail::grid_sample with detail::GridTaps). A
-// window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window);
+// Image reads go through one shared-memory window per warp (struct Window, stage()): per level the
+// template's neighbourhood is copied in and the template taken from it, then the current image's
+// neighbourhood replaces it (both loaded together: one memory latency), re-copied only when the estimate
+// leaves it (one window per warp keeps shared memory from limiting the warps an SM holds on small GPUs);
+// the samples are bit-identical to reading the image (detail::grid_sample with detail::GridTaps). A window starts at a 4-aligned column and is copied in aligned 4-byte words (8 loads per lane and window);
 // where it reaches past the image (the border rule, detail::kLkBorder) it replicates the edge pixels.
 // Two instances of each tracking kernel: N = 16 (16 x 16 patches on every level, the default: no
 // per-pixel guards, patch offsets without divisions, only that layout's code) and N = 0 (any layout).
@@ -65,7 +66,12 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 2;  // 2 x 2 staged windows of 6 KiB each: 24 KiB static shared memory
+constexpr int kWarpsPerBlock = 2;  // one staged window of 6.25 KiB per warp: 12.5 KiB static shared memory
+// Blocks an SM must be able to hold (registers: at most 80 per thread; shared memory: 12 x 13.3 KiB fits the
+// 164 KiB of an Orin SM): 24 warps per SM, so that 200 tracks run in one wave on 8 SMs instead of queueing
+// behind the 12 warps that 130-180 registers per thread would allow (the bound spills a few hundred bytes per
+// thread to L1-cached local memory).
+constexpr int kMinBlocksPerSm = 12;
 
 // Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
 // shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
@@ -165,17 +171,13 @@ __device__ __forceinline__ void store_words(const Window& win, int lane, const u
     }
 }
 
-/// Copies the placed windows a (and b when two) from their images: every load is issued before the
-/// first store, so the whole copy costs one memory latency.
-template <bool Two>
-__device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a, const detail::LkImage& ib,
-                                      const Window& b, int lane) {
-    unsigned va[kWinLoads], vb[kWinLoads];
-    load_words(ia, a, lane, va);
-    if (Two) load_words(ib, b, lane, vb);
+/// Copies the placed window w from its image: every load is issued before the first store, so the copy
+/// costs one memory latency.
+__device__ __forceinline__ void stage(const detail::LkImage& im, const Window& w, int lane) {
+    unsigned v[kWinLoads];
+    load_words(im, w, lane, v);
     __syncwarp();  // every lane is done reading the previous contents
-    store_words(a, lane, va);
-    if (Two) store_words(b, lane, vb);
+    store_words(w, lane, v);
     __syncwarp();  // the copy is visible to every lane
 }
 
@@ -184,7 +186,7 @@ __device__ __forceinline__ void stage(const detail::LkImage& ia, const Window& a
 /// and result by value, so that the engine itself stays in registers.
 __device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
     w.place(cx, cy, n, 0);
-    stage<false>(*cur, w, *cur, w, lane);
+    stage(*cur, w, lane);
     return w;
 }
 
@@ -267,7 +269,7 @@ struct WarpEngine {
         cw_level = k;
         if (ref == nullptr) {
             if (valid[k] == 0) {
-                stage<false>(cur, cw, cur, cw, lane);
+                stage(cur, cw, lane);
                 return false;
             }
             const float* base = slot_base + detail::store_level_offset(s, k);
@@ -280,20 +282,30 @@ struct WarpEngine {
                     gy[j] = base[2 * npx + i];
                 }
             }
-            stage<false>(cur, cw, cur, cw, lane);
+            stage(cur, cw, lane);
             return true;
         }
         if (!detail::inside(ref[k], rx, ry, n, 1)) {
-            stage<false>(cur, cw, cur, cw, lane);
+            stage(cur, cw, lane);
             return false;
         }
+        // One buffer for both windows: every load of both is issued first (one memory latency), the
+        // reference window is stored and the template taken from it, then the current window replaces it.
         rw.place(rx, ry, n, 1);  // covers the template's taps (see Window::place)
-        stage<true>(cur, cw, ref[k], rw, lane);
+        unsigned vr[kWinLoads], vc[kWinLoads];
+        load_words(ref[k], rw, lane, vr);
+        load_words(cur, cw, lane, vc);
+        __syncwarp();  // every lane is done reading the previous contents
+        store_words(rw, lane, vr);
+        __syncwarp();
         const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
         const WinTaps src = taps(rw, g);
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
+        __syncwarp();  // the template is read before the current window overwrites it
+        store_words(cw, lane, vc);
+        __syncwarp();
         return true;
     }
 
@@ -390,21 +402,27 @@ __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.
 
 // The staged windows of the block: per warp one current-image and one reference window.
 #define KESTREL_LK_WINDOWS(cur_buf, ref_buf)                                       \
-    __shared__ __align__(16) float lk_windows[kWarpsPerBlock][2][kWinFloats];                    \
-    float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes][0];                \
-    float* ref_buf = lk_windows[threadIdx.x / detail::kLkLanes][1];
+    __shared__ __align__(16) float lk_windows[kWarpsPerBlock][kWinFloats];         \
+    float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes];                   \
+    float* ref_buf = cur_buf;
 
 /// The anchor fit of track f after its LK result (LkLaunch::with_anchor): in the same launch, so that the
 /// kernel lasts as long as the longest LK + fit of one track rather than the longest LK plus the longest fit
 /// (tracks that LK loses, the slow ones, skip the fit).
-__device__ __forceinline__ void anchor_after(const LkLaunch& p, int f, int lane, const LkResult& res) {
+/// The fit samples level 0 from the warp's staged window where its taps lie there (the window LK left around
+/// the track's final estimate, when LK ended on level 0), else from the image: the same values either way.
+template <class Engine>
+__device__ __forceinline__ void anchor_after(const LkLaunch& p, int f, int lane, const LkResult& res,
+                                             const Engine* eng) {
     if (!p.with_anchor) return;
-    const detail::AnchorResult a = anchor_track(p.anchor, p.cur[0], f, lane, res);
+    AnchorWindow win;
+    if (eng != nullptr && eng->cw_level == 0) win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kWinStride};
+    const detail::AnchorResult a = anchor_track(p.anchor, p.cur[0], f, lane, res, win);
     if (lane == 0) p.anchor.results[f] = a;
 }
 
 template <int N>
-__global__ void lk_track_live_kernel(const LkLaunch p_in) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
     if (f >= p.count) return;  // warp-uniform
@@ -415,30 +433,32 @@ __global__ void lk_track_live_kernel(const LkLaunch p_in) {
     WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
-    anchor_after(p, f, lane, res);
+    anchor_after(p, f, lane, res, &eng);
 }
 
 template <int N>
-__global__ void lk_track_stored_kernel(const LkLaunch p_in) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_stored_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
     if (f >= p.count) return;
     const int lane = static_cast<int>(threadIdx.x & 31u);
     const int slot = p.slots[f];
     const LkGuess g = p.guesses[f];
-    LkResult res;
+    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
     if (slot < 0 || slot >= p.capacity) {
+        LkResult res;
         res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
+        if (lane == 0) p.results[f] = res;
+        anchor_after(p, f, lane, res, static_cast<const WarpEngine<N>*>(nullptr));
     } else {
-        KESTREL_LK_WINDOWS(cur_buf, ref_buf)
         WarpEngine<N> eng(p.setup, nullptr,
                        p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
                        p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, cur_buf, ref_buf);
-        res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+        const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+        if (lane == 0) p.results[f] = res;
+        anchor_after(p, f, lane, res, &eng);
     }
-    if (lane == 0) p.results[f] = res;
-    anchor_after(p, f, lane, res);
 }
 
 __global__ void lk_store_kernel(const LkLaunch p_in) {
@@ -477,7 +497,7 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
 template <int N>
-__global__ void lk_track_round_trip_kernel(const LkLaunch p_in) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_round_trip_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
     if (f >= p.count) return;  // warp-uniform
