@@ -52,8 +52,9 @@ def read_ncu(path):
             continue
         u = unit.get("gpu__time_duration.sum", "ns")
         dur_us = dur / 1000.0 if u == "ns" else (dur * 1000.0 if u == "ms" else (dur if u == "us" else dur / 1000.0))
-        clk = g("sm__cycles_elapsed.avg.per_second")
-        cu = unit.get("sm__cycles_elapsed.avg.per_second", "")
+        clk_key = "gpc__cycles_elapsed.avg.per_second"  # the SM clock during the kernel (SpeedOfLight section)
+        clk = g(clk_key)
+        cu = unit.get(clk_key, "")
         clk_hz = None
         if clk is not None:
             clk_hz = clk * {"Ghz": 1e9, "GHz": 1e9, "Mhz": 1e6, "MHz": 1e6, "hz": 1.0, "Hz": 1.0,
