@@ -62,7 +62,8 @@ public:
     virtual const std::vector<HostImage>* host_frame_pyramid() const { return nullptr; }
     virtual const DevicePyramid* device_frame_pyramid() const { return nullptr; }
     /// StereoTracker (CUDA backend): the next start() also uploads `image` into `pyramid`'s level 0 and builds
-    /// both pyramids in one launch (DevicePyramid::build_pair). Cleared by that start(); null clears it.
+    /// that pyramid, on a stream of its own that overlaps the frame's tracking and that the frame's stream joins
+    /// before start() returns. Cleared by that start(); null clears it.
     virtual void set_companion(const PyramidCompanion* c) { (void)c; }
 };
 

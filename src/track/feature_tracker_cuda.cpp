@@ -52,6 +52,9 @@ public:
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
+        KESTREL_CUDA(cudaEventCreateWithFlags(&companion_fork_, cudaEventDisableTiming), "FeatureTracker allocation");
+        KESTREL_CUDA(cudaEventCreateWithFlags(&companion_ready_, cudaEventDisableTiming), "FeatureTracker allocation");
+        KESTREL_CUDA(cudaStreamCreateWithFlags(&companion_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
         if (first_frame())
             KESTREL_CUDA(cudaMemset(lk_valid_.get(), 0, cap_ * setup_.levels * sizeof(std::int32_t)),
                          "FeatureTracker allocation");
@@ -69,7 +72,11 @@ public:
     }
     ~CudaTrackerBackend() override {
         if (store_stream_) (void)cudaStreamSynchronize(store_stream_);
+        if (companion_stream_) (void)cudaStreamSynchronize(companion_stream_);
         (void)cudaStreamDestroy(store_stream_);
+        (void)cudaStreamDestroy(companion_stream_);
+        (void)cudaEventDestroy(companion_fork_);
+        (void)cudaEventDestroy(companion_ready_);
         (void)cudaEventDestroy(frame_done_);
         (void)cudaEventDestroy(stored_);
     }
@@ -90,6 +97,7 @@ public:
         build(stream);
         order_after_store();
         track(count);
+        join_companion();
     }
 
     void start(DeviceView frame, int count, StreamHandle stream) override {
@@ -98,6 +106,7 @@ public:
         build(stream);
         order_after_store();
         track(count);
+        join_companion();
     }
 
     const DevicePyramid* device_frame_pyramid() const override { return &pyr_[frame_]; }
@@ -163,19 +172,31 @@ public:
     void swap() override { cur_ = 1 - cur_; }
 
 private:
-    // The frame's pyramid (level 0 in place), with the companion's in the same launch when one is set.
+    // The frame's pyramid (level 0 in place). A companion (the stereo right image) is uploaded and built on
+    // companion_stream_, forked from the frame's stream after this frame's upload: its copy and pyramid run
+    // while this frame's pyramid and tracking do, and the frame's stream joins it after the tracking launch
+    // (join_companion), before whatever the caller enqueues next reads it.
     void build(StreamHandle stream) {
         frame_ = cur_;
-        if (!has_companion_) {
-            pyr_[cur_].build(stream);
-            return;
+        if (has_companion_) {
+            has_companion_ = false;
+            companion_pending_ = true;
+            KESTREL_CUDA(cudaEventRecord(companion_fork_, stream), "FeatureTracker companion");
+            KESTREL_CUDA(cudaStreamWaitEvent(companion_stream_, companion_fork_, 0), "FeatureTracker companion");
+            if (companion_.on_device)
+                copy_async(companion_.device, companion_.pyramid->level0(), companion_stream_);
+            else
+                copy_async(companion_.host, companion_.pyramid->level0(), companion_stream_);
+            companion_.pyramid->build(companion_stream_);
+            KESTREL_CUDA(cudaEventRecord(companion_ready_, companion_stream_), "FeatureTracker companion");
         }
-        has_companion_ = false;
-        if (companion_.on_device)
-            copy_async(companion_.device, companion_.pyramid->level0(), stream);
-        else
-            copy_async(companion_.host, companion_.pyramid->level0(), stream);
-        DevicePyramid::build_pair(pyr_[cur_], *companion_.pyramid, stream);
+        pyr_[cur_].build(stream);
+    }
+
+    void join_companion() {
+        if (!companion_pending_) return;
+        companion_pending_ = false;
+        KESTREL_CUDA(cudaStreamWaitEvent(stream_, companion_ready_, 0), "FeatureTracker companion");
     }
 
     // finish() leaves the stores of new and re-anchored tracks in flight on store_stream_; the next frame's
@@ -259,6 +280,10 @@ private:
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;
     StreamHandle stream_ = nullptr;
+    cudaEvent_t companion_fork_ = nullptr;   // the frame's upload is enqueued (recorded on stream_)
+    cudaEvent_t companion_ready_ = nullptr;  // the companion's level 0 and pyramid are done (companion_stream_)
+    cudaStream_t companion_stream_ = nullptr;
+    bool companion_pending_ = false;
     cudaEvent_t stored_ = nullptr;      // the last stores are done (recorded on store_stream_)
     cudaEvent_t frame_done_ = nullptr;  // the frame the stores read is done (recorded on stream_)
     cudaStream_t store_stream_ = nullptr;
