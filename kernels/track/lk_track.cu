@@ -67,11 +67,12 @@ namespace kestrel::kernels {
 namespace {
 
 constexpr int kWarpsPerBlock = 2;  // one staged window of 6.25 KiB per warp: 12.5 KiB static shared memory
-// Blocks an SM must be able to hold (registers: at most 80 per thread; shared memory: 12 x 13.3 KiB fits the
-// 164 KiB of an Orin SM): 24 warps per SM, so that 200 tracks run in one wave on 8 SMs instead of queueing
-// behind the 12 warps that 130-180 registers per thread would allow (the bound spills a few hundred bytes per
-// thread to L1-cached local memory).
-constexpr int kMinBlocksPerSm = 12;
+// Blocks an SM must be able to hold: 8, i.e. at most 128 registers per thread (without the bound the compiler
+// takes 130-180, which leaves an SM 12-14 warps). A tighter bound (80 registers, 24 warps) spills into
+// local memory inside the iterations and measured slower at every SM count (H200: LK of 200 tracks 28.8
+// against 19.4 us on 132 SMs, 50 against 42 us on 8); at 128 the default 16 x 16 instances spill nothing
+// (a few bytes), the general instances (other patch sizes) a few hundred.
+constexpr int kMinBlocksPerSm = 8;
 
 // Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
 // shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
