@@ -9,22 +9,25 @@
 #   2. Nsight Compute (ncu) on the detector's and the tracker frame's rows inside the same green context:
 #      every kernel's device time, achieved occupancy, launch shape, occupancy limits and executed warp
 #      instructions, as CSV.
-# Writes everything under $OUT (else out/gpu-profile/): timing_<sms>.json, ncu_<row>_<sms>.csv, and
-# profile.tar.gz of them all; then `python3 scripts/profile_table.py DIR` (here or on the build machine)
-# prints the per-stage table of docs/jetson.md from those files.
+# Writes $OUT/profile.tar.gz (else out/gpu-profile/): a folder profile/ of timing_<sms>.json and
+# ncu_<row>_<sms>.csv, and $OUT/profile_table.md, the per-stage table of docs/jetson.md made from them by
+# `python3 scripts/profile_table.py profile/` (which also runs anywhere else on the unpacked folder).
 #
 # Environment:
 #   KESTREL_PROFILE_TIMING   microbench filter of the timed rows
 #   KESTREL_PROFILE_ROWS     space-separated microbench rows profiled by ncu (regexes, one run each)
 #   KESTREL_PROFILE_SKIP_NCU=1  timing only
+#   KESTREL_PROFILE_NCU_SMS  the SM counts that get the ncu runs (default: all of those given)
 #   KESTREL_PROFILE_SKIP_TIMING=1  ncu only
 #   KESTREL_PROFILE_LAUNCHES ncu: kernels profiled per run after the warm-up (default 60)
 #   KESTREL_PROFILE_MIN_TIME microbench --benchmark_min_time for the timed rows (default 0.1)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 gpu="$root/.gpu"
-out="${OUT:-$root/out/gpu-profile}"
-mkdir -p "$out/profile"
+out="${OUT:-$root/out/gpu-profile}"   # receives profile.tar.gz and profile_table.md
+mkdir -p "$out"
+work="$(mktemp -d "${TMPDIR:-/tmp}/kestrel-profile-out.XXXXXX")"
+mkdir -p "$work/profile"
 sms_list=("$@")
 ((${#sms_list[@]})) || sms_list=(0 16 8)
 timing_filter="${KESTREL_PROFILE_TIMING:-^floor/upload\+kernel\+8KB\+sync/752x480|^floor/stereo-upload|^floor/pose-transfer|^detector/end-to-end/752x480/|^detector/device/752x480/|^tracker/device/200/gain-offset|^tracker/frame/200/gain-offset|^stereo/frame/752x480/200|^tracker/cameras/}"
@@ -46,7 +49,7 @@ for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do [[ -z "$nc
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -n1
     cat "$gpu/manifest.txt" 2>/dev/null | head -n2
     echo "ncu: ${ncu:-none}"
-} | tee "$out/profile/environment.txt"
+} | tee "$work/profile/environment.txt"
 
 for sms in "${sms_list[@]}"; do
     sm_args=()
@@ -57,10 +60,11 @@ for sms in "${sms_list[@]}"; do
         "$bin" "${sm_args[@]}" --benchmark_filter="$timing_filter" \
             --benchmark_min_time="${KESTREL_PROFILE_MIN_TIME:-0.1}" --benchmark_repetitions=3 \
             --benchmark_report_aggregates_only=true \
-            --benchmark_out="$out/profile/timing_$tag.json" --benchmark_out_format=json 2>&1 |
-            grep -E '_median|^[a-z]' | grep -vE '_mean|_stddev|_cv' | tee "$out/profile/timing_$tag.txt"
+            --benchmark_out="$work/profile/timing_$tag.json" --benchmark_out_format=json 2>&1 |
+            grep -E '_median|^[a-z]' | grep -vE '_mean|_stddev|_cv' | tee "$work/profile/timing_$tag.txt"
     fi
     [[ "${KESTREL_PROFILE_SKIP_NCU:-0}" == 1 || -z "$ncu" ]] && continue
+    [[ " ${KESTREL_PROFILE_NCU_SMS:-${sms_list[*]}} " == *" $sms "* ]] || continue
     i=0
     for row in $rows; do
         i=$((i + 1))
@@ -72,9 +76,10 @@ for sms in "${sms_list[@]}"; do
             --metrics sm__inst_executed.sum,smsp__inst_executed.avg.per_cycle_active,dram__bytes.sum,lts__t_bytes.sum \
             --csv --page raw \
             "$bin" "${sm_args[@]}" --quick --benchmark_filter="$row" --benchmark_min_time=0.01 \
-            >"$out/profile/ncu_${i}_$tag.csv" 2>"$out/profile/ncu_${i}_$tag.log"
-        echo "    rc $?: $(grep -c '^"' "$out/profile/ncu_${i}_$tag.csv") lines; $(tail -n1 "$out/profile/ncu_${i}_$tag.log")"
+            >"$work/profile/ncu_${i}_$tag.csv" 2>"$work/profile/ncu_${i}_$tag.log"
+        echo "    rc $?: $(grep -c '^"' "$work/profile/ncu_${i}_$tag.csv") lines; $(tail -n1 "$work/profile/ncu_${i}_$tag.log")"
     done
 done
-tar -C "$out" -czf "$out/profile.tar.gz" profile
-python3 "$root/scripts/profile_table.py" "$out/profile" 2>&1 | tee "$out/profile_table.md" || true
+tar -C "$work" -czf "$out/profile.tar.gz" profile
+python3 "$root/scripts/profile_table.py" "$work/profile" 2>&1 | tee "$out/profile_table.md" || true
+rm -rf "$work"
