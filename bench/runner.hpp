@@ -4,10 +4,12 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_gpu.hpp"
@@ -38,15 +40,18 @@ public:
     virtual void paced(const Sequence& seq, double hz, int warmup, Results& r) = 0;
 };
 
-/// Key of a paced series: paced_key(20, "frame") = "paced_20hz_frame"; rows: floor, detect, frame.
+/// Key of a paced series: paced_key(20, "frame") = "paced_20hz_frame"; rows: floor, detect, frame, and the
+/// tracker frame's split: frame_track (frames without re-detection), frame_redetect (frames with it),
+/// frame_enqueue (release to track_async's return: the host's staging and launches).
 std::string paced_key(double hz, const char* row);
 /// Adds the paced series of one rate (flags: which exist in this build / backend).
 void add_paced_series(Results& r, double hz, bool cuda);
 
 /// Releases frames on a fixed schedule, as a camera does: frame i at start + i / hz, the first one period
 /// after construction. wait(i) returns at frame i's release (a coarse sleep to about 1 ms before it, then a
-/// spin: the release is met to within a microsecond or so) or at once when the release has passed (the
-/// previous frame overran; late() counts those).
+/// spin: the release is met to within a microsecond or so) or, when the release has passed, at once: the
+/// previous frame overran the period, or the sleep woke after the release (late() counts both; the latency
+/// is still measured from the release, so such a frame includes the wait).
 class Pacer {
 public:
     using Clock = std::chrono::steady_clock;
@@ -56,12 +61,15 @@ public:
     Clock::time_point wait(int i) {
         const Clock::time_point release = start_ + period_ * i;
         Clock::time_point now = Clock::now();
+        if (now <= release && release - now > std::chrono::milliseconds(2)) {
+            std::this_thread::sleep_until(release - std::chrono::milliseconds(1));
+            now = Clock::now();
+        }
         late_now_ = now > release;
         if (late_now_) {
             ++late_;
             return release;
         }
-        if (release - now > std::chrono::milliseconds(2)) std::this_thread::sleep_until(release - std::chrono::milliseconds(1));
         while (Clock::now() < release) {
         }
         return release;
@@ -81,8 +89,10 @@ private:
 };
 
 /// One paced pass over `total` frames: prepare(i) (untimed: the frame into the buffer the call reads, as a
-/// camera driver fills it), wait for frame i's release, work(i), and record the time from the release to
-/// work's return into series `key` at i - warmup (frames before `warmup` are not recorded).
+/// camera driver fills it), wait for frame i's release, work(i, release), and record the time from the release
+/// to work's return into series `key` at i - warmup (frames before `warmup` are not recorded). When work
+/// returns a series key (non-empty), the frame's latency is recorded there as well (the tracker frame's rows
+/// with and without re-detection).
 template <typename Prepare, typename Work>
 void paced_pass(Results& r, const std::string& key, double hz, int total, int warmup, Prepare&& prepare, Work&& work) {
     Series* series = r.find(key);
@@ -91,14 +101,30 @@ void paced_pass(Results& r, const std::string& key, double hz, int total, int wa
     for (int i = 0; i < total; ++i) {
         prepare(i);
         const Pacer::Clock::time_point release = pacer.wait(i);
-        work(i);
+        std::string also;
+        if constexpr (std::is_void_v<std::invoke_result_t<Work&, int, Pacer::Clock::time_point>>)
+            work(i, release);
+        else
+            also = work(i, release);
         const double us = Pacer::since_us(release);
         const int rec = i - warmup;
         if (rec < 0) continue;
         r.set(key, rec, us);
         if (pacer.was_late()) ++series->late;
+        if (also.empty()) continue;
+        Series* split = r.find(also);
+        if (!split) throw std::logic_error("bench: unknown series '" + also + "'");
+        split->values.at(static_cast<std::size_t>(rec)) = us;
+        if (pacer.was_late()) ++split->late;
     }
 }
+
+/// The tracker frame of a paced pass at `hz`: enqueue() (track_async), then finish() (returns whether the frame
+/// re-detected); records release -> enqueue()'s return into the frame_enqueue series at `rec` (rec < 0: warm-up,
+/// nothing recorded) and returns the key of the frame's split series (frame_track or frame_redetect), for
+/// paced_pass.
+std::string paced_tracker_frame(Results& r, double hz, int rec, Pacer::Clock::time_point release,
+                                const std::function<void()>& enqueue, const std::function<bool()>& finish);
 
 /// Adds the series every runner records (flags: which parts exist in this build / backend).
 void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height);
