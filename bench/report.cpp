@@ -186,7 +186,10 @@ void write_json(const Results& r, const std::string& path) {
         j.value("n", m.n).value("median", m.median).value("p10", m.p10).value("p90", m.p90).value("p99", m.p99);
         j.value("max", m.max).value("min", m.min).value("mean", m.mean);
         if (s.group != "count" && s.group != "paced") j.value("fps", m.n ? 1e6 / m.median : kNotMeasured);
-        if (s.group == "paced") j.value("late_frames", s.late);
+        if (s.group == "paced") {
+            j.value("late_frames", s.late);
+            j.value("p99_over_median", m.n ? m.p99 / m.median : kNotMeasured);
+        }
         const double floor = r.floor_of(s);
         if (std::isfinite(floor)) {
             j.value("floor_key", !s.floor_key.empty() ? s.floor_key : r.floor_key);
