@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -108,16 +107,11 @@ void add_paced_series(Results& r, double hz, bool cuda) {
 #endif
 }
 
-/// The tracker frame of a paced pass: track_async, then finish(); records the release-to-return time of
-/// track_async into the frame_enqueue series; returns the series of its kind (with or without re-detection).
-std::string paced_tracker_frame(Results& r, double hz, int rec, Pacer::Clock::time_point release,
-                                const std::function<void()>& enqueue, const std::function<bool()>& finish) {
-    enqueue();
-    const double enqueued = Pacer::since_us(release);
-    const bool redetected = finish();
-    if (rec >= 0) r.set(paced_key(hz, "frame_enqueue"), rec, enqueued);
-    return paced_key(hz, redetected ? "frame_redetect" : "frame_track");
-}
+PacedTrackerKeys::PacedTrackerKeys(double hz)
+    : frame(paced_key(hz, "frame")),
+      track(paced_key(hz, "frame_track")),
+      redetect(paced_key(hz, "frame_redetect")),
+      enqueue(paced_key(hz, "frame_enqueue")) {}
 
 namespace {
 

@@ -94,9 +94,10 @@ public:
                    [&](int i, Pacer::Clock::time_point) { (void)det_.detect(seq.frame(i).view()); });
 #if KESTREL_BENCH_TRACKER
         FeatureTracker trk(seq.width(), seq.height(), o_.tracker, Backend::Cpu);  // its own, from the start
-        paced_pass(r, paced_key(hz, "frame"), hz, seq.size(), warmup, none, [&](int i, Pacer::Clock::time_point release) {
+        const PacedTrackerKeys keys(hz);
+        paced_pass(r, keys.frame, hz, seq.size(), warmup, none, [&](int i, Pacer::Clock::time_point release) {
             return paced_tracker_frame(
-                r, hz, i - warmup, release, [&] { trk.track_async(seq.frame(i).view(), nullptr); },
+                keys, release, [&] { trk.track_async(seq.frame(i).view(), nullptr); },
                 [&] {
                     trk.finish();
                     return trk.redetected();

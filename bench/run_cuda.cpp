@@ -256,9 +256,10 @@ public:
         });
 #if KESTREL_BENCH_TRACKER
         FeatureTracker trk(w_, h_, o_.tracker, Backend::Cuda);  // a tracker of its own: the sequence from its start
-        paced_pass(r, paced_key(hz, "frame"), hz, total, warmup, prepare, [&](int i, Pacer::Clock::time_point release) {
+        const PacedTrackerKeys keys(hz);
+        paced_pass(r, keys.frame, hz, total, warmup, prepare, [&](int, Pacer::Clock::time_point release) {
             return paced_tracker_frame(
-                r, hz, i - warmup, release,
+                keys, release,
                 [&] {
                     if (zc) trk.track_async(mapped_view, s);
                     else trk.track_async(pinned_view, s);

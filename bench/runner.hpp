@@ -4,7 +4,6 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -88,11 +87,19 @@ private:
     bool late_now_ = false;
 };
 
+/// What a paced call reports besides its latency (paced_pass records it after the latency is taken, so that
+/// no bookkeeping falls inside the timed call): the split series the frame's latency also goes to, and a
+/// time of the call's own for another series. Null keys: nothing. The keys are made before the pass.
+struct PacedExtra {
+    const std::string* also = nullptr;       ///< e.g. the tracker frame's row with or without re-detection
+    const std::string* part_key = nullptr;   ///< e.g. release -> track_async's return
+    double part_us = 0;
+};
+
 /// One paced pass over `total` frames: prepare(i) (untimed: the frame into the buffer the call reads, as a
 /// camera driver fills it), wait for frame i's release, work(i, release), and record the time from the release
 /// to work's return into series `key` at i - warmup (frames before `warmup` are not recorded). When work
-/// returns a series key (non-empty), the frame's latency is recorded there as well (the tracker frame's rows
-/// with and without re-detection).
+/// returns a PacedExtra, its series are recorded too.
 template <typename Prepare, typename Work>
 void paced_pass(Results& r, const std::string& key, double hz, int total, int warmup, Prepare&& prepare, Work&& work) {
     Series* series = r.find(key);
@@ -101,30 +108,42 @@ void paced_pass(Results& r, const std::string& key, double hz, int total, int wa
     for (int i = 0; i < total; ++i) {
         prepare(i);
         const Pacer::Clock::time_point release = pacer.wait(i);
-        std::string also;
+        PacedExtra extra;
         if constexpr (std::is_void_v<std::invoke_result_t<Work&, int, Pacer::Clock::time_point>>)
             work(i, release);
         else
-            also = work(i, release);
+            extra = work(i, release);
         const double us = Pacer::since_us(release);
         const int rec = i - warmup;
         if (rec < 0) continue;
         r.set(key, rec, us);
         if (pacer.was_late()) ++series->late;
-        if (also.empty()) continue;
-        Series* split = r.find(also);
-        if (!split) throw std::logic_error("bench: unknown series '" + also + "'");
-        split->values.at(static_cast<std::size_t>(rec)) = us;
-        if (pacer.was_late()) ++split->late;
+        if (extra.also) {
+            r.set(*extra.also, rec, us);
+            if (pacer.was_late()) ++r.find(*extra.also)->late;
+        }
+        if (extra.part_key) r.set(*extra.part_key, rec, extra.part_us);
     }
 }
 
-/// The tracker frame of a paced pass at `hz`: enqueue() (track_async), then finish() (returns whether the frame
-/// re-detected); records release -> enqueue()'s return into the frame_enqueue series at `rec` (rec < 0: warm-up,
-/// nothing recorded) and returns the key of the frame's split series (frame_track or frame_redetect), for
-/// paced_pass.
-std::string paced_tracker_frame(Results& r, double hz, int rec, Pacer::Clock::time_point release,
-                                const std::function<void()>& enqueue, const std::function<bool()>& finish);
+/// The keys of the tracker frame's paced series at one rate (made once, before the pass).
+struct PacedTrackerKeys {
+    explicit PacedTrackerKeys(double hz);
+    std::string frame, track, redetect, enqueue;
+};
+/// The tracker frame of a paced pass: enqueue() (track_async), then finish() (returns whether the frame
+/// re-detected). Returns, for paced_pass, the split row of the frame (with or without re-detection) and the
+/// time from the release to enqueue()'s return.
+template <typename Enqueue, typename Finish>
+PacedExtra paced_tracker_frame(const PacedTrackerKeys& keys, Pacer::Clock::time_point release, Enqueue&& enqueue,
+                               Finish&& finish) {
+    enqueue();
+    PacedExtra e;
+    e.part_us = Pacer::since_us(release);
+    e.part_key = &keys.enqueue;
+    e.also = finish() ? &keys.redetect : &keys.track;
+    return e;
+}
 
 /// Adds the series every runner records (flags: which parts exist in this build / backend).
 void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int height);
