@@ -1,5 +1,7 @@
-# ctest helper: kestrel_bench and kestrel_microbench refuse bad --rate and --sm-count values with exit
-# status 2 and a message naming the option and its bound, before measuring anything.
+# ctest helper: kestrel_bench and kestrel_microbench refuse bad --rate and --sm-count values, and kestrel_bench
+# bad values of the default input's options (--size, --magnify, --period, --speed, --photo), with exit status 2
+# and a message naming the option and its bound, before measuring anything; a photo that cannot be read or is
+# too small for the view stops the run with exit status 1 and a message naming the file.
 # cmake -DBENCH=<kestrel_bench> [-DMICROBENCH=<kestrel_microbench>] [-DNO_GPU=1] -P check_bench_options.cmake
 # NO_GPU: this build or machine has no usable CUDA device (the --sm-count runs that would start there are
 # then expected to fail with their own message).
@@ -15,6 +17,37 @@ function(expect_refusal what message)
   endif()
   message(STATUS "${what}: refused: ${err}")
 endfunction()
+
+# A run that starts and stops on bad data: exit status 1, the message on stderr.
+function(expect_error what message)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "${what}: exit status ${rc}, expected 1 (error)\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  string(FIND "${err}" "${message}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: stderr lacks '${message}'\nstderr: ${err}")
+  endif()
+  message(STATUS "${what}: stopped: ${err}")
+endfunction()
+
+expect_refusal("--size 752" "--size expects WxH" ${BENCH} --size 752)
+expect_refusal("--magnify 0.5" "--magnify must be in [1, 16], got 0.5" ${BENCH} --magnify 0.5)
+expect_refusal("--magnify 17" "--magnify must be in [1, 16], got 17" ${BENCH} --magnify=17)
+expect_refusal("--period 5" "--period must be >= 20 frames, got 5" ${BENCH} --period 5)
+expect_refusal("--speed 0" "--speed must be in (0, 64] px per frame, got 0" ${BENCH} --speed 0)
+expect_refusal("--speed 65" "--speed must be in (0, 64] px per frame, got 65" ${BENCH} --speed 65)
+expect_refusal("--photo with --images" "--photo shapes the default input (the moving camera): not with another input"
+  ${BENCH} --photo x.png --images ${CMAKE_CURRENT_LIST_DIR})
+expect_refusal("vtest with --period" "--period shapes the default input (the moving camera): not with another input"
+  ${BENCH} vtest --period 30)
+set(quick --backend cpu --frames 1 --warmup 0 --baselines none)
+expect_error("--photo missing" "cannot read image '/nonexistent/photo.png'" ${BENCH} --photo /nonexistent/photo.png ${quick})
+if(DEFINED ENV{KESTREL_TEST_DATA} AND EXISTS "$ENV{KESTREL_TEST_DATA}/box.png")
+  # box.png (324x223) magnified twice is 648x446: smaller than the 752x480 view.
+  expect_error("--photo too small" "box.png': synthetic sequence: window larger than the photo (a 752x480 view of the photo magnified 2x)"
+    ${BENCH} --photo $ENV{KESTREL_TEST_DATA}/box.png ${quick})
+endif()
 
 expect_refusal("--rate 0" "--rate must be in (0, 1000] Hz, got '0'" ${BENCH} --rate 0)
 expect_refusal("--rate -5" "--rate must be in (0, 1000] Hz" ${BENCH} --rate=-5)

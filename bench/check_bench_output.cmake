@@ -1,24 +1,35 @@
-# ctest helper: runs kestrel_bench on the CPU backend with --json and --csv and checks the files.
-# cmake -DBENCH=<kestrel_bench> -DOUT=<dir> -DFRAMES=<n> [-DRATE=<hz>] -P check_bench_output.cmake
-# With RATE, the run adds paced passes (--rate RATE) and the paced rows are checked too.
+# ctest helper: runs kestrel_bench on the CPU backend (its default input, the moving camera) with --json and
+# --csv and checks the table and the files.
+# cmake -DBENCH=<kestrel_bench> -DOUT=<dir> -DFRAMES=<n> [-DRATE=<hz>] [-DPERIOD=<n>] [-DEXPECT_REDETECT=1]
+#       -P check_bench_output.cmake
+# With RATE, the run adds paced passes (--rate RATE) and the paced rows are checked too. With PERIOD, the
+# moving camera's period (--period): the measured frames must loop over it. The tracker frame's rows with and
+# without re-detection must split the frames between them (every frame in exactly one, with the frame's own
+# time, as the `redetected` count says); with EXPECT_REDETECT, both must hold frames, back to back and paced.
 cmake_minimum_required(VERSION 3.24)  # policies: quoted if() arguments, IN_LIST
 file(MAKE_DIRECTORY ${OUT})
 set(tag bench_cpu)
-set(rate_args "")
+set(extra_args "")
 if(DEFINED RATE)
   set(tag bench_cpu_paced)
-  set(rate_args --rate ${RATE})
+  list(APPEND extra_args --rate ${RATE})
 endif()
+if(DEFINED PERIOD)
+  list(APPEND extra_args --period ${PERIOD})
+endif()
+set(warmup 2)
 set(json ${OUT}/${tag}.json)
 set(csv ${OUT}/${tag}.csv)
 file(REMOVE ${json} ${csv})
-execute_process(COMMAND ${BENCH} --backend cpu --crop 752x480 --frames ${FRAMES} --warmup 2 ${rate_args} --json ${json} --csv ${csv}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+execute_process(COMMAND ${BENCH} --backend cpu --crop 752x480 --frames ${FRAMES} --warmup ${warmup} ${extra_args}
+  --json ${json} --csv ${csv} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "kestrel_bench failed (${rc}): ${err}")
 endif()
-foreach(line "backend: CPU" "Per-frame times in microseconds over ${FRAMES} measured frames" "detection (CPU backend)")
+foreach(line "backend: CPU" "Per-frame times in microseconds over ${FRAMES} measured frames" "detection (CPU backend)"
+             "input: a camera moving over " "(the demo's sequence: 752x480" "frames: 752x480 -> 752x480"
+             "tracker frame end to end, frames without re-detection" "tracker frame end to end, frames with re-detection")
   string(FIND "${out}" "${line}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the table lacks '${line}'")
@@ -53,11 +64,101 @@ list(LENGTH found nfound)
 if(nfound LESS 5)  # cv_fast_grid only when OpenCV is built in
   message(FATAL_ERROR "JSON lacks expected series (found: ${found})")
 endif()
+string(FIND "${out}" "   p99       max" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "the table lacks its p99 column")
+endif()
+
+# string(JSON GET) of a null (a frame not measured) gives "null" or an empty string, depending on the CMake version.
+function(is_null v var)
+  if(v STREQUAL "null" OR v STREQUAL "")
+    set(${var} TRUE PARENT_SCOPE)
+  else()
+    set(${var} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The series with key `k`: its index in the JSON, in variable `var`.
+function(series_index k var)
+  foreach(i RANGE ${last})
+    string(JSON key GET "${j}" series ${i} key)
+    if(key STREQUAL k)
+      set(${var} ${i} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "JSON lacks series ${k}")
+endfunction()
+
+# check_split(<all> <without> <with> [<flag>]): every frame of <all> is in exactly one of <without> / <with>,
+# with the same value; <flag> (a count series, 1 = re-detected) says which one. Sets split_with to the
+# number of frames with re-detection.
+function(check_split all without with flag)
+  series_index(${all} ia)
+  series_index(${without} iw)
+  series_index(${with} ir)
+  if(flag)
+    series_index(${flag} if)
+  endif()
+  set(nwith 0)
+  math(EXPR lastf "${FRAMES} - 1")
+  foreach(f RANGE ${lastf})
+    string(JSON va GET "${j}" series ${ia} per_frame ${f})
+    string(JSON vw GET "${j}" series ${iw} per_frame ${f})
+    string(JSON vr GET "${j}" series ${ir} per_frame ${f})
+    is_null("${va}" na)
+    is_null("${vw}" nw)
+    is_null("${vr}" nr)
+    if(na)
+      message(FATAL_ERROR "${all}: frame ${f} not measured")
+    endif()
+    if(nr)
+      set(got "${vw}")
+      set(other_null ${nr})
+      set(redetected 0)
+    else()
+      set(got "${vr}")
+      set(other_null ${nw})
+      set(redetected 1)
+      math(EXPR nwith "${nwith} + 1")
+    endif()
+    if(NOT other_null OR NOT got EQUAL va)
+      message(FATAL_ERROR "frame ${f}: ${all} = ${va}, ${without} = ${vw}, ${with} = ${vr}: the frame must be in "
+                          "exactly one of the split rows, with its own time")
+    endif()
+    if(flag)
+      string(JSON vf GET "${j}" series ${if} per_frame ${f})
+      if(NOT vf EQUAL redetected)
+        message(FATAL_ERROR "frame ${f}: ${flag} = ${vf}, but the frame is in the ${with} row: ${redetected}")
+      endif()
+    endif()
+  endforeach()
+  if(EXPECT_REDETECT AND (nwith EQUAL 0 OR nwith EQUAL FRAMES))
+    message(FATAL_ERROR "${all}: ${nwith} of ${FRAMES} frames re-detected; the default input must re-detect on some "
+                        "frames and not on others")
+  endif()
+  message(STATUS "${all}: ${nwith} of ${FRAMES} frames with re-detection, split consistently")
+endfunction()
+check_split(frame_e2e frame_track frame_redetect redetected)
+
+# The moving camera loops over its period: frame i shows source frame (warm-up + i) mod period.
+if(DEFINED PERIOD)
+  string(JSON nsrc LENGTH "${j}" source_index)
+  math(EXPR lastf "${FRAMES} - 1")
+  foreach(f RANGE ${lastf})
+    string(JSON si GET "${j}" source_index ${f})
+    math(EXPR want "(${warmup} + ${f}) % ${PERIOD}")
+    if(NOT si EQUAL want)
+      message(FATAL_ERROR "source_index[${f}] = ${si}, expected ${want} (the motion's period ${PERIOD} looped)")
+    endif()
+  endforeach()
+endif()
 
 if(DEFINED RATE)
   # The paced rows: the table's section, and per series every frame measured, median <= p99 <= max.
   foreach(line "Paced frames (--rate)" "detection end to end at ${RATE} Hz" "tracker frame end to end at ${RATE} Hz"
-               "paced: after the back-to-back run")
+               "paced: after the back-to-back run" "tracker frame at ${RATE} Hz, frames without re-detection"
+               "tracker frame at ${RATE} Hz, frames with re-detection" "p99/med")
     string(FIND "${out}" "${line}" at)
     if(at EQUAL -1)
       message(FATAL_ERROR "the paced run's output lacks '${line}'")
@@ -73,8 +174,16 @@ if(DEFINED RATE)
       string(JSON p99 GET "${j}" series ${i} p99)
       string(JSON max GET "${j}" series ${i} max)
       string(JSON late GET "${j}" series ${i} late_frames)
-      if(NOT group STREQUAL "paced" OR NOT n EQUAL FRAMES OR NOT median GREATER 0 OR p99 LESS median OR max LESS p99
-         OR late LESS 0)
+      string(JSON ratio GET "${j}" series ${i} p99_over_median)
+      if(n GREATER 0 AND (ratio LESS 1 OR ratio GREATER 1000))
+        message(FATAL_ERROR "paced series ${key}: p99_over_median ${ratio}, p99 ${p99}, median ${median}")
+      endif()
+      set(want_n ${FRAMES})
+      if(key MATCHES "_frame_(track|redetect)$")  # the split rows: some of the frames each (checked below)
+        set(want_n ${n})
+      endif()
+      if(NOT group STREQUAL "paced" OR NOT n EQUAL want_n OR (n GREATER 0 AND (NOT median GREATER 0 OR p99 LESS median
+         OR max LESS p99)) OR late LESS 0)
         message(FATAL_ERROR "paced series ${key}: group ${group}, n ${n}, median ${median}, p99 ${p99}, max ${max}, "
                             "late ${late}")
       endif()
@@ -87,6 +196,19 @@ if(DEFINED RATE)
   if("paced_${RATE}hz_floor" IN_LIST paced)
     message(FATAL_ERROR "the CPU backend has no floor, but the JSON has paced_${RATE}hz_floor")
   endif()
+  check_split(paced_${RATE}hz_frame paced_${RATE}hz_frame_track paced_${RATE}hz_frame_redetect "")
+  # track_async returns before the frame's results: release -> its return <= release -> results, every frame.
+  series_index(paced_${RATE}hz_frame ia)
+  series_index(paced_${RATE}hz_frame_enqueue ie)
+  math(EXPR lastf "${FRAMES} - 1")
+  foreach(f RANGE ${lastf})
+    string(JSON va GET "${j}" series ${ia} per_frame ${f})
+    string(JSON ve GET "${j}" series ${ie} per_frame ${f})
+    is_null("${ve}" ne)
+    if(ne OR ve GREATER va OR NOT ve GREATER 0)
+      message(FATAL_ERROR "paced frame ${f}: release to track_async's return ${ve} us, to the results ${va} us")
+    endif()
+  endforeach()
 endif()
 
 file(STRINGS ${csv} rows)
@@ -96,7 +218,10 @@ if(NOT nrows EQUAL want)
   message(FATAL_ERROR "CSV has ${nrows} lines, expected ${want} (header + one per frame)")
 endif()
 list(GET rows 0 header)
-if(NOT header MATCHES "^frame,source_index,detect_e2e,")
+if(NOT header MATCHES "^frame,source_index,detect_e2e,frame_e2e,frame_track,frame_redetect,")
   message(FATAL_ERROR "CSV header unexpected: ${header}")
+endif()
+if(DEFINED RATE AND NOT header MATCHES ",paced_${RATE}hz_frame,paced_${RATE}hz_frame_track,paced_${RATE}hz_frame_redetect,paced_${RATE}hz_frame_enqueue(,|$)")
+  message(FATAL_ERROR "CSV header lacks the paced tracker columns: ${header}")
 endif()
 message(STATUS "kestrel_bench CPU run: table, JSON (${nseries} series) and CSV (${nrows} lines) OK")

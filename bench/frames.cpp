@@ -16,10 +16,14 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "examples/common/synthetic.hpp"
 #include "frames.hpp"
 
 #ifndef KESTREL_BENCH_DEFAULT_DATA
 #define KESTREL_BENCH_DEFAULT_DATA ""
+#endif
+#ifndef KESTREL_BENCH_OPENCV_DATA
+#define KESTREL_BENCH_OPENCV_DATA "/usr/share/doc/opencv-doc/examples/data"
 #endif
 
 namespace fs = std::filesystem;
@@ -174,7 +178,7 @@ std::unique_ptr<FrameSource> open_image_folder(const std::string& dir) {
     return std::make_unique<FileListSource>(std::move(files), "image folder " + dir);
 }
 
-std::unique_ptr<FrameSource> open_default_sequence(const std::string& data_dir) {
+std::unique_ptr<FrameSource> open_vtest_sequence(const std::string& data_dir) {
     std::vector<std::string> files;
     for (int i = 0;; ++i) {
         char name[32];
@@ -187,9 +191,62 @@ std::unique_ptr<FrameSource> open_default_sequence(const std::string& data_dir) 
     if (files.empty())
         throw std::runtime_error("no vtest_000.png in '" + data_dir + "': build the test data (ninja kestrel_testdata) "
                                  "or pass --data DIR / set KESTREL_TEST_DATA");
-    return std::make_unique<FileListSource>(std::move(files), "default sequence (opencv-doc vtest.avi frames, " +
+    return std::make_unique<FileListSource>(std::move(files), "vtest (opencv-doc vtest.avi frames, a fixed camera, " +
                                                                   std::to_string(files.size()) + " frames in " +
                                                                   data_dir + ")");
+}
+
+std::string default_photo(const std::string& data_dir) {
+    std::error_code ec;
+    if (!data_dir.empty() && fs::is_regular_file(fs::path(data_dir) / "graf1.png", ec))
+        return (fs::path(data_dir) / "graf1.png").string();
+    const fs::path doc = fs::path(KESTREL_BENCH_OPENCV_DATA) / "graf1.png";
+    if (fs::is_regular_file(doc, ec)) return doc.string();
+    return {};
+}
+
+namespace {
+
+// The demo's moving camera (kestrel_examples::SyntheticSequence), frame i = the view at time i mod period.
+class MovingCameraSource : public FrameSource {
+public:
+    MovingCameraSource(const MovingCamera& m, const std::string& photo)
+        : seq_(load_grey(photo), m.period, m.width, m.height,
+               kestrel_examples::SyntheticMotion{m.magnification, m.max_speed, m.max_speed * 5.0 / 8.0}) {
+        char b[512];
+        std::snprintf(b, sizeof b,
+                      "a camera moving over %s (the demo's sequence: %dx%d, the photo magnified %gx; pan, roll +-4 deg "
+                      "and zoom, up to %.1f px per frame; one period in %d frames, looped)",
+                      photo.c_str(), m.width, m.height, m.magnification, static_cast<double>(seq_.max_step()), m.period);
+        what_ = b;
+    }
+    std::string describe() const override { return what_; }
+    int size() const override { return seq_.frames(); }
+    HostImage read(int i) override { return i >= 0 && i < size() ? seq_.render(i) : HostImage{}; }
+    bool periodic() const override { return true; }
+
+private:
+    kestrel_examples::SyntheticSequence seq_;
+    std::string what_;
+};
+
+}  // namespace
+
+std::unique_ptr<FrameSource> open_moving_camera(const MovingCamera& m, const std::string& data_dir) {
+    const std::string photo = !m.photo.empty() ? m.photo : default_photo(data_dir);
+    if (photo.empty())
+        throw std::runtime_error("no photo for the default input (a camera moving over graf1.png): build the test data "
+                                 "(ninja kestrel_testdata), install opencv-doc, pass --data DIR or --photo PATH, or set "
+                                 "KESTREL_TEST_DATA");
+    try {
+        return std::make_unique<MovingCameraSource>(m, photo);
+    } catch (const std::runtime_error& e) {
+        const std::string why = e.what();
+        if (why.rfind("cannot read image", 0) == 0) throw;
+        char b[128];
+        std::snprintf(b, sizeof b, " (a %dx%d view of the photo magnified %gx)", m.width, m.height, m.magnification);
+        throw std::runtime_error("photo '" + photo + "': " + why + b);
+    }
 }
 
 std::string find_test_data(const std::string& flag) {
@@ -222,8 +279,9 @@ Sequence::Sequence(std::unique_ptr<FrameSource> source, const FrameGeometry& geo
     if (distinct_.empty()) throw std::runtime_error(description_ + ": no frame could be read");
     const int n = distinct();
     looped_ = n < count;
+    periodic_ = source->periodic();
     order_.resize(static_cast<std::size_t>(count));
-    const int period = n > 1 ? 2 * n - 2 : 1;  // 0 1 .. n-1 n-2 .. 1 | 0 1 ..
+    const int period = periodic_ ? n : n > 1 ? 2 * n - 2 : 1;  // periodic: 0 1 .. n-1 | 0 1 ..; else 0 .. n-1 n-2 .. 1 | 0 ..
     for (int i = 0; i < count; ++i) {
         const int j = i % period;
         order_[static_cast<std::size_t>(i)] = j < n ? j : period - j;

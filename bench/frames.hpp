@@ -1,6 +1,7 @@
 // Frame input of the benches: image loading (stb_image, no OpenCV), geometric preparation (crop,
-// resize, size cap) and the sequences kestrel_bench reads (EuRoC folder, image folder, video file,
-// the embedded default vtest frames). Everything is loaded into memory before timing starts.
+// resize, size cap) and the sequences kestrel_bench reads (the default: a camera moving over a real
+// photo, the demo's sequence; EuRoC folder, image folder, video file, the vtest frames). Everything is
+// loaded (or rendered) into memory before timing starts.
 #pragma once
 #include <functional>
 #include <memory>
@@ -39,6 +40,9 @@ public:
     virtual int size() const = 0;
     /// Frame i (grey, as stored), or an empty image past the end.
     virtual HostImage read(int i) = 0;
+    /// True when the last frame continues into the first (a periodic motion): a longer sequence loops
+    /// instead of playing forwards then backwards.
+    virtual bool periodic() const { return false; }
 };
 
 /// EuRoC/ASL folder: <dir>/mav0/cam0/data.csv (timestamp,filename) and <dir>/mav0/cam0/data/*.png;
@@ -46,8 +50,26 @@ public:
 std::unique_ptr<FrameSource> open_euroc(const std::string& dir);
 /// Every .png/.jpg/.jpeg/.pgm/.ppm file of a folder, in name order.
 std::unique_ptr<FrameSource> open_image_folder(const std::string& dir);
-/// vtest_000.png, vtest_001.png ... of the prepared test-data folder (the default sequence).
-std::unique_ptr<FrameSource> open_default_sequence(const std::string& data_dir);
+/// vtest_000.png, vtest_001.png ... of the prepared test-data folder (a fixed camera; input `vtest`).
+std::unique_ptr<FrameSource> open_vtest_sequence(const std::string& data_dir);
+
+/// The default input: a camera moving over a real photo, the demo's sequence (examples/common/synthetic.hpp:
+/// pan along a Lissajous curve, roll +-4 degrees, zoom 0.88..1), rendered at width x height with the photo
+/// magnified `magnification` times, one period of the motion in `period` frames, the pan at most
+/// `max_speed` px per frame in x (5/8 of it in y). Fast enough that tracks leave the view and the tracker
+/// re-detects. Periodic: a longer sequence loops. Throws std::runtime_error naming the photo when it
+/// cannot be read or is too small for the window.
+struct MovingCamera {
+    std::string photo;  ///< empty: default_photo()
+    int width = 752, height = 480;
+    double magnification = 2.0;
+    int period = 200;
+    double max_speed = 16.0;
+};
+std::unique_ptr<FrameSource> open_moving_camera(const MovingCamera& m, const std::string& data_dir);
+/// The photo of the default input: graf1.png of the test-data folder `data_dir` (the build's testdata/,
+/// prepared from opencv-doc), else opencv-doc's own graf1.png; empty when neither exists.
+std::string default_photo(const std::string& data_dir);
 /// True when this build reads video files (OpenCV videoio; CMake option KESTREL_BENCH_VIDEO).
 bool video_supported();
 /// A video file (throws std::runtime_error when this build has no video support).
@@ -60,8 +82,8 @@ bool is_euroc(const std::string& dir);
 std::string find_test_data(const std::string& flag);
 
 /// The measured sequence: `count` prepared frames taken from the source in order; when the source is
-/// shorter it is played forwards then backwards (ping-pong, so that motion stays continuous and
-/// tracks are not cut by a jump). Distinct frames are loaded and prepared once.
+/// shorter it is repeated when periodic, else played forwards then backwards (ping-pong), so that
+/// motion stays continuous and tracks are not cut by a jump. Distinct frames are loaded and prepared once.
 class Sequence {
 public:
     Sequence(std::unique_ptr<FrameSource> source, const FrameGeometry& geometry, int count,
@@ -76,13 +98,15 @@ public:
     int source_height() const { return source_height_; }
     const std::string& description() const { return description_; }
     bool looped() const { return looped_; }
+    /// Whether a looped source was repeated (periodic) rather than played forwards then backwards.
+    bool periodic() const { return periodic_; }
 
 private:
     std::vector<HostImage> distinct_;
     std::vector<int> order_;
     std::string description_;
     int source_width_ = 0, source_height_ = 0;
-    bool looped_ = false;
+    bool looped_ = false, periodic_ = false;
 };
 
 }  // namespace kestrel::bench

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        auto src = kb::open_default_sequence(dir);
+        auto src = kb::open_vtest_sequence(dir);
         const HostImage f0 = src->read(0), f1 = src->read(1);
         const kb::FrameGeometry g752{752, 480, 0, 0, 0, 0};
         const kb::FrameGeometry g720{768, 432, 1280, 720, 0, 0};

@@ -16,13 +16,24 @@ const char* kUsage = R"(kestrel_bench: Kestrel's detector and tracker against Op
 
 usage: kestrel_bench [INPUT] [options]
 
-input (default: the embedded sequence, opencv-doc vtest.avi frames, played forwards and backwards)
-  INPUT                 an EuRoC folder, an image folder or a video file (detected)
+input (default: a camera moving over a real photo, the demo's sequence: opencv-doc's graf1.png seen
+       through a 752x480 window that pans, rolls and zooms, fast enough that tracks leave the view and the
+       tracker re-detects)
+  INPUT                 an EuRoC folder, an image folder or a video file (detected), or `vtest`: the
+                        vtest.avi frames of the test data (a fixed camera), played forwards and backwards
   --euroc DIR           EuRoC/ASL folder (mav0/cam0/data.csv + data/*.png; DIR may be mav0 or cam0)
   --images DIR          every .png/.jpg/.pgm/.ppm of DIR in name order
   --video FILE          a video file (only in builds with OpenCV videoio: KESTREL_BENCH_VIDEO)
-  --data DIR            test-data folder holding vtest_000.png ... (default: $KESTREL_TEST_DATA, else
-                        the build tree's testdata/)
+  --data DIR            test-data folder holding graf1.png and vtest_000.png ... (default:
+                        $KESTREL_TEST_DATA, else the build tree's testdata/; the photo also from opencv-doc)
+  --photo PATH          the default input's photo (default graf1.png; e.g. opencv-doc's starry_night.jpg
+                        for dense texture)
+  --size WxH            the default input's frame size (default 752x480)
+  --magnify F           the photo's magnification in the default input, in [1, 16] (default 2)
+  --period N            frames of one period of the default input's motion, >= 20 (default 200, the
+                        demo's; longer runs loop it)
+  --speed PX            the pan's speed cap in x, px per frame, in (0, 64] (default 16, the demo's 8 at
+                        2x; y: 5/8 of it)
   --crop WxH            centre crop of every frame (e.g. 752x480, EuRoC's size)
   --resize WxH          resize (bilinear) after the crop (e.g. --crop 768x432 --resize 1280x720)
   --max-width N, --max-height N
@@ -174,6 +185,7 @@ int parse_options(int argc, char** argv, Options& o) {
     DetectorConfig& d = o.tracker.detector;
     LkConfig& lk = o.tracker.lk;
     std::string positional;
+    std::string default_input_option;  // the last option that shapes the default input (refused with another input)
     try {
         for (int i = 1; i < argc; ++i) {
             std::string a = argv[i], v;
@@ -195,6 +207,25 @@ int parse_options(int argc, char** argv, Options& o) {
             else if (a == "--images") o.images = val();
             else if (a == "--video") o.video = val();
             else if (a == "--data") o.data = val();
+            else if (a == "--photo") o.camera.photo = val();
+            else if (a == "--size") {
+                if (!parse_size(val(), o.camera.width, o.camera.height)) throw Bad("--size expects WxH");
+                default_input_option = a;
+            } else if (a == "--magnify") {
+                o.camera.magnification = to_double(a, val());
+                if (!(o.camera.magnification >= 1 && o.camera.magnification <= 16))
+                    throw Bad("--magnify must be in [1, 16], got " + rate_text(o.camera.magnification));
+                default_input_option = a;
+            } else if (a == "--period") {
+                o.camera.period = to_int(a, val());
+                if (o.camera.period < 20) throw Bad("--period must be >= 20 frames, got " + std::to_string(o.camera.period));
+                default_input_option = a;
+            } else if (a == "--speed") {
+                o.camera.max_speed = to_double(a, val());
+                if (!(o.camera.max_speed > 0 && o.camera.max_speed <= 64))
+                    throw Bad("--speed must be in (0, 64] px per frame, got " + rate_text(o.camera.max_speed));
+                default_input_option = a;
+            }
             else if (a == "--crop") {
                 if (!parse_size(val(), o.geometry.crop_width, o.geometry.crop_height)) throw Bad("--crop expects WxH");
             } else if (a == "--resize") {
@@ -272,8 +303,15 @@ int parse_options(int argc, char** argv, Options& o) {
             else if (positional.empty()) positional = a;
             else throw Bad("more than one input given: '" + positional + "' and '" + a + "'");
         }
+        if (!o.camera.photo.empty() && default_input_option.empty()) default_input_option = "--photo";
+        std::error_code ec;
+        if (positional == "vtest" && !std::filesystem::exists(positional, ec)) {
+            o.vtest = true;
+            positional.clear();
+            if (!o.euroc.empty() || !o.images.empty() || !o.video.empty())
+                throw Bad("give one input: vtest, --euroc, --images or --video");
+        }
         if (!positional.empty()) {
-            std::error_code ec;
             if (!std::filesystem::exists(positional, ec))
                 throw Bad("input '" + positional + "' does not exist (an EuRoC folder, an image folder or a video file)");
             if (!o.euroc.empty() || !o.images.empty() || !o.video.empty())
@@ -284,6 +322,8 @@ int parse_options(int argc, char** argv, Options& o) {
         }
         if ((!o.euroc.empty()) + (!o.images.empty()) + (!o.video.empty()) > 1)
             throw Bad("give one input: --euroc, --images or --video");
+        if (!default_input_option.empty() && (o.vtest || !o.euroc.empty() || !o.images.empty() || !o.video.empty()))
+            throw Bad(default_input_option + " shapes the default input (the moving camera): not with another input");
         if (o.frames < 1) throw Bad("--frames must be >= 1");
         if (o.warmup < 0) throw Bad("--warmup must be >= 0");
         if (o.backend != "auto" && o.backend != "cuda" && o.backend != "cpu")

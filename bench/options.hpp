@@ -9,8 +9,10 @@
 namespace kestrel::bench {
 
 struct Options {
-    // input: at most one of these; none = the default sequence from `data`
+    // input: at most one of these; none = the default, a camera moving over a photo (`camera`; the photo from `data`)
     std::string euroc, images, video, data;
+    bool vtest = false;  ///< input `vtest`: the vtest.avi frames of the test data (a fixed camera)
+    MovingCamera camera;  ///< the default input's photo, view size and motion
     FrameGeometry geometry;
     int frames = 300;  ///< measured frames (statistics need >= 300)
     int warmup = 30;   ///< frames run before measuring (not recorded)

@@ -78,8 +78,8 @@ void print_report(const Results& r, std::ostream& os) {
     char line[256];
     os << "\nPer-frame times in microseconds over " << r.frames << " measured frames "
        << "(wall = steady clock around the call and its synchronisation; device = CUDA events)\n";
-    std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %7s %8s\n", "", "kind", "median", "p10", "p90", "max",
-                  "fps", "x floor");
+    std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %9s %7s %8s\n", "", "kind", "median", "p10", "p90",
+                  "p99", "max", "fps", "x floor");
     os << line;
     std::string group;
     for (const Series& s : r.series) {
@@ -93,9 +93,9 @@ void print_report(const Results& r, std::ostream& os) {
         const std::string label = "  " + s.label;
         const double floor = r.floor_of(s);
         const bool ratio = std::isfinite(floor) && m.n > 0;
-        std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %7s %8s%s\n", label.c_str(), s.kind.c_str(),
-                      num(m.median).c_str(),
-                      num(m.p10).c_str(), num(m.p90).c_str(), num(m.max).c_str(),
+        std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %9s %7s %8s%s\n", label.c_str(), s.kind.c_str(),
+                      num(m.median).c_str(), num(m.p10).c_str(), num(m.p90).c_str(), num(m.p99).c_str(),
+                      num(m.max).c_str(),
                       num(m.n ? 1e6 / m.median : kNotMeasured, "%.0f").c_str(),
                       ratio ? num(m.median / floor, "%.2f").c_str() : "",
                       m.n > 0 && m.n < r.frames ? (" (" + std::to_string(m.n) + " frames)").c_str() : "");
@@ -106,19 +106,19 @@ void print_report(const Results& r, std::ostream& os) {
         if (s.group != "paced") continue;
         if (!paced) {
             os << "\nPaced frames (--rate): latency in microseconds from the frame's release to its results on the "
-                  "host,\none pass per row and rate, the GPU idle between frames; x floor = median / the paced "
-                  "floor's median at the same rate\n";
-            std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %8s\n", "", "kind", "median", "p99", "max",
-                          "late", "x floor");
+                  "host,\none pass per row and rate, the GPU idle between frames; p99/med = p99 / median; x floor = "
+                  "median / the paced\nfloor's median at the same rate\n";
+            std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %7s %9s %8s\n", "", "kind", "median", "p99", "max",
+                          "p99/med", "late", "x floor");
             os << line;
         }
         paced = true;
         const Summary m = summarize(s.values);
         const double floor = r.floor_of(s);
         const std::string label = "  " + s.label;
-        std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %9s %8s%s\n", label.c_str(), s.kind.c_str(),
+        std::snprintf(line, sizeof line, "%-64s %-8s %9s %9s %9s %7s %9s %8s%s\n", label.c_str(), s.kind.c_str(),
                       num(m.median).c_str(), num(m.p99).c_str(), num(m.max).c_str(),
-                      std::to_string(s.late).c_str(),
+                      num(m.n > 0 ? m.p99 / m.median : kNotMeasured, "%.2f").c_str(), std::to_string(s.late).c_str(),
                       std::isfinite(floor) && m.n > 0 ? num(m.median / floor, "%.2f").c_str() : "",
                       m.n > 0 && m.n < r.frames ? (" (" + std::to_string(m.n) + " frames)").c_str() : "");
         os << line;
@@ -186,7 +186,10 @@ void write_json(const Results& r, const std::string& path) {
         j.value("n", m.n).value("median", m.median).value("p10", m.p10).value("p90", m.p90).value("p99", m.p99);
         j.value("max", m.max).value("min", m.min).value("mean", m.mean);
         if (s.group != "count" && s.group != "paced") j.value("fps", m.n ? 1e6 / m.median : kNotMeasured);
-        if (s.group == "paced") j.value("late_frames", s.late);
+        if (s.group == "paced") {
+            j.value("late_frames", s.late);
+            j.value("p99_over_median", m.n ? m.p99 / m.median : kNotMeasured);
+        }
         const double floor = r.floor_of(s);
         if (std::isfinite(floor)) {
             j.value("floor_key", !s.floor_key.empty() ? s.floor_key : r.floor_key);

@@ -91,10 +91,18 @@ public:
         // The CPU backend reads the frame where it lies: nothing to prepare, no floor.
         const auto none = [](int) {};
         paced_pass(r, paced_key(hz, "detect"), hz, seq.size(), warmup, none,
-                   [&](int i) { (void)det_.detect(seq.frame(i).view()); });
+                   [&](int i, Pacer::Clock::time_point) { (void)det_.detect(seq.frame(i).view()); });
 #if KESTREL_BENCH_TRACKER
         FeatureTracker trk(seq.width(), seq.height(), o_.tracker, Backend::Cpu);  // its own, from the start
-        paced_pass(r, paced_key(hz, "frame"), hz, seq.size(), warmup, none, [&](int i) { trk.track(seq.frame(i).view()); });
+        const PacedTrackerKeys keys(hz);
+        paced_pass(r, keys.frame, hz, seq.size(), warmup, none, [&](int i, Pacer::Clock::time_point release) {
+            return paced_tracker_frame(
+                keys, release, [&] { trk.track_async(seq.frame(i).view(), nullptr); },
+                [&] {
+                    trk.finish();
+                    return trk.redetected();
+                });
+        });
 #endif
     }
 

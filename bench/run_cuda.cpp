@@ -247,18 +247,27 @@ public:
             if (mapped_.get()) std::memcpy(mapped_.get(), seq.frame(i).data(), static_cast<std::size_t>(w_) * h_);
         };
         const int total = seq.size();
-        paced_pass(r, paced_key(hz, "floor"), hz, total, warmup, prepare, [&](int) { floor_trip(pinned_view, s); });
-        paced_pass(r, paced_key(hz, "detect"), hz, total, warmup, prepare, [&](int) {
+        paced_pass(r, paced_key(hz, "floor"), hz, total, warmup, prepare,
+                   [&](int, Pacer::Clock::time_point) { floor_trip(pinned_view, s); });
+        paced_pass(r, paced_key(hz, "detect"), hz, total, warmup, prepare, [&](int, Pacer::Clock::time_point) {
             if (zc) det_.detect_async(mapped_view, s);
             else det_.detect_async(pinned_view, s);
             stream_.sync("bench: paced detection");
         });
 #if KESTREL_BENCH_TRACKER
         FeatureTracker trk(w_, h_, o_.tracker, Backend::Cuda);  // a tracker of its own: the sequence from its start
-        paced_pass(r, paced_key(hz, "frame"), hz, total, warmup, prepare, [&](int) {
-            if (zc) trk.track_async(mapped_view, s);
-            else trk.track_async(pinned_view, s);
-            trk.finish();
+        const PacedTrackerKeys keys(hz);
+        paced_pass(r, keys.frame, hz, total, warmup, prepare, [&](int, Pacer::Clock::time_point release) {
+            return paced_tracker_frame(
+                keys, release,
+                [&] {
+                    if (zc) trk.track_async(mapped_view, s);
+                    else trk.track_async(pinned_view, s);
+                },
+                [&] {
+                    trk.finish();
+                    return trk.redetected();
+                });
         });
 #endif
     }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_gpu.hpp"
@@ -38,15 +39,18 @@ public:
     virtual void paced(const Sequence& seq, double hz, int warmup, Results& r) = 0;
 };
 
-/// Key of a paced series: paced_key(20, "frame") = "paced_20hz_frame"; rows: floor, detect, frame.
+/// Key of a paced series: paced_key(20, "frame") = "paced_20hz_frame"; rows: floor, detect, frame, and the
+/// tracker frame's split: frame_track (frames without re-detection), frame_redetect (frames with it),
+/// frame_enqueue (release to track_async's return: the host's staging and launches).
 std::string paced_key(double hz, const char* row);
 /// Adds the paced series of one rate (flags: which exist in this build / backend).
 void add_paced_series(Results& r, double hz, bool cuda);
 
 /// Releases frames on a fixed schedule, as a camera does: frame i at start + i / hz, the first one period
 /// after construction. wait(i) returns at frame i's release (a coarse sleep to about 1 ms before it, then a
-/// spin: the release is met to within a microsecond or so) or at once when the release has passed (the
-/// previous frame overran; late() counts those).
+/// spin: the release is met to within a microsecond or so) or, when the release has passed, at once: the
+/// previous frame overran the period, or the sleep woke after the release (late() counts both; the latency
+/// is still measured from the release, so such a frame includes the wait).
 class Pacer {
 public:
     using Clock = std::chrono::steady_clock;
@@ -56,12 +60,15 @@ public:
     Clock::time_point wait(int i) {
         const Clock::time_point release = start_ + period_ * i;
         Clock::time_point now = Clock::now();
+        if (now <= release && release - now > std::chrono::milliseconds(2)) {
+            std::this_thread::sleep_until(release - std::chrono::milliseconds(1));
+            now = Clock::now();
+        }
         late_now_ = now > release;
         if (late_now_) {
             ++late_;
             return release;
         }
-        if (release - now > std::chrono::milliseconds(2)) std::this_thread::sleep_until(release - std::chrono::milliseconds(1));
         while (Clock::now() < release) {
         }
         return release;
@@ -80,9 +87,19 @@ private:
     bool late_now_ = false;
 };
 
+/// What a paced call reports besides its latency (paced_pass records it after the latency is taken, so that
+/// no bookkeeping falls inside the timed call): the split series the frame's latency also goes to, and a
+/// time of the call's own for another series. Null keys: nothing. The keys are made before the pass.
+struct PacedExtra {
+    const std::string* also = nullptr;       ///< e.g. the tracker frame's row with or without re-detection
+    const std::string* part_key = nullptr;   ///< e.g. release -> track_async's return
+    double part_us = 0;
+};
+
 /// One paced pass over `total` frames: prepare(i) (untimed: the frame into the buffer the call reads, as a
-/// camera driver fills it), wait for frame i's release, work(i), and record the time from the release to
-/// work's return into series `key` at i - warmup (frames before `warmup` are not recorded).
+/// camera driver fills it), wait for frame i's release, work(i, release), and record the time from the release
+/// to work's return into series `key` at i - warmup (frames before `warmup` are not recorded). When work
+/// returns a PacedExtra, its series are recorded too.
 template <typename Prepare, typename Work>
 void paced_pass(Results& r, const std::string& key, double hz, int total, int warmup, Prepare&& prepare, Work&& work) {
     Series* series = r.find(key);
@@ -91,13 +108,41 @@ void paced_pass(Results& r, const std::string& key, double hz, int total, int wa
     for (int i = 0; i < total; ++i) {
         prepare(i);
         const Pacer::Clock::time_point release = pacer.wait(i);
-        work(i);
+        PacedExtra extra;
+        if constexpr (std::is_void_v<std::invoke_result_t<Work&, int, Pacer::Clock::time_point>>)
+            work(i, release);
+        else
+            extra = work(i, release);
         const double us = Pacer::since_us(release);
         const int rec = i - warmup;
         if (rec < 0) continue;
         r.set(key, rec, us);
         if (pacer.was_late()) ++series->late;
+        if (extra.also) {
+            r.set(*extra.also, rec, us);
+            if (pacer.was_late()) ++r.find(*extra.also)->late;
+        }
+        if (extra.part_key) r.set(*extra.part_key, rec, extra.part_us);
     }
+}
+
+/// The keys of the tracker frame's paced series at one rate (made once, before the pass).
+struct PacedTrackerKeys {
+    explicit PacedTrackerKeys(double hz);
+    std::string frame, track, redetect, enqueue;
+};
+/// The tracker frame of a paced pass: enqueue() (track_async), then finish() (returns whether the frame
+/// re-detected). Returns, for paced_pass, the split row of the frame (with or without re-detection) and the
+/// time from the release to enqueue()'s return.
+template <typename Enqueue, typename Finish>
+PacedExtra paced_tracker_frame(const PacedTrackerKeys& keys, Pacer::Clock::time_point release, Enqueue&& enqueue,
+                               Finish&& finish) {
+    enqueue();
+    PacedExtra e;
+    e.part_us = Pacer::since_us(release);
+    e.part_key = &keys.enqueue;
+    e.also = finish() ? &keys.redetect : &keys.track;
+    return e;
 }
 
 /// Adds the series every runner records (flags: which parts exist in this build / backend).

@@ -4,7 +4,9 @@
 # graf1.png, panned, rolled and zoomed by a known motion: 200 frames, no download). It writes the
 # video with trails, tracks born and lost drawn, to out/demo/, and prints the summary of the run:
 # frames and fps, live tracks per frame, tracks born and lost by reason, track length, and the
-# tracking error against the known motion. Arguments are passed to the demo (try --help), e.g.
+# tracking error against the known motion. kestrel_bench's default input is the same sequence (the same code,
+# examples/common/synthetic.cpp) at 752x480 with the photo magnified twice. Arguments are passed to the demo
+# (try --help), e.g.
 #   scripts/demo.sh vtest                 the 60 vtest.avi frames (a fixed camera)
 #   scripts/demo.sh /data/MH_01_easy      a EuRoC folder; also an image folder or a video file
 #

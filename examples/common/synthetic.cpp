@@ -12,21 +12,26 @@ constexpr double kMaxRoll = 4.0 * kPi / 180.0;  // +-4 degrees
 constexpr double kMaxZoom = 0.12;               // s in [1 - 0.12, 1]
 }  // namespace
 
-SyntheticSequence::SyntheticSequence(kestrel::HostImage photo, int frames, int width, int height)
-    : photo_(std::move(photo)), frames_(frames), width_(width), height_(height) {
+SyntheticSequence::SyntheticSequence(kestrel::HostImage photo, int frames, int width, int height,
+                                     const SyntheticMotion& motion)
+    : photo_(std::move(photo)), frames_(frames), width_(width), height_(height), mag_(motion.magnification) {
     if (frames_ < 2) throw std::runtime_error("synthetic sequence: need at least 2 frames");
-    if (width_ <= 0) width_ = photo_.width() / 2;
-    if (height_ <= 0) height_ = photo_.height() / 2;
+    if (!(mag_ >= 1.0 && mag_ <= 16.0)) throw std::runtime_error("synthetic sequence: magnification must be in [1, 16]");
+    if (!(motion.max_speed_x > 0.0 && motion.max_speed_y > 0.0))
+        throw std::runtime_error("synthetic sequence: the pan speeds must be positive");
+    if (width_ <= 0) width_ = static_cast<int>(photo_.width() * mag_) / 2;
+    if (height_ <= 0) height_ = static_cast<int>(photo_.height() * mag_) / 2;
     // Half extent of the rotated window in photo pixels (s <= 1), plus a 2-pixel safety margin.
-    const double hw = 0.5 * width_, hh = 0.5 * height_;
+    const double hw = 0.5 * width_ / mag_, hh = 0.5 * height_ / mag_;
     const double ex = std::cos(kMaxRoll) * hw + std::sin(kMaxRoll) * hh + 2.0;
     const double ey = std::sin(kMaxRoll) * hw + std::cos(kMaxRoll) * hh + 2.0;
     amp_x_ = 0.5 * (photo_.width() - 1) - ex;
     amp_y_ = 0.5 * (photo_.height() - 1) - ey;
     if (amp_x_ < 0 || amp_y_ < 0) throw std::runtime_error("synthetic sequence: window larger than the photo");
-    // Pan speed at most 8 px per frame in x (amp * 2 pi / frames) and 5 in y (amp * 4 pi / frames).
-    amp_x_ = std::min(amp_x_, 8.0 * frames_ / (2.0 * kPi));
-    amp_y_ = std::min(amp_y_, 5.0 * frames_ / (4.0 * kPi));
+    // Pan speed in frame pixels at most max_speed_x per frame in x (m amp * 2 pi / frames) and max_speed_y in
+    // y (m amp * 4 pi / frames); the demo's: 8 and 5.
+    amp_x_ = std::min(amp_x_, motion.max_speed_x * frames_ / (2.0 * kPi * mag_));
+    amp_y_ = std::min(amp_y_, motion.max_speed_y * frames_ / (4.0 * kPi * mag_));
 }
 
 SyntheticSequence::Pose SyntheticSequence::pose(int t) const {
@@ -41,7 +46,7 @@ SyntheticSequence::Pose SyntheticSequence::pose(int t) const {
 
 kestrel::HostImage SyntheticSequence::render(int t) const {
     const Pose p = pose(t);
-    const double c = std::cos(p.theta) * p.s, s = std::sin(p.theta) * p.s;
+    const double c = std::cos(p.theta) * p.s / mag_, s = std::sin(p.theta) * p.s / mag_;
     kestrel::HostImage out(width_, height_);
     const int pw = photo_.width(), ph = photo_.height();
     for (int y = 0; y < height_; ++y) {
@@ -63,9 +68,9 @@ kestrel::HostImage SyntheticSequence::render(int t) const {
 kestrel::Point2f SyntheticSequence::map(int from, int to, kestrel::Point2f q) const {
     const Pose a = pose(from), b = pose(to);
     const double dx = q.x - 0.5 * width_, dy = q.y - 0.5 * height_;
-    const double ca = std::cos(a.theta) * a.s, sa = std::sin(a.theta) * a.s;
+    const double ca = std::cos(a.theta) * a.s / mag_, sa = std::sin(a.theta) * a.s / mag_;
     const double X = ca * dx - sa * dy + a.cx - b.cx, Y = sa * dx + ca * dy + a.cy - b.cy;
-    const double cb = std::cos(b.theta) / b.s, sb = std::sin(b.theta) / b.s;  // (s R)^-1 = R^T / s
+    const double cb = std::cos(b.theta) / b.s * mag_, sb = std::sin(b.theta) / b.s * mag_;  // (s R / m)^-1 = m R^T / s
     return {static_cast<float>(cb * X + sb * Y + 0.5 * width_), static_cast<float>(-sb * X + cb * Y + 0.5 * height_)};
 }
 
