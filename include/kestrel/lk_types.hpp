@@ -54,7 +54,7 @@ struct LkConfig {
     int coarse_from_level = 3;    ///< first level using coarse_patch_size, [1, kMaxLevels]. The default
                                   ///< keeps 16x16 on all 3 default levels: on real video an 8x8 level-2
                                   ///< patch is dragged by motion next to the feature (docs/tracker.md)
-    int max_iterations = 10;      ///< Gauss-Newton iterations on level 0 (coarse levels: at most 4), [1, 100]. 10: the tracking accuracy of
+    int max_iterations = 10;      ///< Gauss-Newton iterations per level, [1, 100]. 10: the tracking accuracy of
                                   ///< 30 (docs/tracker.md, section 2), and the GPU launch, as long as its
                                   ///< slowest track, ends sooner
     float min_update = 0.01f;     ///< stop when |dt| (level pixels) < min_update, (0, 1]
@@ -62,6 +62,10 @@ struct LkConfig {
     float min_eigenvalue = 0.1f;  ///< LostSingular when the smaller eigenvalue of sum(grad grad^T) / pixels
                                   ///< (grey^2 / px^2) is below it, [0, 1e6]. 0.1 is OpenCV's default
                                   ///< minEigThreshold 1e-4 (Scharr-scaled gradients) in these units
+    int coarse_max_iterations = 4;  ///< at most this many of the max_iterations on every level but 0, [1, 100]:
+                                    ///< a coarse level only seeds the next, and the rare track that runs to
+                                    ///< the cap there sets the GPU launch's length (docs/tracker.md, section 2).
+                                    ///< Searches from a distant seed (stereo matching from zero) want more
 };
 
 /// Throws InvalidArgument naming the field and its bound.

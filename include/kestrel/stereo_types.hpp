@@ -61,11 +61,13 @@ const char* to_string(RigType t);
 /// up to a few times the coarsest level's scale (3 levels: about 20 px; 5 levels: about 50 px, what a VIO rig
 /// sees down to about 1 m). The temporal tracking keeps its own levels on the same pyramid.
 /// Every level keeps the 16 px patch (coarse_from_level past the last level): a coarse level's small patch
-/// loses the feature on the way down, and the GPU's fixed-size kernel serves only all-16 px layouts.
+/// loses the feature on the way down, and the GPU's fixed-size kernel serves only all-16 px layouts. The coarse
+/// levels keep all of max_iterations: from a seed at zero they travel several pixels each.
 inline LkConfig stereo_match_lk_config() {
     LkConfig c;
     c.pyramid.levels = 5;
     c.coarse_from_level = kMaxLevels;
+    c.coarse_max_iterations = c.max_iterations;
     return c;
 }
 

@@ -357,7 +357,7 @@ class TrackStatus(enum.IntEnum):
 class LkConfig:
     """Pyramidal Lucas-Kanade settings (docs/tracker.md)."""
 
-    def __init__(self, *, pyramid: PyramidConfig | None = None, mode: LkMode = LkMode.TranslationGainOffset, template_source: TemplateSource = TemplateSource.PreviousFrame, patch_size: int = 16, coarse_patch_size: int = 8, coarse_from_level: int = 3, max_iterations: int = 10, min_update: float = 0.009999999776482582, max_residual: float = 30.0, min_eigenvalue: float = 0.10000000149011612) -> None:
+    def __init__(self, *, pyramid: PyramidConfig | None = None, mode: LkMode = LkMode.TranslationGainOffset, template_source: TemplateSource = TemplateSource.PreviousFrame, patch_size: int = 16, coarse_patch_size: int = 8, coarse_from_level: int = 3, max_iterations: int = 10, min_update: float = 0.009999999776482582, max_residual: float = 30.0, min_eigenvalue: float = 0.10000000149011612, coarse_max_iterations: int = 4) -> None:
         """pyramid: default PyramidConfig(levels=3, scale=2.0)."""
 
     @property
@@ -427,6 +427,13 @@ class LkConfig:
 
     @min_eigenvalue.setter
     def min_eigenvalue(self, arg: float, /) -> None: ...
+
+    @property
+    def coarse_max_iterations(self) -> int:
+        """at most this many of max_iterations on every level but 0, [1, 100]"""
+
+    @coarse_max_iterations.setter
+    def coarse_max_iterations(self, arg: int, /) -> None: ...
 
     def validate(self) -> None:
         """Raises InvalidArgument unless valid."""

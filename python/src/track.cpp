@@ -93,7 +93,7 @@ void init_track(nb::module_& m) {
             "__init__",
             [](LkConfig* self, const PyramidConfig* pyramid, LkMode mode, TemplateSource template_source,
                int patch_size, int coarse_patch_size, int coarse_from_level, int max_iterations, float min_update,
-               float max_residual, float min_eigenvalue) {
+               float max_residual, float min_eigenvalue, int coarse_max_iterations) {
                 LkConfig c;
                 if (pyramid) c.pyramid = *pyramid;
                 c.mode = mode;
@@ -105,6 +105,7 @@ void init_track(nb::module_& m) {
                 c.min_update = min_update;
                 c.max_residual = max_residual;
                 c.min_eigenvalue = min_eigenvalue;
+                c.coarse_max_iterations = coarse_max_iterations;
                 validate(c);
                 new (self) LkConfig(c);
             },
@@ -112,7 +113,7 @@ void init_track(nb::module_& m) {
             "patch_size"_a = ld.patch_size, "coarse_patch_size"_a = ld.coarse_patch_size,
             "coarse_from_level"_a = ld.coarse_from_level, "max_iterations"_a = ld.max_iterations,
             "min_update"_a = ld.min_update, "max_residual"_a = ld.max_residual, "min_eigenvalue"_a = ld.min_eigenvalue,
-            "pyramid: default PyramidConfig(levels=3, scale=2.0).")
+            "coarse_max_iterations"_a = ld.coarse_max_iterations, "pyramid: default PyramidConfig(levels=3, scale=2.0).")
         .def_rw("pyramid", &LkConfig::pyramid, "tracking pyramid (level 0 = frame)")
         .def_rw("mode", &LkConfig::mode)
         .def_rw("template_source", &LkConfig::template_source)
@@ -123,6 +124,8 @@ void init_track(nb::module_& m) {
         .def_rw("min_update", &LkConfig::min_update, "stop when |dt| (level pixels) < min_update, (0, 1]")
         .def_rw("max_residual", &LkConfig::max_residual, "LostResidual above this mean |residual|, (0, 255]")
         .def_rw("min_eigenvalue", &LkConfig::min_eigenvalue, "LostSingular below this eigenvalue, [0, 1e6]")
+        .def_rw("coarse_max_iterations", &LkConfig::coarse_max_iterations,
+                "at most this many of max_iterations on every level but 0, [1, 100]")
         .def("validate", [](const LkConfig& c) { validate(c); }, "Raises InvalidArgument unless valid.");
 
     const AnchorConfig ad;

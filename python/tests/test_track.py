@@ -32,6 +32,7 @@ def test_config_defaults_mirror_cpp():
     (lambda: kestrel.TrackerConfig(redetect_fraction=1.5), "redetect_fraction", "[0, 1]"),
     (lambda: kestrel.LkConfig(patch_size=17), "patch_size", "[4, 16]"),
     (lambda: kestrel.LkConfig(max_iterations=0), "max_iterations", "[1, 100]"),
+    (lambda: kestrel.LkConfig(coarse_max_iterations=0), "coarse_max_iterations", "[1, 100]"),
     (lambda: kestrel.TrackerConfig(anchor=kestrel.AnchorConfig(max_iterations=0)), "max_iterations", "[1, 100]"),
 ])
 def test_config_validation_names_parameter_and_bound(make, param, bound):

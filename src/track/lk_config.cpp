@@ -58,6 +58,7 @@ void validate(const LkConfig& cfg, const char* where) {
     check_open_closed(where, "min_update", cfg.min_update, 0.0f, 1.0f);
     check_open_closed(where, "max_residual", cfg.max_residual, 0.0f, 255.0f);
     detail::check_range(where, "min_eigenvalue", cfg.min_eigenvalue, 0.0f, 1e6f);
+    detail::check_range(where, "coarse_max_iterations", cfg.coarse_max_iterations, 1, 100);
 }
 
 int lk_patch_size(const LkConfig& cfg, int level) {
@@ -79,6 +80,7 @@ LkSetup make_lk_setup(const LkConfig& cfg) {
     s.est_gain = cfg.mode == LkMode::TranslationGain || cfg.mode == LkMode::TranslationGainOffset;
     s.est_offset = cfg.mode == LkMode::TranslationOffset || cfg.mode == LkMode::TranslationGainOffset;
     s.max_iterations = cfg.max_iterations;
+    s.coarse_iterations = cfg.coarse_max_iterations < cfg.max_iterations ? cfg.coarse_max_iterations : cfg.max_iterations;
     s.min_update = cfg.min_update;
     s.min_update_sq = cfg.min_update * cfg.min_update;
     s.max_residual = cfg.max_residual;

@@ -140,6 +140,40 @@ TEST(LkCpu, InitialGuessExtendsTheReach) {
     EXPECT_GT(test::median_epe(lk_track_cpu(rp, cp, pts, cfg), pts, 30.4, -21.7), 1.0);
 }
 
+TEST(LkCpu, CoarseMaxIterationsBoundsTheCoarseLevelsOnly) {
+    // 14 px of motion: the coarse levels must travel several pixels each. One iteration per coarse level
+    // leaves level 0 too far from the answer on many tracks; the default (4) and the full 10 recover it.
+    // Level 0 keeps max_iterations: with coarse_max_iterations at 1, a small motion is still found.
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 1.0);
+    const HostImage ref = test::moved(g, 0, 0);
+    const auto pts = test::textured_points(ref, 32, 80);
+    ASSERT_GE(pts.size(), 30u);
+    LkConfig cfg = config(LkMode::Translation);
+    const auto rp = build_pyramid_cpu(ref.view(), cfg.pyramid);
+    const auto far = build_pyramid_cpu(test::moved(g, 11.3, -8.6).view(), cfg.pyramid);
+    const auto near = build_pyramid_cpu(test::moved(g, 0.6, -0.3).view(), cfg.pyramid);
+    const auto good = [&](const std::vector<LkResult>& res, double dx, double dy) {
+        int n = 0;
+        for (std::size_t i = 0; i < res.size(); ++i)
+            n += res[i].status == TrackStatus::Tracked && std::hypot(res[i].x - pts[i].x - dx, res[i].y - pts[i].y - dy) < 0.1;
+        return n;
+    };
+    cfg.coarse_max_iterations = 10;
+    const int full = good(lk_track_cpu(rp, far, pts, cfg), 11.3, -8.6);
+    cfg.coarse_max_iterations = 4;
+    const int dflt = good(lk_track_cpu(rp, far, pts, cfg), 11.3, -8.6);
+    cfg.coarse_max_iterations = 1;
+    const int one = good(lk_track_cpu(rp, far, pts, cfg), 11.3, -8.6);
+    const int one_near = good(lk_track_cpu(rp, near, pts, cfg), 0.6, -0.3);
+    std::printf("[coarse iterations] of %zu tracks within 0.1 px: 10: %d, 4: %d, 1: %d (near: %d)\n", pts.size(), full,
+                dflt, one, one_near);
+    EXPECT_GE(full, static_cast<int>(pts.size() * 8 / 10));
+    EXPECT_GE(dflt, full * 8 / 10);
+    EXPECT_LT(one, dflt);
+    EXPECT_GE(one_near, static_cast<int>(pts.size() * 8 / 10));
+}
+
 TEST(LkCpu, FeatureMovedOutOfTheImageIsLostOutOfBounds) {
     const HostImage img = test::real_image("graf1.png");
     const test::FloatImage g = test::blurred(img, 1.0);

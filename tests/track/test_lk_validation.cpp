@@ -58,6 +58,8 @@ TEST(LkValidation, EveryLkConfigField) {
     expect_lk_invalid([](LkConfig& c) { c.coarse_from_level = kMaxLevels + 1; }, "coarse_from_level");
     expect_lk_invalid([](LkConfig& c) { c.max_iterations = 0; }, "max_iterations");
     expect_lk_invalid([](LkConfig& c) { c.max_iterations = 101; }, "max_iterations");
+    expect_lk_invalid([](LkConfig& c) { c.coarse_max_iterations = 0; }, "coarse_max_iterations");
+    expect_lk_invalid([](LkConfig& c) { c.coarse_max_iterations = 101; }, "coarse_max_iterations");
     expect_lk_invalid([](LkConfig& c) { c.min_update = 0.0f; }, "min_update");
     expect_lk_invalid([](LkConfig& c) { c.min_update = 1.5f; }, "min_update");
     expect_lk_invalid([](LkConfig& c) { c.min_update = kNaN; }, "min_update");

@@ -57,7 +57,8 @@ struct LkSetup {
     float scale[kMaxLevels];  // level_scale(pyramid, k): level-0 = (level-k + 0.5) * scale - 0.5
     int patch[kMaxLevels];    // patch side on level k
     int est_gain, est_offset;
-    int max_iterations;
+    int max_iterations;     // level 0
+    int coarse_iterations;  // every other level: min(LkConfig::coarse_max_iterations, max_iterations)
     float min_update;
     float min_update_sq;
     float max_residual;
@@ -386,15 +387,8 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
 /// longer correlates with the template; the smaller of the mean |e| with the fitted and with the
 /// initial illumination is tested), else NotConverged when no step fell below min_update.
 /// Oscillation (a step undoing the previous one within min_update) ends a level half-way, converged.
-/// A coarse level runs at most kLkCoarseMaxIterations iterations (level 0: max_iterations): it only seeds
-/// the next level, and the few tracks that would use more set the GPU launch's length (see the constant).
-/// Iterations of a coarse level at most. On vtest (200 tracks, 3 levels, 120 frames) 96 % of the coarse
-/// levels stop within 3 iterations; the 10-iteration cap bound a fraction of a percent of them, and the GPU
-/// launch, one warp per track, lasts as long as its slowest track's chain of iterations. At 4 the tracking
-/// accuracy over the 48 sequences of kestrel_eval_tracking --set full is unchanged within 1 % (median error
-/// 0.0235 -> 0.0236 px, > 1 px 0.95 -> 0.96 %, mean length 100.0 -> 99.9 frames; docs/tracker.md).
-constexpr int kLkCoarseMaxIterations = 4;
-KESTREL_HD int min_int(int a, int b) { return a < b ? a : b; }
+/// A coarse level runs at most coarse_iterations iterations (level 0: max_iterations): it only seeds the
+/// next level, and the few tracks that would use more set the GPU launch's length (docs/tracker.md).
 
 KESTREL_HD_TEMPLATE_CHECK
 template <class Engine>
@@ -404,7 +398,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
     float X = g.x, Y = g.y, alpha = g.gain, beta = g.offset;
     // Loop invariants held in locals: on the GPU `s` and `cur` live in shared memory, which the staging
     // stores could alias, so members read inside the iteration loop would be reloaded every iteration.
-    const int est_offset = s.est_offset, max_iterations = s.max_iterations;
+    const int est_offset = s.est_offset, max_iterations = s.max_iterations, coarse_iterations = s.coarse_iterations;
     const float min_update = s.min_update, min_update_sq = s.min_update_sq;
     res.status = TrackStatus::Tracked;
     if (!finite(X) || !finite(Y) || !finite(alpha) || !finite(beta)) {
@@ -443,7 +437,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         float inv_alpha = fdiv(1.0f, alpha);
         float pdx = 0.0f, pdy = 0.0f;  // previous step
         float first_sad = 0.0f, last_sad = 0.0f;  // sum |e| at the level's start and at the last evaluation
-        const int level_iterations = k == 0 ? max_iterations : min_int(max_iterations, kLkCoarseMaxIterations);
+        const int level_iterations = k == 0 ? max_iterations : coarse_iterations;
         for (; it < level_iterations; ++it) {
             float is[kLkImageSums + 1];
             // sum |e| serves only the coarse levels' discard test (level 0's residual is computed after the loop)
