@@ -40,10 +40,10 @@ __device__ __forceinline__ bool nms_is_maximum_at(const GridLevel& L, int n, int
 
 /// The block's pixels of the cell's rectangle [x0, x0 + w) x [y0, y0 + h) on level k: thread t takes
 /// pixels t, t + kThreads, ... in row-major order, kBatch scores loaded before any is used (one memory
-/// round trip per batch). The batch's positive scores then go through one copy of the candidate code
-/// (a loop: small code, few instruction-cache misses), best key first: each enters the thread's best-K
-/// list when its key beats the list's last, it survives NMS and it is eligible; the first that does not
-/// beat the list's last ends the batch. Order of levels and pixels does not matter: keys are unique.
+/// round trip per batch). Each positive score (about 5 % of the pixels) then goes through one copy of
+/// the candidate code (a loop over the batch's candidate bits: small code, few instruction-cache
+/// misses): it enters the thread's best-K list when its key beats the list's last, it survives NMS and
+/// it is eligible. Order of levels and pixels does not matter: keys are unique.
 template <int K, bool kN1>
 __device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, int h, Key (&top)[K]) {
     constexpr int kBatch = 4;
@@ -67,25 +67,11 @@ __device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, 
                 ++ly;
             }
         }
-        // The batch's candidates best key first: the first that does not beat the list's last ends the batch
-        // (the rest are smaller), so NMS runs on about K + (the suppressed ones above them) candidates instead
-        // of on every positive score. The list is a set of unique keys: the order gives the same list.
-        Key keys[kBatch];
 #pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
-            cand |= static_cast<unsigned>(s[j] > 0.0f) << j;
-            keys[j] = s[j] > 0.0f ? detail::keypoint_key(s[j], k, xs[j], ys[j]) : 0ull;
-        }
+        for (int j = 0; j < kBatch; ++j) cand |= static_cast<unsigned>(s[j] > 0.0f) << j;
         while (cand != 0) {
-            int j = 0;
-            Key key = keys[0];
-#pragma unroll
-            for (int i = 1; i < kBatch; ++i)
-                if (keys[i] > key) {
-                    key = keys[i];
-                    j = i;
-                }
-            if (key <= top[K - 1]) break;  // also key 0: no candidate left
+            const int j = __ffs(cand) - 1;
+            cand &= cand - 1u;
             float sp = s[0];
             int x = xs[0], y = ys[0];
 #pragma unroll
@@ -94,11 +80,9 @@ __device__ void scan_rect(const GridNmsParams& p, int k, int x0, int y0, int w, 
                     sp = s[i];
                     x = xs[i];
                     y = ys[i];
-                    keys[i] = 0ull;
                 }
-            if (j == 0) keys[0] = 0ull;
-            cand &= ~(1u << j);
-            if (nms_is_maximum_at<kN1>(L, p.nms_radius, x, y, sp) && eligible(p, L.scale, x, y))
+            const Key key = detail::keypoint_key(sp, k, x, y);
+            if (key > top[K - 1] && nms_is_maximum_at<kN1>(L, p.nms_radius, x, y, sp) && eligible(p, L.scale, x, y))
                 detail::topk_insert(top, key);
         }
     }
