@@ -25,7 +25,7 @@ set(kestrel_area_deps_core "")
 set(kestrel_area_deps_pyramid core)
 set(kestrel_area_deps_features core pyramid)
 set(kestrel_area_deps_detect core pyramid features)
-set(kestrel_area_deps_track core pyramid features detect)
+set(kestrel_area_deps_track core pyramid features detect geometry)
 set(kestrel_area_deps_geometry core)
 set(kestrel_area_deps_stereo core pyramid features detect track geometry)
 set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp: conversions for every area
