@@ -228,6 +228,11 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
                                      std::to_string(w) + "x" + std::to_string(h));
         if (!tracker) {
             check_frame_size(w, h, tcfg, "frame '" + left.path + "'");
+            if (so.have_rectified && !(so.rect[1] >= -0.5 && so.rect[1] <= w - 0.5 && so.rect[2] >= -0.5 && so.rect[2] <= h - 0.5))
+                throw UsageError("--rectified: the principal point (" + std::to_string(so.rect[1]) + ", " +
+                                 std::to_string(so.rect[2]) + ") is outside the " + std::to_string(w) + "x" +
+                                 std::to_string(h) + " image: CX must be in [-0.5, " + std::to_string(w - 0.5) +
+                                 "] and CY in [-0.5, " + std::to_string(h - 0.5) + "]");
             tracker = std::make_unique<kestrel::StereoTracker>(w, h, rig, cfg, backend);
             std::printf("frames: 2 x %dx%d (%s rig); stereo tracker set up in %.1f ms\n", w, h, kestrel::to_string(rig.type),
                         sw.lap());
