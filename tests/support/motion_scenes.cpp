@@ -234,8 +234,8 @@ void TrackLabels::see(int k, std::uint64_t id, float x, float y) {
     }
 }
 
-void TrackLabels::end(int k, std::uint64_t id, bool outlier) {
-    auto it = info_.find(id);
+void TrackLabels::end(int k, const Track& t, bool outlier) {
+    auto it = info_.find(t.id);
     if (it == info_.end()) return;
     Info& in = it->second;
     if (in.edge) return;
@@ -244,6 +244,7 @@ void TrackLabels::end(int k, std::uint64_t id, bool outlier) {
     const int obj = scene_->rects[static_cast<std::size_t>(in.rect)].object;
     if (in.moving && in.move_start < 0 && scene_->offset(obj, k) != scene_->offset(obj, k - 1)) in.move_start = k;
     const Point2d p = scene_->project_point(k, in.rect, in.local);
+    in.end_error = std::hypot(t.x - p.x, t.y - p.y);
     MVec3 l{};
     in.occluded_at_end = in.occluded || !std::isfinite(p.x) || scene_->cast(k, p.x, p.y, &l) != in.rect ||
                          std::fabs(l[0] - in.local[0]) + std::fabs(l[1] - in.local[1]) +
@@ -254,15 +255,15 @@ void TrackLabels::end(int k, std::uint64_t id, bool outlier) {
 
 void TrackLabels::update(int k, const std::vector<Track>& live, const std::vector<Track>& lost) {
     last_frame_ = k;
-    for (const Track& t : lost) end(k, t.id, t.status == TrackStatus::Outlier);
+    for (const Track& t : lost) end(k, t, t.status == TrackStatus::Outlier);
     for (const Track& t : live) see(k, t.id, t.x, t.y);
 }
 
-void TrackLabels::update_ids(int k, const std::vector<Track>& live, const std::vector<std::uint64_t>& lost_ok,
-                             const std::vector<std::uint64_t>& rejected) {
+void TrackLabels::update_ids(int k, const std::vector<Track>& live, const std::vector<Track>& lost_ok,
+                             const std::vector<Track>& rejected) {
     last_frame_ = k;
-    for (std::uint64_t id : lost_ok) end(k, id, false);
-    for (std::uint64_t id : rejected) end(k, id, true);
+    for (const Track& t : lost_ok) end(k, t, false);
+    for (const Track& t : rejected) end(k, t, true);
     for (const Track& t : live) see(k, t.id, t.x, t.y);
 }
 
@@ -278,7 +279,10 @@ LabelSummary TrackLabels::summary() const {
         if (!in.moving) {
             if (!in.checked) continue;
             ++s.static_tracks;
-            if (in.outlier && !in.occluded_at_end) ++s.static_outliers;
+            if (in.outlier && !in.occluded_at_end) {
+                ++s.static_outliers;
+                if (!(in.end_error <= 1.0)) ++s.static_outliers_drifted;
+            }
             continue;
         }
         if (in.outlier) ++s.moving_outliers;

@@ -77,6 +77,7 @@ MotionScene motion_scene_small();
 struct LabelSummary {
     int static_tracks = 0;    ///< tracks born on a static surface (not at an edge) that were checked at least once
     int static_outliers = 0;  ///< of those, ended as Outlier while their true point was visible
+    int static_outliers_drifted = 0;  ///< of those, ended more than 1 px from the truth (a right rejection)
     int moving_tracks = 0;    ///< tracks born on a card (not at an edge) alive when it started to move, visible 3 frames on
     int moving_still_tracked_after_3 = 0;  ///< of those, still live (Tracked) 3 frames after the start
     int moving_outliers = 0;  ///< tracks born on a card ended as Outlier (any time after the card moved)
@@ -89,8 +90,8 @@ public:
     explicit TrackLabels(const MotionScene& scene) : scene_(&scene) {}
     void update(int k, const std::vector<Track>& live, const std::vector<Track>& lost);
     /// The same with an external rejection: `rejected` ids end as Outlier at frame k (the OpenCV baseline).
-    void update_ids(int k, const std::vector<Track>& live, const std::vector<std::uint64_t>& lost_ok,
-                    const std::vector<std::uint64_t>& rejected);
+    void update_ids(int k, const std::vector<Track>& live, const std::vector<Track>& lost_ok,
+                    const std::vector<Track>& rejected);
     LabelSummary summary() const;
 
     struct Info {
@@ -104,12 +105,13 @@ public:
         bool occluded_at_end = false;
         bool alive_after_3 = false;  // live at move_start + 3
         bool excluded = false;       // its true point was hidden by move_start + 3
+        double end_error = 0;        // px from the truth where it ended
     };
     const std::map<std::uint64_t, Info>& tracks() const { return info_; }
 
 private:
     void see(int k, std::uint64_t id, float x, float y);
-    void end(int k, std::uint64_t id, bool outlier);
+    void end(int k, const Track& t, bool outlier);
     const MotionScene* scene_;
     std::map<std::uint64_t, Info> info_;
     int last_frame_ = -1;
