@@ -73,6 +73,8 @@ public:
     }
     double fps() const override { return fps_; }
     std::string notice() const override { return notice_; }
+    std::string sensor_yaml() const override { return sensor_; }
+    std::string sensor_;  ///< EuRoC: <cam>/sensor.yaml when it exists
 
 private:
     std::vector<std::string> files_;
@@ -224,8 +226,10 @@ double euroc_fps(const std::vector<long long>& stamps) {
 std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamps) {
     EurocList l = read_euroc(cam, sort_timestamps);
     const double fps = euroc_fps(l.stamps);
-    return std::make_unique<FileList>(std::move(l.files), std::move(l.stamps), "EuRoC folder " + cam.string(), fps,
-                                      std::move(l.origins), l.notice);
+    auto src = std::make_unique<FileList>(std::move(l.files), std::move(l.stamps), "EuRoC folder " + cam.string(), fps,
+                                          std::move(l.origins), l.notice);
+    if (fs::exists(cam / "sensor.yaml")) src->sensor_ = (cam / "sensor.yaml").string();
+    return src;
 }
 
 /// Two frame sources read in step.
