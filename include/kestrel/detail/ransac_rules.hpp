@@ -112,8 +112,10 @@ KESTREL_HD void pose_epipolar(const double* E, const double* p, const double* q,
 
 /// Squared error of (p, q) under model M, in pixels^2 (w2: the point's squared scale):
 ///   methods 0, 1 (M = E): the Sampson error w2 r^2 / d (pose_epipolar);
-///   method 2 (M = R, no translation): the transfer error of R p against q, in the plane
-///   w2 |q - (R p) / (R p)_z|^2 (infinite when R p points backwards), on the sphere w2 |q - R p|^2 (chord).
+///   method 2 (M = R, no translation): half the squared transfer error of R p against q (the squared distance
+///   of the correspondence to the model when both views carry the noise: the first-order correction moves each
+///   point half way), in the plane w2 |q - (R p) / (R p)_z|^2 / 2 (infinite when R p points backwards), on the
+///   sphere w2 |q - R p|^2 / 2 (chord).
 KESTREL_HD double pose_error2(int method, int sphere, const double* M, const double* p, const double* q, double w2) {
     if (method == 2) {
         const double r0 = M[0] * p[0] + M[1] * p[1] + M[2] * p[2];
@@ -129,7 +131,7 @@ KESTREL_HD double pose_error2(int method, int sphere, const double* M, const dou
             dx = q[0] - r0 / r2;
             dy = q[1] - r1 / r2;
         }
-        const double e2 = w2 * (dx * dx + dy * dy + dz * dz);
+        const double e2 = w2 * (0.5 * (dx * dx + dy * dy + dz * dz));
         return e2 == e2 ? e2 : 1e300;
     }
     double r, d;
@@ -693,9 +695,9 @@ constexpr int kPoseRotationMaxHypotheses = 256;
 /// The rotation-only model wins when it has at least min_inliers inliers and either the translation model did
 /// not end Ok (no model, or too few points in front of both cameras) or the rotation-only model explains at
 /// least kPoseRotationKeepPercent % as many points as the translation model: the translation then moves fewer
-/// than 5 % of the points by more than the threshold (a static or purely rotating camera, or a baseline too
+/// than about 10 % of the points by more than the threshold (a static or purely rotating camera, or a baseline too
 /// short to measure), and t would be noise.
-constexpr int kPoseRotationKeepPercent = 95;
+constexpr int kPoseRotationKeepPercent = 90;
 KESTREL_HD bool pose_prefer_rotation(int rotation_inliers, int translation_inliers, bool translation_ok,
                                      int min_inliers) {
     if (rotation_inliers < min_inliers) return false;
