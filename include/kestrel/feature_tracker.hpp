@@ -49,26 +49,26 @@ inline DetectorConfig tracking_detector_config() {
 }
 
 /// Geometric verification (docs/tracker.md, "Geometric check"): every frame, the tracks that survived LK are
-/// tested against one relative pose between the previous and the current frame (five-point RANSAC on the
-/// camera's normalized points, or two-point when a rotation prior is passed with the frame), and those whose
-/// motion disagrees with it (Sampson error above threshold_px) end with status Outlier. A static or purely
-/// rotating camera (no translation) is decided by a model-selection test (GRIC) between that pose and a
-/// rotation-only model, which then judges the tracks by their rotation transfer error instead, so that
-/// degenerate motion rejects no good track. Fewer than min_tracks checkable tracks, or no model: nothing is
-/// rejected. Both backends run the same check and give the same tracks.
+/// tested against one relative pose between the previous and the current frame (RelativePoseEstimator's RANSAC on
+/// the camera's normalized points: five-point, or two-point when a rotation prior is passed with the frame), and
+/// those whose motion disagrees with it (Sampson error at or above threshold_px) end with status Outlier. A static
+/// or purely rotating camera (no translation) is decided by the estimator's model selection: its rotation-only
+/// model then judges the tracks, so that degenerate motion does not end good tracks. Fewer than min_tracks
+/// checkable tracks, or no model: nothing is ended. It runs in the frame's stream (CUDA backend: on the device,
+/// no extra synchronization); both backends end the same tracks, bit for bit.
 struct GeometricCheckConfig {
     bool enabled = false;
     Camera camera{};              ///< the frames' camera (validate(Camera); its size must be the frames')
-    double threshold_px = 1.0;    ///< inlier threshold (Sampson error; rotation-only: transfer error), (0, 100] px
+    double threshold_px = 1.0;    ///< inlier threshold on the Sampson error (rotation-only: its own error), (0, 100] px
     double confidence = 0.999;    ///< RANSAC's adaptive stop, [0.5, 1)
-    int max_hypotheses = 1024;    ///< minimal samples drawn at most per model, [1, 1 << 20]
-    int min_tracks = 12;          ///< fewer checkable tracks: the frame is not checked, [8, 65536]
-    std::uint64_t seed = 0;       ///< the samplers' seed (same frames + seed -> same tracks)
+    int max_hypotheses = 1024;    ///< minimal samples drawn at most, [1, 1 << 20]
+    int min_tracks = 12;          ///< fewer checkable tracks: the frame's check ends nothing, [8, 65536]
+    std::uint64_t seed = 0;       ///< the sampler's seed (same frames + seed -> same tracks)
 };
 
 /// The motion model that decided a frame's geometric check (GeometricCheckResult::model).
 enum class CheckModel : std::int32_t {
-    None = 0,          ///< not checked: check off, fewer than min_tracks checkable tracks, or no model found
+    None = 0,          ///< the check ended nothing: off, fewer than min_tracks checkable tracks, or no model
     Essential = 1,     ///< five-point relative pose (R, unit t)
     TwoPoint = 2,      ///< the frame's rotation prior and a two-point translation
     RotationOnly = 3,  ///< no translation (static or purely rotating camera): tracks judged against R alone
@@ -78,13 +78,13 @@ const char* to_string(CheckModel m);
 /// The last frame's geometric check (FeatureTracker::geometric_check()).
 struct GeometricCheckResult {
     CheckModel model = CheckModel::None;
-    PoseStatus pose_status = PoseStatus::NoModel;  ///< the relative pose's own status (before the selection)
+    PoseStatus pose_status = PoseStatus::NoModel;  ///< the estimate's status (NoModel when not run)
     std::array<double, 9> R{{1, 0, 0, 0, 1, 0, 0, 0, 1}};  ///< X_cur = R X_prev + t (camera frames), row-major
     std::array<double, 3> t{{0, 0, 0}};   ///< unit translation; zero for RotationOnly and None
     int checked = 0;    ///< tracks tested (Tracked by LK, both positions unprojected by the camera)
-    int outliers = 0;   ///< of those, ended as Outlier
-    int hypotheses = 0; ///< minimal samples drawn (pose + rotation-only)
-    double gric_pose = 0.0, gric_rotation = 0.0;  ///< the model-selection scores (lower wins; 0 when not run)
+    int inliers = 0;    ///< of those, inliers of the estimate
+    int outliers = 0;   ///< tracks ended as Outlier
+    int hypotheses = 0; ///< minimal samples drawn
 };
 
 struct TrackerConfig {

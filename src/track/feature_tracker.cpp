@@ -96,9 +96,9 @@ struct FeatureTracker::Impl {
     int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
     // Geometric check (cfg.geometric_check.enabled): the check, per-track scratch, the frame's rotation prior.
     std::unique_ptr<detail::GeometricCheck> geo;
+    bool geo_device = false;  // the CUDA backend runs it on the device
     std::vector<detail::TrackVerdict> verdicts;
-    std::vector<Point2f> geo_prev, geo_cur;
-    std::vector<std::uint8_t> geo_candidate, geo_outlier;
+    std::vector<std::uint8_t> geo_outlier;
     std::array<double, 9> prior{};
     bool has_prior = false;
     GeometricCheckResult no_check{};
@@ -146,10 +146,7 @@ struct FeatureTracker::Impl {
         return n;
     }
 
-    detail::TrackVerdictRule verdict_rule() const {
-        return {cfg.forward_backward ? 1 : 0, cfg.fb_max_error, cfg.anchor.enabled ? 1 : 0, cfg.anchor.reanchor ? 1 : 0,
-                cfg.anchor.max_residual, cfg.anchor.max_distance};
-    }
+    detail::TrackVerdictRule verdict_rule() const { return detail::verdict_rule(cfg); }
 
     void update_tracks() {
         const LkResult* r = be->results();
@@ -166,16 +163,20 @@ struct FeatureTracker::Impl {
         for (std::size_t i = 0; i < count; ++i)
             verdicts[i] = detail::track_verdict(r[i], b + i, tracks[i].x, tracks[i].y, an + i, verdict_rule());
         if (geo) {
-            // The geometric check of the tracks kept so far, from their previous to their new position.
-            for (std::size_t i = 0; i < count; ++i) {
-                geo_prev[i] = {tracks[i].x, tracks[i].y};
-                geo_cur[i] = {verdicts[i].x, verdicts[i].y};
-                geo_candidate[i] = verdicts[i].status == TrackStatus::Tracked ? 1 : 0;
+            // The geometric check of the tracks kept so far, from their previous to their new position: done on the
+            // device with the frame (CUDA backend), or here (CPU backend); the same rules, the same tracks.
+            const std::uint8_t* out = geo_outlier.data();
+            if (count == 0) {
+                geo->clear();
+            } else if (geo_device) {
+                out = be->check_flags();
+                geo->take(*be->check_summary(), out, in_flight_count);
+            } else {
+                geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
+                         geo_outlier.data());
             }
-            geo->run(geo_prev.data(), geo_cur.data(), geo_candidate.data(), in_flight_count,
-                     has_prior ? prior.data() : nullptr, geo_outlier.data());
             for (std::size_t i = 0; i < count; ++i)
-                if (geo_outlier[i]) verdicts[i].status = TrackStatus::Outlier;
+                if (out[i]) verdicts[i].status = TrackStatus::Outlier;
         }
         for (std::size_t i = 0; i < count; ++i) {
             Track t = tracks[i];
@@ -331,10 +332,8 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
             return "is " + detail::to_text(cam.width) + "x" + detail::to_text(cam.height) + ", the frames are " +
                    detail::to_text(width) + "x" + detail::to_text(height);
         });
-        m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features);
-        m->geo_prev.resize(cap);
-        m->geo_cur.resize(cap);
-        m->geo_candidate.resize(cap);
+        m->geo_device = m->be->device_check();
+        m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features, !m->geo_device);
         m->geo_outlier.resize(cap);
     }
     impl_ = std::move(m);
@@ -376,6 +375,7 @@ void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std:
     m.check_frame(where, frame.width, frame.height);
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
+    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }
@@ -390,6 +390,7 @@ void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const st
         throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
+    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }

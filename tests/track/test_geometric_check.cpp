@@ -1,10 +1,11 @@
-// FeatureTracker's geometric check: the rotation-only fit and GRIC against known answers, the check on
-// generated correspondences (translating, purely rotating and static cameras, with independently moving points,
-// with and without a rotation prior), and the whole tracker on a rendered sequence with a moving object
-// (tests/support/motion_scenes.hpp): the object's tracks end as Outlier, the static ones do not.
+// FeatureTracker's geometric check: the check on generated correspondences with known answers (translating,
+// purely rotating and static cameras, with independently moving points, with and without a rotation prior; the
+// checked tracks' selection), and the whole tracker on a rendered sequence with moving cards
+// (tests/support/motion_scenes.hpp): the cards' tracks end as Outlier, the static ones do not.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -100,11 +101,14 @@ struct CheckOutcome {
 
 CheckOutcome run_check(const GeometricCheckConfig& cfg, const Pairs& s, const double* prior = nullptr) {
     const int n = static_cast<int>(s.p1.size());
-    detail::GeometricCheck check(cfg, n);
-    std::vector<std::uint8_t> cand(static_cast<std::size_t>(n), 1), out(static_cast<std::size_t>(n), 9);
+    detail::GeometricCheck check(cfg, n, true);
+    std::vector<detail::TrackVerdict> v(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v[i] = {TrackStatus::Tracked, 0, s.p2[i].x, s.p2[i].y};
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(n), 9);
     CheckOutcome o;
-    o.res = check.run(s.p1.data(), s.p2.data(), cand.data(), n, prior, out.data());
+    o.res = check.run(v.data(), s.p1.data(), n, prior, out.data());
     for (int i = 0; i < n; ++i) {
+        EXPECT_LE(out[i], 1);
         if (s.moving[i]) {
             ++o.moving;
             o.moving_kept += out[i] ? 0 : 1;
@@ -115,45 +119,24 @@ CheckOutcome run_check(const GeometricCheckConfig& cfg, const Pairs& s, const do
     return o;
 }
 
-TEST(GeometricCheck, GricKnownValues) {
-    const double e2[3] = {0.0, 1.0, 100.0};
-    // sigma 1, d 3 (cap 2): 0 + 1 + 2, + ln4 * 3 * 3, + ln(12) * 5
-    EXPECT_NEAR(detail::gric(e2, 3, 1.0, 3, 5), 3.0 + std::log(4.0) * 9 + std::log(12.0) * 5, 1e-12);
-    // d 2 (cap 4), sigma 2: 0 + 0.25 + 4
-    EXPECT_NEAR(detail::gric(e2, 3, 2.0, 2, 0), 4.25 + std::log(4.0) * 6, 1e-12);
-}
-
-TEST(GeometricCheck, RotationOnlyFitRecoversTheRotationAndItsOutliers) {
-    std::mt19937_64 rng(3);
-    std::uniform_real_distribution<double> u(-0.6, 0.6);
-    const Mat3 R = test::axis_angle({0.2, 1.0, -0.1}, 0.05);
-    const int n = 120;
-    std::vector<double> x1(2 * n), x2(2 * n), err(n);
-    std::vector<std::uint8_t> mask(n), truth(n);
-    for (int i = 0; i < n; ++i) {
-        const Vec3 b{u(rng), u(rng), 1.0};
-        const Vec3 c = test::mat_vec(R, b);
-        x1[2 * i] = b[0];
-        x1[2 * i + 1] = b[1];
-        x2[2 * i] = c[0] / c[2];
-        x2[2 * i + 1] = c[1] / c[2];
-        truth[i] = i % 5 != 0;
-        if (!truth[i]) x2[2 * i + 1] += 0.02 + 0.05 * std::fabs(u(rng));  // 10+ px at f = 500
-    }
-    double Rf[9];
-    const int drawn = detail::rotation_only_fit(x1.data(), x2.data(), n, 500.0, 1.0, 0.999, 1000, 7, nullptr, Rf,
-                                                err.data(), mask.data());
-    EXPECT_GT(drawn, 0);
-    EXPECT_LT(drawn, 60) << "80 % inliers: the adaptive stop needs about 8 samples";
-    Mat3 Rm;
-    for (int j = 0; j < 9; ++j) Rm[j] = Rf[j];
-    EXPECT_LT(test::rotation_error_deg(Rm, R), 1e-6);
-    for (int i = 0; i < n; ++i) EXPECT_EQ(mask[i], truth[i]) << i << " err " << err[i];
-    // With the prior, the prior itself.
-    const int none = detail::rotation_only_fit(x1.data(), x2.data(), n, 500.0, 1.0, 0.999, 1000, 7, R.data(), Rf,
-                                               err.data(), mask.data());
-    EXPECT_EQ(none, 0);
-    for (int j = 0; j < 9; ++j) EXPECT_EQ(Rf[j], R[j]);
+TEST(GeometricCheck, OnlyTrackedTracksWithAPreimageAreChecked) {
+    const Camera cam = pinhole();
+    const Pairs s = make_pairs(cam, test::axis_angle({0.1, 1.0, 0.0}, 0.01), {0.08, 0.01, 0.02}, 60, 0, 0.1, 0, 5);
+    const int n = 60;
+    detail::GeometricCheck check(check_config(cam), n, true);
+    std::vector<detail::TrackVerdict> v(n);
+    std::vector<Point2f> o = s.p1;
+    for (int i = 0; i < n; ++i) v[i] = {TrackStatus::Tracked, 0, s.p2[i].x, s.p2[i].y};
+    v[3].status = TrackStatus::LostResidual;  // not checked, never an Outlier
+    v[4].x = std::numeric_limits<float>::quiet_NaN();  // no preimage: not checked
+    o[5].y = std::numeric_limits<float>::infinity();
+    v[6].x += 25.0f;  // far off: an Outlier
+    std::vector<std::uint8_t> out(n, 9);
+    const GeometricCheckResult& r = check.run(v.data(), o.data(), n, nullptr, out.data());
+    EXPECT_EQ(r.checked, n - 3);
+    EXPECT_EQ(r.model, CheckModel::Essential);
+    EXPECT_EQ(r.outliers, 1);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(out[i], i == 6 ? 1 : 0) << i;
 }
 
 TEST(GeometricCheck, TranslatingCameraRejectsTheMovingPointsOnly) {
@@ -201,7 +184,6 @@ TEST(GeometricCheck, DegenerateMotionKeepsEveryStaticTrack) {
                 EXPECT_EQ(o.static_rejected, 0) << what;
                 // A moving point is ended when the pose rejects it too; the pose's free epipole may absorb a few.
                 EXPECT_LE(o.moving_kept, moving / 5) << what;
-                EXPECT_GT(o.res.gric_pose, o.res.gric_rotation) << what;
                 Mat3 Rm;
                 for (int j = 0; j < 9; ++j) Rm[j] = o.res.R[j];
                 EXPECT_LT(test::rotation_error_deg(Rm, R), 0.05) << what;
@@ -241,7 +223,7 @@ struct TrackerRun {
 
 TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend backend) {
     TrackerConfig cfg;
-    cfg.target_features = 150;
+    cfg.target_features = 200;
     cfg.geometric_check = check_config(scene.camera);
     cfg.geometric_check.enabled = check_on;
     FeatureTracker tracker(scene.camera.width, scene.camera.height, cfg, backend);
