@@ -61,7 +61,7 @@ struct GeometricCheckConfig {
     Camera camera{};              ///< the frames' camera (validate(Camera); its size must be the frames')
     double threshold_px = 1.0;    ///< inlier threshold on the Sampson error (rotation-only: its own error), (0, 100] px
     double confidence = 0.999;    ///< RANSAC's adaptive stop, [0.5, 1)
-    int max_hypotheses = 1024;    ///< minimal samples drawn at most, [1, 1 << 20]
+    int max_hypotheses = 512;     ///< minimal samples drawn at most, [1, 1 << 20] (512: one round of the GPU RANSAC)
     int min_tracks = 12;          ///< fewer checkable tracks: the frame's check ends nothing, [8, 65536]
     std::uint64_t seed = 0;       ///< the sampler's seed (same frames + seed -> same tracks)
 };
