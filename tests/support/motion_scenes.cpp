@@ -231,6 +231,7 @@ void TrackLabels::see(int k, std::uint64_t id, float x, float y) {
     if (in.move_start >= 0 && k == in.move_start + 3) {
         in.alive_after_3 = !in.occluded;
         in.excluded = in.occluded;
+        in.error_after_3 = std::hypot(x - p.x, y - p.y);
     }
 }
 
@@ -288,7 +289,10 @@ LabelSummary TrackLabels::summary() const {
         if (in.outlier) ++s.moving_outliers;
         if (in.move_start < 0 || in.born >= in.move_start || in.move_start + 3 > last || in.excluded) continue;
         ++s.moving_tracks;
-        if (in.alive_after_3) ++s.moving_still_tracked_after_3;
+        if (in.alive_after_3) {
+            ++s.moving_still_tracked_after_3;
+            if (!(in.error_after_3 <= 1.0)) ++s.moving_still_drifted;
+        }
     }
     return s;
 }

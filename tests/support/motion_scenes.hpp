@@ -80,6 +80,7 @@ struct LabelSummary {
     int static_outliers_drifted = 0;  ///< of those, ended more than 1 px from the truth (a right rejection)
     int moving_tracks = 0;    ///< tracks born on a card (not at an edge) alive when it started to move, visible 3 frames on
     int moving_still_tracked_after_3 = 0;  ///< of those, still live (Tracked) 3 frames after the start
+    int moving_still_drifted = 0;  ///< of those, more than 1 px from the card point they were born on (LK left it)
     int moving_outliers = 0;  ///< tracks born on a card ended as Outlier (any time after the card moved)
     int edge_tracks = 0;      ///< born within 3 px of a surface boundary (excluded)
 };
@@ -106,6 +107,7 @@ public:
         bool alive_after_3 = false;  // live at move_start + 3
         bool excluded = false;       // its true point was hidden by move_start + 3
         double end_error = 0;        // px from the truth where it ended
+        double error_after_3 = 0;    // px from the truth at move_start + 3 (when alive then)
     };
     const std::map<std::uint64_t, Info>& tracks() const { return info_; }
 
