@@ -10,7 +10,8 @@
 
 namespace kestrel::kernels {
 
-constexpr int kPoseSolveThreads = 64;      // hypotheses per block of the solve launch (one per thread)
+constexpr int kPoseSolveThreads = 32;      // hypotheses per block of the solve launch (one per thread; one warp per block spreads the
+                                           // solves, and their 5 KB of local memory each, over the SMs)
 constexpr int kPoseScoreThreads = 256;     // 8 warps: one model each per batch
 constexpr int kPoseScoreWarps = kPoseScoreThreads / detail::kPoseLanes;
 constexpr int kPoseTile = 256;             // points per shared-memory tile (a multiple of 32: lane order kept)
