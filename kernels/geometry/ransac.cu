@@ -109,7 +109,8 @@ __device__ void scan_pass(int pass, const PoseRound& r, const PoseBuffers& b, in
     const int count = r.count[pass];
     if (s0.stopped || count == 0) return;  // the same for every thread
     const int first = r.first[pass];
-    const int cap = r.cap[pass];
+    // The rotation pass runs in rounds after the translation pass has stopped: its cap follows from that result.
+    const int cap = pass == 0 ? r.cap[0] : detail::pose_rotation_cap(st->scan[0], n, r.table[1], r.cap[1]);
     const int t = static_cast<int>(threadIdx.x);
     // Each thread: its hypotheses' best models (detail::pose_hypothesis' choice), and their segment's best.
     Best h[kPoseScanPer];

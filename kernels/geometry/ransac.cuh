@@ -10,11 +10,12 @@
 
 namespace kestrel::kernels {
 
-constexpr int kPoseSolveThreads = 64;      // hypotheses per block of the solve launch (one per thread)
+constexpr int kPoseSolveThreads = 32;      // hypotheses per block of the solve launch (one per thread; one warp per block spreads the
+                                           // solves, and their 5 KB of local memory each, over the SMs)
 constexpr int kPoseScoreThreads = 256;     // 8 warps: one model each per batch
 constexpr int kPoseScoreWarps = kPoseScoreThreads / detail::kPoseLanes;
 constexpr int kPoseTile = 256;             // points per shared-memory tile (a multiple of 32: lane order kept)
-constexpr int kPoseMaxRound = 1024;        // hypotheses of one pass per round at most (the scan: 256 threads x 4)
+constexpr int kPoseMaxRound = 2048;        // hypotheses of one pass per round at most (the scan: 256 threads x 8)
 constexpr int kPoseScanPer = kPoseMaxRound / kPoseScoreThreads;
 constexpr int kPoseSlots0 = kPoseMaxRound * detail::kFivePointMaxSolutions;  // translation models per round
 constexpr int kPoseSlots = kPoseSlots0 + kPoseMaxRound;                       // + rotation models
@@ -68,7 +69,7 @@ struct PoseRound {
     detail::PoseProblem problem[2];
     int first[2];
     int count[2];
-    int cap[2];          // the pass' max_hypotheses
+    int cap[2];          // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap on the device)
     const int* table[2]; // the pass' stop table (device)
 };
 

@@ -39,8 +39,8 @@ inline std::uint64_t pose_rotation_seed(std::uint64_t seed) { return seed ^ 0xd1
 /// The problems of the two passes and the finish's parameters, for n points at x1, x2, s (host or device).
 void pose_setup(const PoseCall& call, const RelativePoseConfig& cfg, const double* x1, const double* x2,
                 const double* s, int n, int bound, PoseFinishParams& fp, PoseProblem& rotation);
-/// The rotation pass' hypothesis cap.
-inline int pose_rotation_cap(const RelativePoseConfig& cfg) {
+/// The rotation pass' largest hypothesis cap (detail::pose_rotation_cap lowers it per call).
+inline int pose_rotation_max(const RelativePoseConfig& cfg) {
     return cfg.max_hypotheses < kPoseRotationMaxHypotheses ? cfg.max_hypotheses : kPoseRotationMaxHypotheses;
 }
 

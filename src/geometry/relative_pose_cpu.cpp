@@ -42,7 +42,10 @@ void relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, cons
     PoseScan se, sr;
     if (call.n >= pose_sample_size(call.method)) {
         se = run_pass(fp.pe, cfg.max_hypotheses, pose_table(tables, call.method), cfg.batch, scratch, E);
-        if (cfg.rotation_only) sr = run_pass(rot, pose_rotation_cap(cfg), pose_table(tables, 2), cfg.batch, scratch, R);
+        if (cfg.rotation_only) {
+            const int cap = pose_rotation_cap(se, call.n, pose_table(tables, 2), pose_rotation_max(cfg));
+            sr = run_pass(rot, cap, pose_table(tables, 2), cfg.batch, scratch, R);
+        }
     }
     pose_finish(PoseHostSum{}, fp, se, E, sr, R, mask, rec);
 }

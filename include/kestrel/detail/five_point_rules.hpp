@@ -358,9 +358,10 @@ KESTREL_HD int five_point_solve3(const double* x1, const double* x2, double E[kF
                 }
             }
     }
-    double M0[10][20];  // the cubics before elimination, for the polish
-    for (int r = 0; r < 10; ++r)
-        for (int c = 0; c < 20; ++c) M0[r][c] = M[r][c];
+    double M0[10][20];  // the cubics before elimination, for the polish (only copied when polishing)
+    if (polish)
+        for (int r = 0; r < 10; ++r)
+            for (int c = 0; c < 20; ++c) M0[r][c] = M[r][c];
     // 3. Gauss-Jordan on the first ten columns, partial pivoting.
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r)

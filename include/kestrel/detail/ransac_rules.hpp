@@ -698,6 +698,16 @@ constexpr int kPoseRotationMaxHypotheses = 256;
 /// than about 10 % of the points by more than the threshold (a static or purely rotating camera, or a baseline too
 /// short to measure), and t would be noise.
 constexpr int kPoseRotationKeepPercent = 90;
+/// The rotation pass' hypothesis cap once the translation pass is done: a rotation-only model wins only with
+/// at least kPoseRotationKeepPercent % of the translation winner's inliers (rounded up), so the pass draws the
+/// hypotheses the confidence needs at that inlier fraction (the 2-point table), at most cap_max; cap_max when
+/// the translation pass has no winner.
+KESTREL_HD int pose_rotation_cap(const PoseScan& translation, int n, const int* table2, int cap_max) {
+    if (translation.best < 0) return cap_max;
+    const int need = static_cast<int>((static_cast<long long>(translation.inliers) * kPoseRotationKeepPercent + 99) / 100);
+    const int req = table2[pose_stop_bin(need, n)];
+    return req < cap_max ? req : cap_max;
+}
 KESTREL_HD bool pose_prefer_rotation(int rotation_inliers, int translation_inliers, bool translation_ok,
                                      int min_inliers) {
     if (rotation_inliers < min_inliers) return false;
