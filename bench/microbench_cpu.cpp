@@ -51,14 +51,27 @@ void register_cpu() {
     // The CPU backend's tracker frame (FeatureTracker, Backend::Cpu): 200 tracks, 3 levels, the default
     // mode and anchoring, frames of the sequence in a ping-pong walk. Issue target: <= the
     // cv-pyramid+calcOpticalFlowPyrLK/200/3lv row with the same thread count.
+    // With "/check-on": TrackerConfig::geometric_check on (a 752x480 pinhole camera, f = 458 px), one thread row.
     for (int threads : kThreadRows) {
-        add("cpu/kestrel-tracker-frame/200/3lv/" + threads_name(threads), 100, [threads](benchmark::State& st) {
+      for (const bool check : {false, true}) {
+        if (check && threads != kThreadRows[0]) continue;
+        add("cpu/kestrel-tracker-frame/200/3lv/" + threads_name(threads) + (check ? "/check-on" : ""), 100,
+            [threads, check](benchmark::State& st) {
             if (g_seq752.empty()) return st.SkipWithError("no 752x480 sequence");
             TrackerConfig c;
             c.lk.pyramid = {3, 2.0f};
             c.detector = issue4_detector();
             c.target_features = 200;
             c.threads = threads;
+            if (check) {
+                c.geometric_check.enabled = true;
+                Camera& cam = c.geometric_check.camera;
+                cam.width = 752;
+                cam.height = 480;
+                cam.fx = cam.fy = 458.0;
+                cam.cx = 375.5;
+                cam.cy = 239.5;
+            }
             FeatureTracker trk(752, 480, c, Backend::Cpu);
             std::size_t i = 0;
             for (int w = 0; w < 5; ++w) trk.track(seq_frame(i++).view());  // tracks exist before timing
@@ -80,6 +93,7 @@ void register_cpu() {
             st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
             st.counters["redetect_frac"] = frames ? static_cast<double>(redetections) / frames : 0.0;
         });
+      }
     }
 #endif
     // Kestrel's CPU reference (the backend that runs without a GPU).

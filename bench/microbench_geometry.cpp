@@ -1,6 +1,9 @@
 // kestrel_microbench, relative-pose rows (issue: geometry, item 7): 1000 correspondences, 50 % outliers,
 // confidence 0.999, threshold 1 px, end to end (host correspondences in, model and mask on the host).
 //   cpu/kestrel-relative_pose/...      RelativePoseEstimator on Backend::Cpu (five-point, two-point)
+//   cpu/kestrel-five_point_solve/1000  the cost of one five-point solve on the CPU (ns_per_solve)
+//   pose/bearings-device/1000/50pct    the tracker's device entry (microbench_gpu.cpp)
+//   pose/solve/five-point/4096         the cost of one five-point solve on the GPU (microbench_gpu.cpp)
 //   cpu/cv-findEssentialMat+recoverPose/...  OpenCV, same threshold and confidence (when OpenCV is found)
 //   pose/.../end-to-end                RelativePoseEstimator on Backend::Cuda (CUDA builds; skips without a GPU)
 //   floor/pose-transfer/1000           H2D of 1000 point pairs (doubles) + D2H of the mask and the model +
@@ -9,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/relative_pose.hpp"
 #include "microbench.hpp"
 #if KESTREL_BENCH_OPENCV
@@ -89,6 +93,34 @@ void pose_rows(const char* prefix, Backend backend, bool gpu) {
 
 void register_geometry() {
     pose_rows("cpu/kestrel-relative_pose/", Backend::Cpu, false);
+    // The cost of one five-point solve on the CPU (unpolished, as RANSAC runs it): 1000 random samples of the pose
+    // rows' scene per iteration; ns_per_solve = the median / 1000.
+    add("cpu/kestrel-five_point_solve/1000", 20, [](benchmark::State& st) {
+        const PoseScene sc = pose_scene(kPosePoints, 0.0);
+        std::vector<double> p(15 * 1000), q(15 * 1000);
+        std::uint64_t z = 777;
+        for (int s = 0; s < 1000; ++s)
+            for (int j = 0; j < 5; ++j) {
+                z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+                const int i = static_cast<int>((z >> 33) % kPosePoints);
+                p[15 * s + 3 * j] = sc.x1[2 * i];
+                p[15 * s + 3 * j + 1] = sc.x1[2 * i + 1];
+                p[15 * s + 3 * j + 2] = 1.0;
+                q[15 * s + 3 * j] = sc.x2[2 * i];
+                q[15 * s + 3 * j + 1] = sc.x2[2 * i + 1];
+                q[15 * s + 3 * j + 2] = 1.0;
+            }
+        long solutions = 0;
+        wall_loop(st, [&] {
+            double E[detail::kFivePointMaxSolutions][9];
+            int flag = 0;
+            solutions = 0;
+            for (int s = 0; s < 1000; ++s) solutions += detail::five_point_solve3(&p[15 * s], &q[15 * s], E, &flag, false);
+            benchmark::DoNotOptimize(E[0][0]);
+        });
+        st.counters["ns_per_solve"] = st.counters["median_us"];  // us per 1000 solves = ns per solve
+        st.counters["solutions_per_solve"] = static_cast<double>(solutions) / 1000.0;
+    });
 #if KESTREL_BENCH_OPENCV
     add("cpu/cv-findEssentialMat+recoverPose/1000/50pct", 10, [](benchmark::State& st) {
         const PoseScene sc = pose_scene(kPosePoints, kPoseOutliers);
@@ -108,6 +140,7 @@ void register_geometry() {
 #if KESTREL_BENCH_CUDA
     pose_rows("pose/", Backend::Cuda, true);
     register_pose_floor();
+    register_pose_gpu();
 #endif
 }
 

@@ -25,7 +25,7 @@ set(kestrel_area_deps_core "")
 set(kestrel_area_deps_pyramid core)
 set(kestrel_area_deps_features core pyramid)
 set(kestrel_area_deps_detect core pyramid features)
-set(kestrel_area_deps_track core pyramid features detect)
+set(kestrel_area_deps_track core pyramid features detect geometry)
 set(kestrel_area_deps_geometry core)
 set(kestrel_area_deps_stereo core pyramid features detect track geometry)
 set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp: conversions for every area
@@ -39,6 +39,7 @@ set(kestrel_public_areas
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   pyca_select.hpp=detect detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect detail/pyca_rules.hpp=detect
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track multi_camera_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track
+  detail/geo_check_rules.hpp=track
   camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry
   relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry
   detail/ransac_rules.hpp=geometry

@@ -12,6 +12,7 @@
 // |t| = 1), the number of inliers and the hypotheses used; writes the inlier mask as CSV "index,inlier"
 // (one row per input line). --make-scene writes a generated scene with a known pose instead (used by the
 // example's tests; with --sensor, projected through that camera, distortion included).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -56,37 +57,74 @@ const char* model_name(kestrel::CameraModel m) {
     return "?";
 }
 
+/// The bound on a pixel coordinate of the CSV (far beyond any image: kestrel::kMaxImageSide is 16383).
+constexpr double kMaxCoordinate = 1e6;
+
+/// Splits `line` at commas, semicolons and tabs; each field must be one number (strtod reads all of it).
+bool parse_numbers(const std::string& line, std::vector<double>& out) {
+    out.clear();
+    const std::string& rest = line;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t end = rest.find_first_of(",;\t", start);
+        std::string f = rest.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        const std::size_t a = f.find_first_not_of(" \r"), b = f.find_last_not_of(" \r");
+        f = a == std::string::npos ? std::string() : f.substr(a, b - a + 1);
+        char* e = nullptr;
+        const double v = f.empty() ? 0.0 : std::strtod(f.c_str(), &e);
+        if (f.empty() || *e != '\0') return false;
+        out.push_back(v);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return true;
+}
+
 std::vector<double> read_csv(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read '" + path + "'");
-    std::vector<double> v;
+    std::vector<double> v, row;
     std::string line;
     int lineno = 0;
     while (std::getline(in, line)) {
         ++lineno;
-        if (line.empty()) continue;
-        for (char& c : line)
-            if (c == ',' || c == ';' || c == '\t') c = ' ';
-        std::istringstream ls(line);
-        double a[4];
-        if (!(ls >> a[0] >> a[1] >> a[2] >> a[3])) {
+        if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+        const std::string where = path + ":" + std::to_string(lineno) + ": ";
+        if (!parse_numbers(line, row)) {
             if (lineno == 1) continue;  // header
-            throw std::runtime_error(path + ":" + std::to_string(lineno) + ": expected x1,y1,x2,y2");
+            throw std::runtime_error(where + "expected four numbers x1,y1,x2,y2, got '" + line + "'");
         }
-        for (double x : a) v.push_back(x);
+        if (row.size() != 4)
+            throw std::runtime_error(where + "expected 4 columns x1,y1,x2,y2, got " + std::to_string(row.size()));
+        for (double x : row)
+            if (!std::isfinite(x) || std::fabs(x) > kMaxCoordinate)
+                throw std::runtime_error(where + "coordinate " + std::to_string(x) + " is outside [-1e+06, 1e+06] px");
+        for (double x : row) v.push_back(x);
     }
     return v;
 }
 
 std::vector<double> parse_matrix(const std::string& s) {
     std::vector<double> v;
-    std::string t = s;
-    for (char& c : t)
-        if (c == ',') c = ' ';
-    std::istringstream ls(t);
-    double x;
-    while (ls >> x) v.push_back(x);
-    if (v.size() != 9) throw UsageError("--rotation needs 9 comma-separated numbers (row-major)");
+    if (!parse_numbers(s, v) || v.size() != 9)
+        throw UsageError("--rotation needs 9 comma-separated numbers (row-major), not '" + s + "'");
+    for (double x : v)
+        if (!std::isfinite(x)) throw UsageError("--rotation: every entry must be finite");
+    // A rotation: R^T R = I within 1e-6 per entry, det R = +1 (not a reflection).
+    double worst = 0.0;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            double d = 0.0;
+            for (int c = 0; c < 3; ++c) d += v[3 * c + a] * v[3 * c + b];
+            worst = std::max(worst, std::fabs(d - (a == b ? 1.0 : 0.0)));
+        }
+    const double det = v[0] * (v[4] * v[8] - v[5] * v[7]) - v[1] * (v[3] * v[8] - v[5] * v[6]) +
+                       v[2] * (v[3] * v[7] - v[4] * v[6]);
+    if (!(worst <= 1e-6))
+        throw UsageError("--rotation is not a rotation: |R^T R - I| = " + std::to_string(worst) +
+                         " exceeds 1e-06 (per entry)");
+    if (!(det > 0.0))
+        throw UsageError("--rotation is a reflection: det R = " + std::to_string(det) + ", must be +1");
     return v;
 }
 
@@ -171,7 +209,7 @@ int run(int argc, char** argv) {
     if (args.has("make-scene")) {
         const std::string path = args.get("make-scene", "");
         const int n = args.get_int("points", 300);
-        const double outl = args.get_float("outliers", 0.3f);
+        const double outl = args.get_double("outliers", 0.3);
         const std::string sensor = args.get("sensor", "");
         args.reject_unknown();
         if (sensor.empty()) return make_scene(path, n, outl, nullptr);
@@ -191,18 +229,18 @@ int run(int argc, char** argv) {
         if (!args.has("fx") || !args.has("fy") || !args.has("cx") || !args.has("cy"))
             throw UsageError("the camera is needed: --sensor SENSOR.yaml, or --fx --fy --cx --cy (pixels)");
         cam.model = kestrel::CameraModel::Pinhole;
-        cam.fx = std::atof(args.get("fx", "0").c_str());
-        cam.fy = std::atof(args.get("fy", "0").c_str());
-        cam.cx = std::atof(args.get("cx", "0").c_str());
-        cam.cy = std::atof(args.get("cy", "0").c_str());
+        cam.fx = args.get_double("fx", 0.0);
+        cam.fy = args.get_double("fy", 0.0);
+        cam.cx = args.get_double("cx", 0.0);
+        cam.cy = args.get_double("cy", 0.0);
         if (!(cam.fx > 0) || !(cam.fy > 0)) throw UsageError("--fx and --fy must be positive");
     }
     kestrel::RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);  // pixels per normalized unit: the threshold is in pixels
-    cfg.threshold_px = std::atof(args.get("threshold", "1.0").c_str());
-    cfg.confidence = std::atof(args.get("confidence", "0.999").c_str());
+    cfg.threshold_px = args.get_double("threshold", cfg.threshold_px);
+    cfg.confidence = args.get_double("confidence", cfg.confidence);
     cfg.max_hypotheses = args.get_int("max-hypotheses", cfg.max_hypotheses);
-    cfg.seed = static_cast<std::uint64_t>(std::strtoull(args.get("seed", "0").c_str(), nullptr, 10));
+    cfg.seed = static_cast<std::uint64_t>(args.get_uint64("seed", 0));
     cfg.refine = !args.flag("no-refine");
     const std::string method = args.get("method", "five-point");
     std::vector<double> prior;
@@ -219,6 +257,11 @@ int run(int argc, char** argv) {
     if (args.positional().size() != 1) throw UsageError("expected exactly one MATCHES.csv");
     const std::vector<double> px = read_csv(args.positional()[0]);
     const int n = static_cast<int>(px.size() / 4);
+    const int need = cfg.method == kestrel::PoseMethod::FivePoint ? 5 : 2;
+    if (n < need)
+        throw std::runtime_error(args.positional()[0] + ": " + std::to_string(n) + " correspondence" + (n == 1 ? "" : "s") +
+                                 ", the " + (need == 5 ? "five-point" : "two-point") + " method needs at least " +
+                                 std::to_string(need) + " (rows x1,y1,x2,y2)");
     // Normalized coordinates of both views; `used[k]` is the input line of estimator point k.
     std::vector<double> x1, x2;
     std::vector<int> used;

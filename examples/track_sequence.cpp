@@ -63,6 +63,12 @@ const char* kUsage =
     "  --fps F                frame rate of an image folder (default 20; vtest: 10)\n"
     "  --trail N              trail length in frames (default 10)\n"
     "  --print-every N        one progress line every N frames (default 10; 0 = none)\n"
+    "  --reject-outliers      the geometric check (TrackerConfig::geometric_check): tracks that disagree\n"
+    "                         with the frame's relative pose end with status Outlier (CSV; drawn as a\n"
+    "                         cyan cross); the camera from --sensor FILE, else the EuRoC folder's\n"
+    "                         cam0/sensor.yaml (stereo: the rig's left camera)\n"
+    "  --sensor FILE          the camera of --reject-outliers (a EuRoC/Kalibr sensor.yaml)\n"
+    "  --outlier-threshold P  px, the check's threshold (default 1)\n"
     "Stereo (StereoTracker: the left camera's tracks, each matched into the right image):\n"
     "  --stereo               SOURCE is a EuRoC folder with mav0/cam0 and mav0/cam1: frames paired by\n"
     "                         timestamp (one on one side only is an error naming it); the rig from the two\n"
@@ -81,7 +87,8 @@ const char* kUsage =
     "  The mono CSV and video are unchanged.\n"
     "Drawing: each live track is a circle with its trail, coloured by age (red when new, through yellow\n"
     "and green, to blue after 30 frames); a white ring marks a track born by re-detection in this\n"
-    "frame, a magenta cross a track lost in this frame (at the border: out of bounds).\n"
+    "frame, a magenta cross a track lost in this frame (at the border: out of bounds), a cyan cross a\n"
+    "track ended as Outlier by --reject-outliers.\n"
     "Images are read as cv::imread(IMREAD_GRAYSCALE) reads them; 16-bit frames are reduced to 8 bits\n"
     "(v >> 8), said once on stderr.\n";
 
@@ -119,8 +126,8 @@ void draw(Canvas& c, const std::vector<kestrel::Track>& live, const std::vector<
         c.set(static_cast<int>(std::lround(t.x)), static_cast<int>(std::lround(t.y)), col);
         if (t.age == 0 && frame > 0) c.circle(t.x, t.y, 6.0f, {255, 255, 255});  // born by re-detection
     }
-    for (const kestrel::Track& t : lost) {  // an X: two diagonal strokes
-        const Rgb m{255, 0, 255};
+    for (const kestrel::Track& t : lost) {  // an X: two diagonal strokes (cyan: the geometric check's Outlier)
+        const Rgb m = t.status == kestrel::TrackStatus::Outlier ? Rgb{0, 255, 255} : Rgb{255, 0, 255};
         c.line(t.x - 4, t.y - 4, t.x + 4, t.y + 4, m);
         c.line(t.x - 4, t.y + 4, t.x + 4, t.y - 4, m);
     }
@@ -131,6 +138,27 @@ T percentile(std::vector<T> v, double q) {
     if (v.empty()) return T(0);
     std::sort(v.begin(), v.end());
     return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+/// --reject-outliers: the geometric check's camera, from --sensor, else the source's sensor.yaml (stereo: the rig's
+/// left camera).
+struct CheckOptions {
+    bool on = false;
+    std::string sensor;  // --sensor
+};
+
+/// The check's camera for a mono source: --sensor, else the EuRoC folder's cam0/sensor.yaml.
+void enable_check(kestrel::TrackerConfig& cfg, const CheckOptions& co, const std::string& source_yaml) {
+    if (!co.on) return;
+    const std::string path = !co.sensor.empty() ? co.sensor : source_yaml;
+    if (path.empty())
+        throw UsageError("--reject-outliers needs the camera: --sensor SENSOR.yaml, or a EuRoC folder with "
+                         "cam0/sensor.yaml");
+    cfg.geometric_check.enabled = true;
+    cfg.geometric_check.camera = read_sensor_yaml(path).camera;
+    std::printf("geometric check: camera %s (%s %dx%d), threshold %.3g px\n", path.c_str(),
+                kestrel::to_string(cfg.geometric_check.camera.model), cfg.geometric_check.camera.width,
+                cfg.geometric_check.camera.height, cfg.geometric_check.threshold_px);
 }
 
 struct StereoOptions {
@@ -182,7 +210,8 @@ std::string csv_float(float v) {
     return buf;
 }
 
-int run_stereo(const std::string& source_spec, const StereoOptions& so, const kestrel::TrackerConfig& tcfg,
+int run_stereo(const std::string& source_spec, const StereoOptions& so, const CheckOptions& co,
+               kestrel::TrackerConfig tcfg,
                kestrel::Backend backend, bool explicit_backend, const SourceOptions& source_opt,
                const std::string& out_dir, bool want_png, const std::string& video_name, bool draw_output,
                int max_frames, int print_every) {
@@ -191,6 +220,15 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
     if (const std::string note = source->notice(); !note.empty())
         std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     const kestrel::StereoRig rig = stereo_rig(so, *source);
+    if (co.on && (!co.sensor.empty() || rig.type == kestrel::RigType::Raw)) {
+        if (co.sensor.empty()) {  // the rig's left camera
+            tcfg.geometric_check.enabled = true;
+            tcfg.geometric_check.camera = rig.left;
+            std::printf("geometric check: the rig's left camera, threshold %.3g px\n", tcfg.geometric_check.threshold_px);
+        } else {
+            enable_check(tcfg, co, "");
+        }
+    }
     kestrel::StereoConfig cfg;
     cfg.tracker = tcfg;
     cfg.match = so.match;  // its LK: stereo_match_lk_config() (5 levels), on the tracking pyramid's scale
@@ -228,6 +266,23 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
                                      std::to_string(w) + "x" + std::to_string(h));
         if (!tracker) {
             check_frame_size(w, h, tcfg, "frame '" + left.path + "'");
+            if (so.have_rectified && !(so.rect[1] >= -0.5 && so.rect[1] <= w - 0.5 && so.rect[2] >= -0.5 && so.rect[2] <= h - 0.5))
+                throw UsageError("--rectified: the principal point (" + std::to_string(so.rect[1]) + ", " +
+                                 std::to_string(so.rect[2]) + ") is outside the " + std::to_string(w) + "x" +
+                                 std::to_string(h) + " image: CX must be in [-0.5, " + std::to_string(w - 0.5) +
+                                 "] and CY in [-0.5, " + std::to_string(h - 0.5) + "]");
+            if (co.on && !cfg.tracker.geometric_check.enabled) {  // a rectified rig: its pinhole camera
+                kestrel::Camera& c = cfg.tracker.geometric_check.camera;
+                c.model = kestrel::CameraModel::Pinhole;
+                c.width = w;
+                c.height = h;
+                c.fx = c.fy = so.rect[0];
+                c.cx = so.rect[1];
+                c.cy = so.rect[2];
+                cfg.tracker.geometric_check.enabled = true;
+                std::printf("geometric check: the rectified rig's camera, threshold %.3g px\n",
+                            cfg.tracker.geometric_check.threshold_px);
+            }
             tracker = std::make_unique<kestrel::StereoTracker>(w, h, rig, cfg, backend);
             std::printf("frames: 2 x %dx%d (%s rig); stereo tracker set up in %.1f ms\n", w, h, kestrel::to_string(rig.type),
                         sw.lap());
@@ -343,14 +398,20 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const ke
 }
 
 int run(int argc, char** argv) {
-    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps", "stereo"}));
+    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps", "stereo", "reject-outliers"}));
     if (args.flag("help")) {
         std::printf("%s%s%s", kUsage, backend_help(), tracker_help().c_str());
         return 0;
     }
     const bool explicit_backend = args.has("backend");
     const kestrel::Backend backend = parse_backend(args);
-    const kestrel::TrackerConfig cfg = parse_tracker(args);
+    kestrel::TrackerConfig cfg = parse_tracker(args);
+    CheckOptions co;
+    co.on = args.flag("reject-outliers");
+    co.sensor = args.get("sensor", "");
+    cfg.geometric_check.threshold_px = args.get_double("outlier-threshold", cfg.geometric_check.threshold_px);
+    if (!co.on && (!co.sensor.empty() || args.has("outlier-threshold")))
+        throw UsageError("--sensor and --outlier-threshold are options of --reject-outliers");
     bool synthetic = args.flag("synthetic");
     const std::string photo_path = args.get("photo", default_photo());
     const int synthetic_frames = args.get_int("synthetic-frames", 200);
@@ -390,7 +451,7 @@ int run(int argc, char** argv) {
             throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
         if (!so.right_dir.empty() && !so.have_rectified)
             throw UsageError("--right needs the rig: --rectified F,CX,CY,B");
-        return run_stereo(args.positional()[0], so, cfg, backend, explicit_backend, source_opt, out_dir, want_png,
+        return run_stereo(args.positional()[0], so, co, cfg, backend, explicit_backend, source_opt, out_dir, want_png,
                           video_name, draw_output, max_frames, print_every);
     }
     if (args.positional().size() > 1) throw UsageError("at most one SOURCE");
@@ -421,6 +482,7 @@ int run(int argc, char** argv) {
         if (const std::string note = source->notice(); !note.empty())
             std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     }
+    enable_check(cfg, co, source ? source->sensor_yaml() : std::string());
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
     const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();

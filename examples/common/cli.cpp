@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace kestrel_examples {
@@ -50,9 +51,11 @@ int Args::get_int(const std::string& name, int fallback) {
     if (!o) return fallback;
     char* end = nullptr;
     errno = 0;
-    const long v = std::strtol(o->value.c_str(), &end, 10);
-    if (o->value.empty() || *end != '\0' || errno != 0 || v < -2147483647L || v > 2147483647L)
+    const long long v = std::strtoll(o->value.c_str(), &end, 10);
+    if (o->value.empty() || *end != '\0')
         throw UsageError("option --" + name + ": '" + o->value + "' is not an integer");
+    if (errno == ERANGE || v < -2147483647LL || v > 2147483647LL)
+        throw UsageError("option --" + name + ": " + o->value + " is out of range [-2147483647, 2147483647]");
     return static_cast<int>(v);
 }
 
@@ -64,6 +67,32 @@ float Args::get_float(const std::string& name, float fallback) {
     const float v = std::strtof(o->value.c_str(), &end);
     if (o->value.empty() || *end != '\0' || errno != 0)
         throw UsageError("option --" + name + ": '" + o->value + "' is not a number");
+    return v;
+}
+
+double Args::get_double(const std::string& name, double fallback) {
+    const Opt* o = find(name);
+    if (!o) return fallback;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(o->value.c_str(), &end);
+    if (o->value.empty() || *end != '\0' || o->value.find_first_of(" \t\n") != std::string::npos)
+        throw UsageError("option --" + name + ": '" + o->value + "' is not a number");
+    if (errno == ERANGE || !std::isfinite(v))
+        throw UsageError("option --" + name + ": " + o->value + " is not a finite number of double range");
+    return v;
+}
+
+unsigned long long Args::get_uint64(const std::string& name, unsigned long long fallback) {
+    const Opt* o = find(name);
+    if (!o) return fallback;
+    if (o->value.empty() || o->value.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("option --" + name + ": '" + o->value + "' is not a non-negative integer");
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(o->value.c_str(), &end, 10);
+    if (errno == ERANGE)
+        throw UsageError("option --" + name + ": " + o->value + " is out of range [0, 18446744073709551615]");
     return v;
 }
 

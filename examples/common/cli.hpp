@@ -23,6 +23,10 @@ public:
     std::string get(const std::string& name, const std::string& fallback);
     int get_int(const std::string& name, int fallback);
     float get_float(const std::string& name, float fallback);
+    /// A finite double, read strictly (the whole value must be one number: "3px" and "abc" are UsageErrors).
+    double get_double(const std::string& name, double fallback);
+    /// An unsigned 64-bit integer, read strictly (digits only).
+    unsigned long long get_uint64(const std::string& name, unsigned long long fallback);
     const std::vector<std::string>& positional() const { return positional_; }
 
     /// Throws UsageError naming the first option that no get/flag/has call asked about.

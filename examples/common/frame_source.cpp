@@ -73,6 +73,8 @@ public:
     }
     double fps() const override { return fps_; }
     std::string notice() const override { return notice_; }
+    std::string sensor_yaml() const override { return sensor_; }
+    std::string sensor_;  ///< EuRoC: <cam>/sensor.yaml when it exists
 
 private:
     std::vector<std::string> files_;
@@ -224,8 +226,10 @@ double euroc_fps(const std::vector<long long>& stamps) {
 std::unique_ptr<FrameSource> open_euroc(const fs::path& cam, bool sort_timestamps) {
     EurocList l = read_euroc(cam, sort_timestamps);
     const double fps = euroc_fps(l.stamps);
-    return std::make_unique<FileList>(std::move(l.files), std::move(l.stamps), "EuRoC folder " + cam.string(), fps,
-                                      std::move(l.origins), l.notice);
+    auto src = std::make_unique<FileList>(std::move(l.files), std::move(l.stamps), "EuRoC folder " + cam.string(), fps,
+                                          std::move(l.origins), l.notice);
+    if (fs::exists(cam / "sensor.yaml")) src->sensor_ = (cam / "sensor.yaml").string();
+    return src;
 }
 
 /// Two frame sources read in step.
@@ -273,9 +277,20 @@ std::unique_ptr<StereoFrameSource> open_stereo_source(const std::string& left, c
                 cam1 = root / "cam1";
                 break;
             }
-        if (cam0.empty())
+        if (cam0.empty()) {
+            // Name the missing camera when the other one is there.
+            for (const fs::path& root : {p / "mav0", p}) {
+                const bool has0 = fs::exists(root / "cam0" / "data.csv"), has1 = fs::exists(root / "cam1" / "data.csv");
+                if (has0 != has1)
+                    throw std::runtime_error("'" + left + "' is not a stereo EuRoC folder: " +
+                                             (root / (has0 ? "cam0" : "cam1") / "data.csv").string() + " is there but " +
+                                             (root / (has0 ? "cam1" : "cam0") / "data.csv").string() +
+                                             " is missing (--stereo needs both cameras; without --stereo the folder is "
+                                             "read as a mono sequence of cam0)");
+            }
             throw std::runtime_error("'" + left + "' is not a stereo EuRoC folder: no mav0/cam0/data.csv and mav0/cam1/data.csv "
                                      "(for two image folders pass the right one with --right)");
+        }
         EurocList a = read_euroc(cam0, opt.sort_timestamps), b = read_euroc(cam1, opt.sort_timestamps);
         // Pair by timestamp: both lists are sorted and strictly increasing; the first timestamp that one side
         // lacks is the error, naming where the other side lists it.

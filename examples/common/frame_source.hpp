@@ -28,6 +28,8 @@ public:
     virtual double fps() const = 0;
     /// A note for stderr about how the source was read (e.g. frames sorted by timestamp); "" if none.
     virtual std::string notice() const { return ""; }
+    /// EuRoC: the camera's sensor.yaml (<cam0>/sensor.yaml; "" when the file is not there); others: "".
+    virtual std::string sensor_yaml() const { return ""; }
 };
 
 struct SourceOptions {

@@ -28,6 +28,12 @@ Unprojection unproject(const Camera& cam, Point2d pixel, const UndistortConfig& 
 void unproject_cpu(const Camera& cam, const float* xy, int count, Point2d* normalized, UnprojectStatus* status,
                    const UndistortConfig& cfg = {});
 
+/// Pixels per radian of a bearing's motion at the direction `bearing` (x, y, z; any length) in this camera: the
+/// geometric mean of the radial and the tangential magnification (detail::pixels_per_radian_at). threshold_px
+/// divided by it is the point's angular threshold (RelativePoseEstimator::estimate_bearings,
+/// PoseDeviceInput::pixels_per_radian). Validates `cam`; NaN where the model has no image of the direction.
+double pixels_per_radian(const Camera& cam, const double* bearing);
+
 /// The largest count (and DeviceUnprojector capacity) accepted.
 constexpr int kMaxUnprojectPoints = 1 << 24;
 

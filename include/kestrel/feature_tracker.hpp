@@ -3,14 +3,17 @@
 // the live count falls below redetect_fraction * target_features, run the FeatureDetector with the
 // occupied grid cells masked so that new features fill empty cells only. Policy: docs/tracker.md.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "kestrel/camera_types.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/image.hpp"
 #include "kestrel/keypoint.hpp"
 #include "kestrel/lk_tracker.hpp"
+#include "kestrel/relative_pose_types.hpp"
 #include "kestrel/stream.hpp"
 
 namespace kestrel {
@@ -45,6 +48,45 @@ inline DetectorConfig tracking_detector_config() {
     return c;
 }
 
+/// Geometric verification (docs/tracker.md, "Geometric check"): every frame, the tracks that survived LK are
+/// tested against one relative pose between the previous and the current frame (RelativePoseEstimator's RANSAC on
+/// the camera's normalized points: five-point, or two-point when a rotation prior is passed with the frame), and
+/// those whose motion disagrees with it (Sampson error at or above threshold_px) end with status Outlier. A static
+/// or purely rotating camera (no translation) is decided by the estimator's model selection: its rotation-only
+/// model then judges the tracks, so that degenerate motion does not end good tracks. Fewer than min_tracks
+/// checkable tracks, or no model: nothing is ended. It runs in the frame's stream (CUDA backend: on the device,
+/// no extra synchronization); both backends end the same tracks, bit for bit.
+struct GeometricCheckConfig {
+    bool enabled = false;
+    Camera camera{};              ///< the frames' camera (validate(Camera); its size must be the frames')
+    double threshold_px = 1.0;    ///< inlier threshold on the Sampson error (rotation-only: its own error), (0, 100] px
+    double confidence = 0.999;    ///< RANSAC's adaptive stop, [0.5, 1)
+    int max_hypotheses = 512;     ///< minimal samples drawn at most, [1, 1 << 20] (512: one round of the GPU RANSAC)
+    int min_tracks = 12;          ///< fewer checkable tracks: the frame's check ends nothing, [8, 65536]
+    std::uint64_t seed = 0;       ///< the sampler's seed (same frames + seed -> same tracks)
+};
+
+/// The motion model that decided a frame's geometric check (GeometricCheckResult::model).
+enum class CheckModel : std::int32_t {
+    None = 0,          ///< the check ended nothing: off, fewer than min_tracks checkable tracks, or no model
+    Essential = 1,     ///< five-point relative pose (R, unit t)
+    TwoPoint = 2,      ///< the frame's rotation prior and a two-point translation
+    RotationOnly = 3,  ///< no translation (static or purely rotating camera): tracks judged against R alone
+};
+const char* to_string(CheckModel m);
+
+/// The last frame's geometric check (FeatureTracker::geometric_check()).
+struct GeometricCheckResult {
+    CheckModel model = CheckModel::None;
+    PoseStatus pose_status = PoseStatus::NoModel;  ///< the estimate's status (NoModel when not run)
+    std::array<double, 9> R{{1, 0, 0, 0, 1, 0, 0, 0, 1}};  ///< X_cur = R X_prev + t (camera frames), row-major
+    std::array<double, 3> t{{0, 0, 0}};   ///< unit translation; zero for RotationOnly and None
+    int checked = 0;    ///< tracks tested (Tracked by LK, both positions unprojected by the camera)
+    int inliers = 0;    ///< of those, inliers of the estimate
+    int outliers = 0;   ///< tracks ended as Outlier
+    int hypotheses = 0; ///< minimal samples drawn
+};
+
 struct TrackerConfig {
     LkConfig lk{};                   ///< tracking (its pyramid is the tracking pyramid)
     DetectorConfig detector = tracking_detector_config();  ///< re-detection (its own pyramid)
@@ -57,6 +99,7 @@ struct TrackerConfig {
     /// tracker's detection uses this, not detector.threads), [0, 256]; 0 = the hardware threads. Created with
     /// the tracker (none per frame), shared with no other object. Same results with any count.
     int threads = 0;
+    GeometricCheckConfig geometric_check{};  ///< ends tracks that disagree with the frame's relative pose
 };
 
 void validate(const TrackerConfig& cfg, const char* where = "TrackerConfig");
@@ -92,22 +135,30 @@ public:
     /// Synchronous: processes one frame, returns the live tracks (valid until the next call).
     /// predictions: optional initial guesses for the tracks returned by the previous call, in the same
     /// order (size must match, finite), level-0 pixels of `frame`.
-    const std::vector<Track>& track(HostView frame, const std::vector<Point2f>* predictions = nullptr);
+    /// rotation_prior: optional R (row-major, X_cur = R X_prev + t, e.g. the integrated gyro) for the geometric
+    /// check, which then estimates the translation alone (two-point); must be a rotation (|R^T R - I| <= 1e-6
+    /// per entry, det > 0) and needs geometric_check.enabled.
+    const std::vector<Track>& track(HostView frame, const std::vector<Point2f>* predictions = nullptr,
+                                    const std::array<double, 9>* rotation_prior = nullptr);
 
     /// Stream-ordered form: enqueues upload (use pinned memory for a truly asynchronous copy), pyramid,
     /// tracking and the result download on `stream`, and returns at once; the frame memory must stay
     /// valid until finish(). finish() waits for `stream`, does the bookkeeping and, when needed, the
     /// re-detection, and returns the live tracks. track() == track_async() + finish(). CPU backend: the
     /// work is done in track_async (stream unused).
-    void track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr);
+    void track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr,
+                     const std::array<double, 9>* rotation_prior = nullptr);
     /// Same from a frame already in device memory (CUDA backend only).
-    void track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr);
+    void track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions = nullptr,
+                     const std::array<double, 9>* rotation_prior = nullptr);
     const std::vector<Track>& finish();
 
     const std::vector<Track>& tracks() const;       ///< live tracks after the last finished frame
     const std::vector<Track>& lost_tracks() const;  ///< tracks dropped in the last frame, with their status
     std::int64_t frame_count() const;               ///< frames finished so far
     bool redetected() const;                        ///< whether the last frame ran the detector
+    /// The last finished frame's geometric check (model None when it did not run).
+    const GeometricCheckResult& geometric_check() const;
 
     /// Forgets every track; the next frame starts like the first (ids keep increasing).
     void reset();

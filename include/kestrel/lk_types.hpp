@@ -36,6 +36,8 @@ enum class TrackStatus : std::int32_t {
     LostForwardBackward = 5,  ///< FeatureTracker only: the backward track missed by more than fb_max_error
     LostAnchor = 6,           ///< FeatureTracker only: the affine fit against the track's first observation
                               ///< failed (TrackerConfig::anchor: residual, distance, degenerate warp)
+    Outlier = 7,              ///< FeatureTracker only, with TrackerConfig::geometric_check: the track's motion
+                              ///< disagrees with the frame's relative pose (Sampson error above the threshold)
 };
 
 const char* to_string(LkMode m);

@@ -37,13 +37,18 @@ public:
     const FeatureTracker& camera(int i) const;
 
     /// Synchronous: one frame per camera (frames[i] is camera i's, of its size), processed together.
-    void track(const std::vector<HostView>& frames);
+    /// rotation_priors: optional, one per camera (its own frame: R_c = R_cb R_body R_cb^T), for each camera's
+    /// TrackerConfig::geometric_check (see FeatureTracker::track).
+    void track(const std::vector<HostView>& frames,
+               const std::vector<std::array<double, 9>>* rotation_priors = nullptr);
     /// Stream-ordered: enqueues every camera's frame (pinned memory for truly asynchronous uploads) and returns;
     /// `stream`'s later work waits for all cameras' tracking. The frames must stay valid until finish(). CPU
     /// backend: the work is done here, camera after camera (stream unused).
-    void track_async(const std::vector<HostView>& frames, StreamHandle stream);
+    void track_async(const std::vector<HostView>& frames, StreamHandle stream,
+                     const std::vector<std::array<double, 9>>* rotation_priors = nullptr);
     /// Same from frames already in device memory (CUDA backend only).
-    void track_async(const std::vector<DeviceView>& frames, StreamHandle stream);
+    void track_async(const std::vector<DeviceView>& frames, StreamHandle stream,
+                     const std::vector<std::array<double, 9>>* rotation_priors = nullptr);
     /// Waits for every camera and does their bookkeeping and re-detection (see the header comment).
     void finish();
 

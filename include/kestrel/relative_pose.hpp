@@ -1,6 +1,13 @@
 // Relative pose of two calibrated views: RANSAC over the five-point solver (or, with a rotation prior, the
 // two-point translation solver), MSAC-scored by the Sampson error in pixels, adaptive stop, refinement on the
-// inliers, decomposition into R and unit t with the cheirality test. Docs: docs/geometry.md.
+// inliers, decomposition into R and unit t with the cheirality test, and the choice of a rotation-only model
+// when the camera did not translate. Docs: docs/geometry.md.
+//
+// The tracker's entry: estimate_device_async(const PoseDeviceInput&, stream) below. Device arrays of unit
+// bearings (float x, y, z) or normalized points, the count as a host int or as a device int with a host bound,
+// the optional rotation prior (host, read at enqueue); the mask (device_mask()) and the result record
+// (device_record(), PoseRecord) are written on the stream, in device memory; finish() waits and copies them to
+// the host only when called. No allocation and no host synchronization inside the call on Backend::Cuda.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -45,6 +52,28 @@ public:
     void estimate_device_async(const double* d_x1, const double* d_x2, int n, StreamHandle stream,
                                const double* rotation_prior = nullptr);
     RelativePoseResult finish(std::uint8_t* inlier_mask = nullptr);
+
+    /// Unit bearing vectors (3 doubles x, y, z per point, any direction: a fisheye's points beyond 90 degrees
+    /// off axis too), host arrays. The inlier test is the tangent-plane Sampson error in radians times the
+    /// point's pixels per radian (`pixels_per_radian[i]`, n doubles; null: focal_px for every point), against
+    /// threshold_px. Bearings need not be exactly unit (they are normalized when staged).
+    RelativePoseResult estimate_bearings(const double* b1, const double* b2, int n, std::uint8_t* inlier_mask = nullptr,
+                                         const double* rotation_prior = nullptr,
+                                         const double* pixels_per_radian = nullptr);
+    void estimate_bearings_async(const double* b1, const double* b2, int n, const double* rotation_prior,
+                                 const double* pixels_per_radian, StreamHandle stream);
+
+    /// The tracker's entry (CUDA backend only): device inputs (PoseDeviceInput), everything enqueued on
+    /// `stream` with no host synchronization and no allocation; the mask and the record land in device memory
+    /// (device_mask(), device_record()), readable by later work on the same stream. With `rotation_prior` the
+    /// two-point RANSAC runs, else the five-point one (cfg.method is not used here). finish() waits and returns
+    /// the host copy. The arrays must stay valid until the stream has run the work.
+    void estimate_device_async(const PoseDeviceInput& in, StreamHandle stream);
+    /// Device memory owned by the estimator (CUDA backend; null on the CPU backend): the inlier mask (one byte per
+    /// point, max_points bytes; entries at and beyond the used count are 0) and the result record. Written by
+    /// every call on the CUDA backend, in stream order.
+    const std::uint8_t* device_mask() const;
+    const PoseRecord* device_record() const;
 
     struct Impl;
 

@@ -62,9 +62,12 @@ public:
     int height() const;
 
     /// Synchronous: one stereo frame; returns the live left tracks with their matches (valid until the next
-    /// call). predictions: as FeatureTracker::track's, for the left tracks.
+    /// call). predictions: as FeatureTracker::track's, for the left tracks. rotation_prior: as FeatureTracker::track's,
+    /// the left camera's rotation for tracker.geometric_check (which checks the left tracks; a track_right tracker
+    /// runs without the check).
     const std::vector<StereoTrack>& track(HostView left, HostView right,
-                                          const std::vector<Point2f>* predictions = nullptr);
+                                          const std::vector<Point2f>* predictions = nullptr,
+                                          const std::array<double, 9>* rotation_prior = nullptr);
 
     /// Stream-ordered form: enqueues both uploads (pinned memory for truly asynchronous copies), both pyramids
     /// (one launch) and the left tracking on `stream`, and returns; the frames must stay valid until finish().
@@ -72,10 +75,12 @@ public:
     /// the tracks born this frame are matched too), and returns the tracks. CPU backend: the temporal work is
     /// done in track_async, the matching in finish.
     void track_async(HostView left, HostView right, StreamHandle stream,
-                     const std::vector<Point2f>* predictions = nullptr);
+                     const std::vector<Point2f>* predictions = nullptr,
+                     const std::array<double, 9>* rotation_prior = nullptr);
     /// Same from frames already in device memory (CUDA backend only).
     void track_async(DeviceView left, DeviceView right, StreamHandle stream,
-                     const std::vector<Point2f>* predictions = nullptr);
+                     const std::vector<Point2f>* predictions = nullptr,
+                     const std::array<double, 9>* rotation_prior = nullptr);
     const std::vector<StereoTrack>& finish();
 
     const std::vector<StereoTrack>& tracks() const;  ///< after the last finished frame

@@ -38,6 +38,9 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     TrackStatus,
     LkConfig,
     AnchorConfig,
+    GeometricCheckConfig,
+    GeometricCheckResult,
+    CheckModel,
     TrackerConfig,
     FeatureTracker,
     tracking_detector_config,
@@ -84,7 +87,8 @@ def _config_repr(self):
                        ", ".join("%s=%r" % (f, getattr(self, f)) for f in fields))
 
 
-for _cls in (PyramidConfig, FastConfig, PycaConfig, DetectorConfig, LkConfig, AnchorConfig, TrackerConfig,
+for _cls in (PyramidConfig, FastConfig, PycaConfig, DetectorConfig, LkConfig, AnchorConfig, GeometricCheckConfig,
+             TrackerConfig,
              MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig, StereoRig, StereoMatchConfig,
              StereoConfig):
     _cls.__repr__ = _config_repr

@@ -354,6 +354,8 @@ class TrackStatus(enum.IntEnum):
 
     LostAnchor = 6
 
+    Outlier = 7
+
 class LkConfig:
     """Pyramidal Lucas-Kanade settings (docs/tracker.md)."""
 
@@ -477,14 +479,108 @@ class AnchorConfig:
     @max_distance.setter
     def max_distance(self, arg: float, /) -> None: ...
 
+class CheckModel(enum.Enum):
+    """The motion model that decided a frame's geometric check."""
+
+    Essential = 1
+
+    TwoPoint = 2
+
+    RotationOnly = 3
+
+class GeometricCheckConfig:
+    """
+    The tracker's geometric check (docs/tracker.md, 'Geometric check'): tracks that disagree with the frame's relative pose end as TrackStatus.Outlier.
+    """
+
+    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0) -> None:
+        """camera: the frames' Camera (needed when enabled)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @enabled.setter
+    def enabled(self, arg: bool, /) -> None: ...
+
+    @property
+    def camera(self) -> Camera:
+        """the frames' camera"""
+
+    @camera.setter
+    def camera(self, arg: Camera, /) -> None: ...
+
+    @property
+    def threshold_px(self) -> float:
+        """inlier threshold, (0, 100] px"""
+
+    @threshold_px.setter
+    def threshold_px(self, arg: float, /) -> None: ...
+
+    @property
+    def confidence(self) -> float:
+        """RANSAC's adaptive stop, [0.5, 1)"""
+
+    @confidence.setter
+    def confidence(self, arg: float, /) -> None: ...
+
+    @property
+    def max_hypotheses(self) -> int:
+        """[1, 1 << 20]"""
+
+    @max_hypotheses.setter
+    def max_hypotheses(self, arg: int, /) -> None: ...
+
+    @property
+    def min_tracks(self) -> int:
+        """fewer checkable tracks end nothing, [8, 65536]"""
+
+    @min_tracks.setter
+    def min_tracks(self, arg: int, /) -> None: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+class GeometricCheckResult:
+    """The last frame's geometric check."""
+
+    @property
+    def model(self) -> CheckModel:
+        """the model that decided (CheckModel.None_: nothing ended)"""
+
+    @property
+    def pose_status(self) -> PoseStatus: ...
+
+    @property
+    def R(self) -> list[float]:
+        """X_cur = R X_prev + t, row-major (9 numbers)"""
+
+    @property
+    def t(self) -> list[float]:
+        """unit translation (zero for RotationOnly and None_)"""
+
+    @property
+    def checked(self) -> int: ...
+
+    @property
+    def inliers(self) -> int: ...
+
+    @property
+    def outliers(self) -> int: ...
+
+    @property
+    def hypotheses(self) -> int: ...
+
 class TrackerConfig:
     """
     FeatureTracker's settings (docs/tracker.md). Keyword arguments, validated on construction (InvalidArgument names the parameter and the bound).
     """
 
-    def __init__(self, *, lk: LkConfig | None = None, detector: DetectorConfig | None = None, target_features: int = 200, redetect_fraction: float = 0.30000001192092896, forward_backward: bool = False, fb_max_error: float = 0.5, anchor: AnchorConfig | None = None, threads: int = 0) -> None:
+    def __init__(self, *, lk: LkConfig | None = None, detector: DetectorConfig | None = None, target_features: int = 200, redetect_fraction: float = 0.30000001192092896, forward_backward: bool = False, fb_max_error: float = 0.5, anchor: AnchorConfig | None = None, threads: int = 0, geometric_check: GeometricCheckConfig | None = None) -> None:
         """
-        lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); anchor: default AnchorConfig().
+        lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); anchor: default AnchorConfig(); geometric_check: default GeometricCheckConfig() (off).
         """
 
     @property
@@ -543,6 +639,13 @@ class TrackerConfig:
     @threads.setter
     def threads(self, arg: int, /) -> None: ...
 
+    @property
+    def geometric_check(self) -> GeometricCheckConfig:
+        """tracks against one relative pose per frame"""
+
+    @geometric_check.setter
+    def geometric_check(self, arg: GeometricCheckConfig, /) -> None: ...
+
     def validate(self) -> None:
         """
         Raises InvalidArgument (naming the parameter and the bound) unless valid.
@@ -574,10 +677,14 @@ class FeatureTracker:
     @property
     def height(self) -> int: ...
 
-    def track(self, frame: ImageLike, predictions: numpy.typing.ArrayLike | None = None, *, stream: StreamLike | None = None) -> NDArray:
+    def track(self, frame: ImageLike, predictions: numpy.typing.ArrayLike | None = None, *, stream: StreamLike | None = None, rotation_prior: numpy.typing.ArrayLike | None = None) -> NDArray:
         """
-        Tracks one frame, a 2-D uint8 array of width x height: NumPy (any strides) or a CUDA array (CuPy, PyTorch; DLPack) used in place (CUDA backend). `predictions`: optional (N, 2) initial guesses (x, y) for the N tracks returned by the previous call, in their order. `stream`: CUDA arrays only, the stream the work is enqueued on (default the legacy default stream); the call returns when the frame is done. Returns the live tracks as a structured array (id, x, y, prev_x, prev_y, age, status, gain, offset, residual, score, level). The GIL is released during the work.
+        Tracks one frame, a 2-D uint8 array of width x height: NumPy (any strides) or a CUDA array (CuPy, PyTorch; DLPack) used in place (CUDA backend). `predictions`: optional (N, 2) initial guesses (x, y) for the N tracks returned by the previous call, in their order. `stream`: CUDA arrays only, the stream the work is enqueued on (default the legacy default stream); the call returns when the frame is done. Returns the live tracks as a structured array (id, x, y, prev_x, prev_y, age, status, gain, offset, residual, score, level). `rotation_prior`: optional 3x3 rotation (X_cur = R X_prev + t, e.g. the integrated gyro) for the geometric check (config.geometric_check), which then estimates the translation alone. The GIL is released during the work.
         """
+
+    @property
+    def geometric_check(self) -> GeometricCheckResult:
+        """the last frame's geometric check (GeometricCheckResult)"""
 
     @property
     def tracks(self) -> NDArray:

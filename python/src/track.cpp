@@ -1,5 +1,7 @@
-// Bindings of the track area: LkConfig, AnchorConfig, TrackerConfig, TrackStatus and the other enums,
-// FeatureTracker (host or CUDA frames, predictions, lost tracks), CameraConfig and MultiCameraTracker.
+// Bindings of the track area: LkConfig, AnchorConfig, GeometricCheckConfig, TrackerConfig, TrackStatus and the other
+// enums, FeatureTracker (host or CUDA frames, predictions, the rotation prior, lost tracks, the geometric check's
+// result), CameraConfig and MultiCameraTracker.
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -49,6 +51,20 @@ struct PyMultiCameraTracker {
     mutable std::atomic<bool> busy{false};
 };
 
+/// A rotation prior: None, or 9 numbers (a 3x3 matrix, row-major) -> `out`; null for None.
+const std::array<double, 9>* rotation_arg(nb::handle h, const char* where, std::array<double, 9>& out) {
+    if (h.is_none()) return nullptr;
+    nb::object flat;
+    try {
+        flat = nb::module_::import_("numpy").attr("asarray")(h, "float64").attr("reshape")(-1);
+    } catch (const nb::python_error&) {
+        detail::fail(where, "rotation_prior", "must be a 3x3 array of numbers (row-major)");
+    }
+    if (nb::len(flat) != 9) detail::fail(where, "rotation_prior", "must hold 9 numbers (a 3x3 matrix)");
+    for (std::size_t i = 0; i < 9; ++i) out[i] = nb::cast<double>(flat[i]);
+    return &out;
+}
+
 nb::list all_tracks(const PyMultiCameraTracker& t, bool lost) {
     nb::list out;
     for (int i = 0; i < t.trk.size(); ++i) out.append(tracks_array(lost ? t.trk.lost_tracks(i) : t.trk.tracks(i)));
@@ -85,7 +101,8 @@ void init_track(nb::module_& m) {
         .value("LostSingular", TrackStatus::LostSingular)
         .value("NotConverged", TrackStatus::NotConverged)
         .value("LostForwardBackward", TrackStatus::LostForwardBackward)
-        .value("LostAnchor", TrackStatus::LostAnchor);
+        .value("LostAnchor", TrackStatus::LostAnchor)
+        .value("Outlier", TrackStatus::Outlier);
 
     const LkConfig ld;
     nb::class_<LkConfig>(m, "LkConfig", "Pyramidal Lucas-Kanade settings (docs/tracker.md).")
@@ -144,6 +161,54 @@ void init_track(nb::module_& m) {
         .def_rw("max_residual", &AnchorConfig::max_residual, "(0, 255] grey levels")
         .def_rw("max_distance", &AnchorConfig::max_distance, "(0, 100] level-0 px from the frame-to-frame estimate");
 
+    nb::enum_<CheckModel>(m, "CheckModel", "The motion model that decided a frame's geometric check.")
+        .value("None_", CheckModel::None)
+        .value("Essential", CheckModel::Essential)
+        .value("TwoPoint", CheckModel::TwoPoint)
+        .value("RotationOnly", CheckModel::RotationOnly);
+
+    const GeometricCheckConfig gd;
+    nb::class_<GeometricCheckConfig>(m, "GeometricCheckConfig",
+                                     "The tracker's geometric check (docs/tracker.md, 'Geometric check'): tracks that "
+                                     "disagree with the frame's relative pose end as TrackStatus.Outlier.")
+        .def(
+            "__init__",
+            [](GeometricCheckConfig* self, bool enabled, const Camera* camera, double threshold_px, double confidence,
+               int max_hypotheses, int min_tracks, std::uint64_t seed) {
+                GeometricCheckConfig g;
+                g.enabled = enabled;
+                if (camera) g.camera = *camera;
+                g.threshold_px = threshold_px;
+                g.confidence = confidence;
+                g.max_hypotheses = max_hypotheses;
+                g.min_tracks = min_tracks;
+                g.seed = seed;
+                TrackerConfig c;
+                c.geometric_check = g;
+                validate(c);
+                new (self) GeometricCheckConfig(g);
+            },
+            nb::kw_only(), "enabled"_a = gd.enabled, "camera"_a.none() = nb::none(), "threshold_px"_a = gd.threshold_px,
+            "confidence"_a = gd.confidence, "max_hypotheses"_a = gd.max_hypotheses, "min_tracks"_a = gd.min_tracks,
+            "seed"_a = gd.seed, "camera: the frames' Camera (needed when enabled).")
+        .def_rw("enabled", &GeometricCheckConfig::enabled)
+        .def_rw("camera", &GeometricCheckConfig::camera, "the frames' camera")
+        .def_rw("threshold_px", &GeometricCheckConfig::threshold_px, "inlier threshold, (0, 100] px")
+        .def_rw("confidence", &GeometricCheckConfig::confidence, "RANSAC's adaptive stop, [0.5, 1)")
+        .def_rw("max_hypotheses", &GeometricCheckConfig::max_hypotheses, "[1, 1 << 20]")
+        .def_rw("min_tracks", &GeometricCheckConfig::min_tracks, "fewer checkable tracks end nothing, [8, 65536]")
+        .def_rw("seed", &GeometricCheckConfig::seed);
+
+    nb::class_<GeometricCheckResult>(m, "GeometricCheckResult", "The last frame's geometric check.")
+        .def_ro("model", &GeometricCheckResult::model, "the model that decided (CheckModel.None_: nothing ended)")
+        .def_ro("pose_status", &GeometricCheckResult::pose_status)
+        .def_ro("R", &GeometricCheckResult::R, "X_cur = R X_prev + t, row-major (9 numbers)")
+        .def_ro("t", &GeometricCheckResult::t, "unit translation (zero for RotationOnly and None_)")
+        .def_ro("checked", &GeometricCheckResult::checked)
+        .def_ro("inliers", &GeometricCheckResult::inliers)
+        .def_ro("outliers", &GeometricCheckResult::outliers)
+        .def_ro("hypotheses", &GeometricCheckResult::hypotheses);
+
     const TrackerConfig td;
     nb::class_<TrackerConfig>(m, "TrackerConfig",
                               "FeatureTracker's settings (docs/tracker.md). Keyword arguments, validated on "
@@ -152,7 +217,7 @@ void init_track(nb::module_& m) {
             "__init__",
             [](TrackerConfig* self, const LkConfig* lk, const DetectorConfig* detector, int target_features,
                float redetect_fraction, bool forward_backward, float fb_max_error, const AnchorConfig* anchor,
-               int threads) {
+               int threads, const GeometricCheckConfig* geometric_check) {
                 TrackerConfig c;
                 if (lk) c.lk = *lk;
                 if (detector) c.detector = *detector;
@@ -162,15 +227,16 @@ void init_track(nb::module_& m) {
                 c.fb_max_error = fb_max_error;
                 if (anchor) c.anchor = *anchor;
                 c.threads = threads;
+                if (geometric_check) c.geometric_check = *geometric_check;
                 validate(c);
                 new (self) TrackerConfig(c);
             },
             nb::kw_only(), "lk"_a.none() = nb::none(), "detector"_a.none() = nb::none(),
             "target_features"_a = td.target_features, "redetect_fraction"_a = td.redetect_fraction,
             "forward_backward"_a = td.forward_backward, "fb_max_error"_a = td.fb_max_error,
-            "anchor"_a.none() = nb::none(), "threads"_a = td.threads,
+            "anchor"_a.none() = nb::none(), "threads"_a = td.threads, "geometric_check"_a.none() = nb::none(),
             "lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); "
-            "anchor: default AnchorConfig().")
+            "anchor: default AnchorConfig(); geometric_check: default GeometricCheckConfig() (off).")
         .def_rw("lk", &TrackerConfig::lk, "tracking settings")
         .def_rw("detector", &TrackerConfig::detector, "re-detection settings")
         .def_rw("target_features", &TrackerConfig::target_features, "wanted live tracks, [1, 65536]")
@@ -179,6 +245,7 @@ void init_track(nb::module_& m) {
         .def_rw("fb_max_error", &TrackerConfig::fb_max_error, "largest accepted round-trip error, (0, 100] px")
         .def_rw("anchor", &TrackerConfig::anchor, "refinement against each track's first observation")
         .def_rw("threads", &TrackerConfig::threads, "CPU backend: threads of the tracker's pool, [0, 256]; 0 = all")
+        .def_rw("geometric_check", &TrackerConfig::geometric_check, "tracks against one relative pose per frame")
         .def("validate", [](const TrackerConfig& c) { validate(c); },
              "Raises InvalidArgument (naming the parameter and the bound) unless valid.");
     m.def("tracking_detector_config", &tracking_detector_config,
@@ -203,31 +270,41 @@ void init_track(nb::module_& m) {
         .def_prop_ro("height", [](const PyFeatureTracker& t) { return t.trk.height(); })
         .def(
             "track",
-            [](PyFeatureTracker& t, nb::handle frame, nb::handle predictions, nb::handle stream) {
+            [](PyFeatureTracker& t, nb::handle frame, nb::handle predictions, nb::handle stream, nb::handle rotation) {
                 const char* where = "FeatureTracker.track";
                 const InUse in_use(t.busy, where);
                 const Frame f = image_arg(frame, where, "frame", t.scratch);
                 const StreamHandle s = stream_arg(stream, where);
                 const std::vector<Point2f>* preds =
                     predictions_arg(predictions, where, t.trk.tracks().size(), t.predictions);
+                std::array<double, 9> prior_store{};
+                const std::array<double, 9>* prior = rotation_arg(rotation, where, prior_store);
                 {
                     nb::gil_scoped_release unlocked;
                     if (f.on_device) {
-                        t.trk.track_async(f.device, s, preds);
+                        t.trk.track_async(f.device, s, preds, prior);
                         t.trk.finish();
                     } else {
-                        t.trk.track(f.host, preds);
+                        t.trk.track(f.host, preds, prior);
                     }
                 }
                 return tracks_array(t.trk.tracks());
             },
             "frame"_a, "predictions"_a.none() = nb::none(), nb::kw_only(), "stream"_a.none() = nb::none(),
+            "rotation_prior"_a.none() = nb::none(),
             "Tracks one frame, a 2-D uint8 array of width x height: NumPy (any strides) or a CUDA array (CuPy, "
             "PyTorch; DLPack) used in place (CUDA backend). `predictions`: optional (N, 2) initial guesses (x, y) "
             "for the N tracks returned by the previous call, in their order. `stream`: CUDA arrays only, the "
             "stream the work is enqueued on (default the legacy default stream); the call returns when the frame "
             "is done. Returns the live tracks as a structured array (id, x, y, prev_x, prev_y, age, status, gain, "
-            "offset, residual, score, level). The GIL is released during the work.")
+            "offset, residual, score, level). `rotation_prior`: optional 3x3 rotation (X_cur = R X_prev + t, e.g. "
+            "the integrated gyro) for the geometric check (config.geometric_check), which then estimates the "
+            "translation alone. The GIL is released during the work.")
+        .def_prop_ro("geometric_check", [](const PyFeatureTracker& t) {
+                         const InUse in_use(t.busy, "FeatureTracker.geometric_check");
+                         return t.trk.geometric_check();
+                     },
+                     "the last frame's geometric check (GeometricCheckResult)")
         .def_prop_ro("tracks", [](const PyFeatureTracker& t) {
                          const InUse in_use(t.busy, "FeatureTracker.tracks");
                          return tracks_array(t.trk.tracks());

@@ -241,3 +241,46 @@ def test_one_object_two_threads_is_refused_not_a_race():
     assert refused and "in use by another thread" in refused[0]
     np.testing.assert_array_equal(result["kps"], want)  # the call in progress was not disturbed
     np.testing.assert_array_equal(det.detect(big), want)
+
+
+def _camera(width=W, height=H, f=300.0):
+    return kestrel.Camera(width=width, height=height, fx=f, fy=f, cx=(width - 1) / 2, cy=(height - 1) / 2)
+
+
+def test_geometric_check_config_and_status():
+    g = kestrel.GeometricCheckConfig()
+    assert (g.enabled, g.threshold_px, g.confidence, g.max_hypotheses, g.min_tracks) == (False, 1.0, 0.999, 512, 12)
+    assert int(kestrel.TrackStatus.Outlier) == 7
+    assert kestrel.TrackerConfig().geometric_check.enabled is False
+    with pytest.raises(kestrel.InvalidArgument) as e:
+        kestrel.GeometricCheckConfig(enabled=True, camera=_camera(), threshold_px=0.0)
+    assert "threshold_px" in str(e.value) and "(0, 100]" in str(e.value)
+    with pytest.raises(kestrel.InvalidArgument) as e:
+        kestrel.TrackerConfig(geometric_check=kestrel.GeometricCheckConfig(enabled=True, camera=_camera(), min_tracks=3))
+    assert "min_tracks" in str(e.value)
+
+
+def test_geometric_check_ends_a_moving_patch():
+    # A textured background shifted by (2, 1) px per frame (a camera turning: the rotation-only model), and a
+    # patch of it moving on its own by (0, 5) px per frame: the patch's tracks end as Outlier, the others live.
+    base = textured_image(H, W, seed=5)
+    patch = textured_image(60, 60, seed=9)
+    cfg = kestrel.TrackerConfig(target_features=150,
+                                geometric_check=kestrel.GeometricCheckConfig(enabled=True, camera=_camera()))
+    trk = kestrel.FeatureTracker(W, H, cfg, backend=kestrel.Backend.Cpu)
+    ended = []
+    for k in range(6):
+        img = shifted(base, 2 * k, k)
+        img[100 + 5 * k:160 + 5 * k, 130:190] = patch
+        trk.track(img)
+        lost = trk.lost_tracks
+        ended += list(lost[lost["status"] == kestrel.TrackStatus.Outlier]["prev_y"])
+        if k > 0:
+            r = trk.geometric_check
+            assert r.model != kestrel.CheckModel.None_ and r.checked > 20
+    assert len(ended) > 0
+    with pytest.raises(kestrel.InvalidArgument) as e:
+        trk.track(base, rotation_prior=2 * np.eye(3))
+    assert "rotation_prior" in str(e.value)
+    trk.track(shifted(base, 12, 6), rotation_prior=np.eye(3))
+    assert trk.geometric_check.model in (kestrel.CheckModel.TwoPoint, kestrel.CheckModel.RotationOnly)

@@ -1,6 +1,7 @@
 // The camera models on the CPU: project, unproject, and unproject_cpu, the reference DeviceUnprojector
 // (kernels/geometry/unproject.cu) must match. Both run detail::unproject_pixel (detail/camera_rules.hpp).
 #include "camera_internal.hpp"
+#include "kestrel/detail/validate.hpp"
 
 namespace kestrel {
 
@@ -14,6 +15,12 @@ Unprojection unproject(const Camera& cam, Point2d pixel, const UndistortConfig& 
     Unprojection r;
     r.status = detail::unproject_pixel(s, pixel.x, pixel.y, r.normalized);
     return r;
+}
+
+double pixels_per_radian(const Camera& cam, const double* bearing) {
+    const detail::CameraSetup s = detail::make_camera_setup(cam, UndistortConfig{}, "pixels_per_radian", false);
+    detail::check(bearing != nullptr, "pixels_per_radian", "bearing", "must not be null");
+    return detail::pixels_per_radian_at(s, bearing[0], bearing[1], bearing[2]);
 }
 
 void unproject_cpu(const Camera& cam, const float* xy, int count, Point2d* normalized, UnprojectStatus* status,

@@ -42,7 +42,7 @@ void DeviceUnprojector::unproject(const float*, int, Point2d*, UnprojectStatus*)
 
 namespace kestrel::detail {
 
-std::unique_ptr<PoseBackend> make_cuda_pose_backend(int, const RelativePoseConfig&) {
+std::unique_ptr<PoseBackend> make_cuda_pose_backend(int, const RelativePoseConfig&, const std::vector<int>&) {
     built_without_cuda("RelativePoseEstimator");
 }
 

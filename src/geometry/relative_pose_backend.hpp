@@ -11,30 +11,55 @@
 
 namespace kestrel::detail {
 
-/// One call, staged on the host: points as doubles (2n each), the rotation prior, the stop-count table.
+/// One call. Host entries: the points staged on the host as 3-vectors (x1, x2: 3n doubles; s: n scales or
+/// null). The device entry (CUDA backend): `device` set, the points read from it on the device.
 struct PoseCall {
     const double* x1 = nullptr;
     const double* x2 = nullptr;
-    bool device_points = false;  // x1, x2 are device pointers (CUDA backend)
-    int n = 0;
+    const double* s = nullptr;  // pixels per unit of the tangent plane, per point (optional)
+    int n = 0;                  // host entries: the count; device entry: the bound (device count clamped to it)
+    int sphere = 0;             // 1: unit bearings (tangent-plane error), 0: normalized points (z = 1)
+    int method = 0;             // 0 five-point, 1 two-point
     double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    const int* required = nullptr;  // required[c], c in [0, n]: hypotheses needed once the best has c inliers
+    const PoseDeviceInput* device = nullptr;
 };
 
-/// The number of hypotheses needed for `confidence` when the best model has c of n inliers and samples have
-/// m points: ceil(log(1 - confidence) / log(1 - (c / n)^m)), clamped to [1, max_hypotheses]; computed on the
-/// host once per (n, confidence, m) and shared by both backends (so the stop is the same on both).
-void pose_required_table(int n, int m, double confidence, int max_hypotheses, std::vector<int>& table);
+/// The stop tables, (kPoseStopBins + 1) entries for m = 5 then as many for m = 2: table[q] = the hypotheses
+/// needed for `confidence` when the best model's inlier fraction is q / kPoseStopBins,
+/// ceil(log(1 - confidence) / log(1 - (q / kPoseStopBins)^m)) clamped to [1, max_hypotheses]. Computed on the
+/// host once per estimator and shared by both backends (so the stop is the same on both).
+void pose_stop_tables(double confidence, int max_hypotheses, std::vector<int>& table);
+inline const int* pose_table(const std::vector<int>& tables, int method) {
+    return tables.data() + (method == 0 ? 0 : kPoseStopBins + 1);
+}
+
+/// The seed of the rotation-only pass (its samples differ from the translation pass').
+inline std::uint64_t pose_rotation_seed(std::uint64_t seed) { return seed ^ 0xd1b54a32d192ed03ULL; }
+
+/// The problems of the two passes and the finish's parameters, for n points at x1, x2, s (host or device).
+void pose_setup(const PoseCall& call, const RelativePoseConfig& cfg, const double* x1, const double* x2,
+                const double* s, int n, int bound, PoseFinishParams& fp, PoseProblem& rotation);
+/// The rotation pass' largest hypothesis cap (detail::pose_rotation_cap lowers it per call).
+inline int pose_rotation_max(const RelativePoseConfig& cfg) {
+    return cfg.max_hypotheses < kPoseRotationMaxHypotheses ? cfg.max_hypotheses : kPoseRotationMaxHypotheses;
+}
+
+/// The record as the public result.
+RelativePoseResult pose_result(const PoseRecord& rec);
 
 class PoseBackend {
 public:
     virtual ~PoseBackend() = default;
     virtual void enqueue(const PoseCall& call, StreamHandle stream) = 0;
     virtual RelativePoseResult finish(std::uint8_t* mask) = 0;
+    virtual const std::uint8_t* device_mask() const { return nullptr; }
+    virtual const PoseRecord* device_record() const { return nullptr; }
 };
 
-std::unique_ptr<PoseBackend> make_cpu_pose_backend(int max_points, const RelativePoseConfig& cfg);
-std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg);
+std::unique_ptr<PoseBackend> make_cpu_pose_backend(int max_points, const RelativePoseConfig& cfg,
+                                                   const std::vector<int>& tables);
+std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg,
+                                                    const std::vector<int>& tables);
 
 /// Scratch of one round of cfg.batch hypotheses (costs, inlier counts, models), made once per estimator.
 struct PoseScratch {
@@ -45,18 +70,9 @@ struct PoseScratch {
           inliers(static_cast<std::size_t>(batch)) {}
 };
 
-/// The CPU reference of one call (the definition the kernels match): result and mask (n bytes). `scratch`
-/// (sized for cfg.batch) makes it allocation-free.
-RelativePoseResult relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, std::uint8_t* mask,
-                                     PoseScratch& scratch);
-
-}  // namespace kestrel::detail
-
-namespace kestrel::detail {
-
-/// From the winning model E to the result: the mask, decomposition with cheirality, refinement (when on, kept
-/// only when it lowers the MSAC cost), the final mask and counts. Host code shared by both backends.
-RelativePoseResult pose_finish(const PoseCall& call, const RelativePoseConfig& cfg, const double* x1,
-                               const double* x2, const double* E, const PoseScan& scan, std::uint8_t* mask);
+/// The CPU reference of one call (the definition the kernels match): the record and the mask (n bytes).
+/// `scratch` (sized for cfg.batch) makes it allocation-free.
+void relative_pose_cpu(const PoseCall& call, const RelativePoseConfig& cfg, const std::vector<int>& tables,
+                       std::uint8_t* mask, PoseScratch& scratch, PoseRecord& rec);
 
 }  // namespace kestrel::detail

@@ -1,9 +1,11 @@
-// RelativePoseEstimator's CUDA backend. Per call: one H2D copy (points and the stop table, packed in one
-// pinned block), a reset launch, then per round of hypotheses two launches (score in parallel, scan in order;
-// rounds after the stop return at once, so nothing waits between them), one D2H copy of the scan state and the
-// winning model, and one wait in finish(). The winner's finish (mask, decomposition with cheirality,
-// refinement) runs on the host in finish() through detail::pose_finish, the same code as the CPU backend.
-// Everything is allocated in the constructor.
+// RelativePoseEstimator's CUDA backend (kernels/geometry/ransac.cu). Per call, all on the caller's stream:
+// host entries: one H2D copy of the staged points (3-vectors and scales, one pinned block); the device entry:
+// nothing copied (the prepare launch reads the caller's arrays and count). Then prepare, two launches per round
+// of hypotheses (the translation pass' rounds, then the rotation pass'; rounds after a pass' stop return at
+// once: nothing waits between them), the finish launch (mask,
+// decomposition, cheirality, refinement, rotation-only model, choice) writing the record and the mask in
+// device memory; host entries also copy both to pinned memory. finish() waits (the one synchronization) and
+// converts the record. Everything is allocated in the constructor.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -36,123 +38,178 @@ PinnedPtr pinned(std::size_t bytes) {
 DevicePtr device(std::size_t bytes) {
     void* p = nullptr;
     KESTREL_CUDA(cudaMalloc(&p, bytes > 0 ? bytes : 1), kAlloc);
+    KESTREL_CUDA(cudaMemset(p, 0, bytes > 0 ? bytes : 1), kAlloc);
     return DevicePtr(p);
 }
 
-/// The scan state and the winning model: what comes back.
-struct PoseOut {
-    PoseScan scan;
-    double E[9];
-};
-
-/// GPU rounds: independent of cfg.batch (the result does not depend on the round size).
-constexpr int kGpuRound = 1024;
+/// Hypotheses per round. The translation pass: 512 (most calls stop in it: 50 % outliers need about 350), 1536,
+/// then kPoseMaxRound; the rotation pass, in rounds after it (its cap depends on the translation's result): 32
+/// (enough down to about 45 % inliers), then the rest of its at most 256.
+int round_size(int pass, int round) {
+    if (pass == 0) return round == 0 ? 512 : (round == 1 ? 1536 : kernels::kPoseMaxRound);
+    return round == 0 ? 32 : 224;
+}
 
 class CudaPoseBackend final : public PoseBackend {
 public:
-    CudaPoseBackend(int max_points, const RelativePoseConfig& cfg)
-        : cfg_(cfg), max_points_(max_points), round_(cfg.max_hypotheses < kGpuRound ? cfg.max_hypotheses : kGpuRound),
-          in_bytes_(4 * sizeof(double) * static_cast<std::size_t>(max_points) +
-                    sizeof(int) * (static_cast<std::size_t>(max_points) + 1)),
-          h_in_(pinned(in_bytes_)), d_in_(device(in_bytes_)), h_out_(pinned(sizeof(PoseOut))),
-          d_out_(device(sizeof(PoseOut))), d_cost_(device(sizeof(double) * round_)),
-          d_inl_(device(sizeof(int) * round_)), d_E_(device(sizeof(double) * 9 * round_)),
-          mask_(static_cast<std::size_t>(max_points)) {
-        // The result block is copied down whole every call; a model-less call leaves E unwritten, so it
-        // starts defined (zero) instead of reading uninitialized device memory.
-        KESTREL_CUDA(cudaMemset(d_out_.get(), 0, sizeof(PoseOut)), kAlloc);
+    CudaPoseBackend(int max_points, const RelativePoseConfig& cfg, const std::vector<int>& tables)
+        : cfg_(cfg), max_points_(max_points),
+          pts_bytes_(7 * sizeof(double) * static_cast<std::size_t>(max_points)),
+          h_pts_(pinned(pts_bytes_)), d_pts_(device(pts_bytes_)),
+          d_tables_(device(sizeof(int) * tables.size())),
+          d_models_(device(sizeof(double) * 9 * kernels::kPoseSlots)),
+          d_nsol_(device(sizeof(int) * 2 * kernels::kPoseMaxRound)),
+          d_list_(device(sizeof(int) * kernels::kPoseSlots)),
+          d_cost_(device(sizeof(double) * kernels::kPoseSlots)),
+          d_inl_(device(sizeof(int) * kernels::kPoseSlots)),
+          d_state_(device(sizeof(kernels::PoseDeviceState))),
+          d_mask_(device(static_cast<std::size_t>(max_points))),
+          d_record_(device(sizeof(PoseRecord))),
+          h_record_(pinned(sizeof(PoseRecord))),
+          h_mask_(pinned(static_cast<std::size_t>(max_points))) {
+        KESTREL_CUDA(cudaMemcpy(d_tables_.get(), tables.data(), sizeof(int) * tables.size(), cudaMemcpyHostToDevice),
+                     kAlloc);
+        int dev = 0, sms = 0;
+        KESTREL_CUDA(cudaGetDevice(&dev), kAlloc);
+        KESTREL_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), kAlloc);
+        sms_ = sms > 0 ? sms : 1;
+        std::memset(h_record_.get(), 0, sizeof(PoseRecord));
+        buf_.tables = static_cast<int*>(d_tables_.get());
+        buf_.models = static_cast<double*>(d_models_.get());
+        buf_.nsol = static_cast<int*>(d_nsol_.get());
+        buf_.list = static_cast<int*>(d_list_.get());
+        buf_.cost = static_cast<double*>(d_cost_.get());
+        buf_.inliers = static_cast<int*>(d_inl_.get());
+        buf_.state = static_cast<kernels::PoseDeviceState*>(d_state_.get());
+        buf_.mask = static_cast<std::uint8_t*>(d_mask_.get());
+        buf_.record = static_cast<PoseRecord*>(d_record_.get());
     }
 
     void enqueue(const PoseCall& call, StreamHandle stream) override {
-        call_ = call;
         stream_ = stream;
-        const int n = call.n;
-        const std::size_t pts = 2 * static_cast<std::size_t>(n);
-        double* hx = static_cast<double*>(h_in_.get());
-        int* htab = reinterpret_cast<int*>(hx + 2 * pts);
-        char* d = static_cast<char*>(d_in_.get());
-        const double* dx1 = reinterpret_cast<const double*>(d);
-        const double* dx2 = dx1 + pts;
-        int* dtab = reinterpret_cast<int*>(d + 2 * pts * sizeof(double));
-        std::memcpy(htab, call.required, sizeof(int) * (static_cast<std::size_t>(n) + 1));
         cudaStream_t s = stream;
-        if (call.device_points) {
-            // Points stay where they are; only the table goes up. They come down for the host finish.
-            dx1 = call.x1;
-            dx2 = call.x2;
-            KESTREL_CUDA(cudaMemcpyAsync(dtab, htab, sizeof(int) * (static_cast<std::size_t>(n) + 1),
-                                         cudaMemcpyHostToDevice, s),
-                         "RelativePoseEstimator upload");
+        const int bound = call.n;
+        bound_ = bound;
+        host_copy_ = call.device == nullptr;
+        double* d = static_cast<double*>(d_pts_.get());
+        const std::size_t nb = static_cast<std::size_t>(bound);
+        double* dx1 = d;
+        double* dx2 = d + 3 * nb;
+        double* ds = d + 6 * nb;
+        kernels::PosePrepare prep{};
+        prep.bound = bound;
+        prep.x1 = dx1;
+        prep.x2 = dx2;
+        prep.min_points = call.method == 0 ? 5 : 2;
+        prep.rotation_pass = cfg_.rotation_only ? 1 : 0;
+        bool scales = false;
+        if (call.device) {
+            const PoseDeviceInput& in = *call.device;
+            prep.device_count = in.device_count;
+            if (in.bearings1) {
+                prep.mode = 1;
+                prep.b1 = in.bearings1;
+                prep.b2 = in.bearings2;
+                prep.ppr = in.pixels_per_radian;
+                scales = in.pixels_per_radian != nullptr;
+            } else {
+                prep.mode = 2;
+                prep.n1 = in.normalized1;
+                prep.n2 = in.normalized2;
+            }
         } else {
-            std::memcpy(hx, call.x1, sizeof(double) * pts);
-            std::memcpy(hx + pts, call.x2, sizeof(double) * pts);
-            KESTREL_CUDA(cudaMemcpyAsync(d, hx, 2 * pts * sizeof(double) + sizeof(int) * (static_cast<std::size_t>(n) + 1),
-                                         cudaMemcpyHostToDevice, s),
-                         "RelativePoseEstimator upload");
+            prep.mode = 0;
+            scales = call.s != nullptr;
+            double* h = static_cast<double*>(h_pts_.get());
+            std::memcpy(h, call.x1, sizeof(double) * 3 * nb);
+            std::memcpy(h + 3 * nb, call.x2, sizeof(double) * 3 * nb);
+            if (scales) std::memcpy(h + 6 * nb, call.s, sizeof(double) * nb);
+            if (bound > 0)
+                KESTREL_CUDA(cudaMemcpyAsync(d, h, sizeof(double) * (scales ? 7 : 6) * nb, cudaMemcpyHostToDevice, s),
+                             "RelativePoseEstimator upload");
         }
-        PoseOut* dout = static_cast<PoseOut*>(d_out_.get());
-        kernels::launch_pose_reset(&dout->scan, s);
+        prep.s = scales ? ds : nullptr;
+        const int pblocks = bound > 0 ? (bound + 255) / 256 < 4 * sms_ ? (bound + 255) / 256 : 4 * sms_ : 1;
+        kernels::launch_pose_prepare(prep, buf_, pblocks, s);
+
+        PoseFinishParams fp{};
+        PoseProblem rot{};
+        pose_setup(call, cfg_, dx1, dx2, scales ? ds : nullptr, bound, bound, fp, rot);
         kernels::PoseRound r{};
-        r.problem.x1 = dx1;
-        r.problem.x2 = dx2;
-        r.problem.n = n;
-        r.problem.f2 = cfg_.focal_px * cfg_.focal_px;
-        r.problem.thr2 = cfg_.threshold_px * cfg_.threshold_px;
-        r.problem.seed = cfg_.seed;
-        r.problem.method = cfg_.method == PoseMethod::FivePoint ? 0 : 1;
-        for (int j = 0; j < 9; ++j) r.problem.R[j] = call.R[j];
-        r.required = dtab;
-        r.max_hypotheses = cfg_.max_hypotheses;
-        r.cost = static_cast<double*>(d_cost_.get());
-        r.inliers = static_cast<int*>(d_inl_.get());
-        r.E = static_cast<double*>(d_E_.get());
-        r.scan = &dout->scan;
-        r.best_E = dout->E;
-        for (int first = 0; first < cfg_.max_hypotheses; first += round_) {
-            r.first = first;
-            r.count = first + round_ <= cfg_.max_hypotheses ? round_ : cfg_.max_hypotheses - first;
-            kernels::launch_pose_hypotheses(r, s);
-            kernels::launch_pose_scan(r, s);
+        r.problem[0] = fp.pe;
+        r.problem[1] = rot;
+        r.cap[0] = cfg_.max_hypotheses;
+        r.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
+        r.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
+        r.table[1] = buf_.tables + (kPoseStopBins + 1);
+        if (bound >= prep.min_points) {
+            // The translation pass' rounds, then the rotation pass' (rounds after a pass' stop return at once).
+            for (int pass = 0; pass < 2; ++pass) {
+                for (int round = 0, f = 0; f < r.cap[pass]; ++round) {
+                    const int c = r.cap[pass] - f < round_size(pass, round) ? r.cap[pass] - f : round_size(pass, round);
+                    r.first[pass] = f;
+                    r.count[pass] = c;
+                    r.first[1 - pass] = 0;
+                    r.count[1 - pass] = 0;
+                    kernels::launch_pose_solve(r, buf_, s);
+                    const int models = pass == 0 ? c * (call.method == 0 ? kFivePointMaxSolutions : 1) : c;
+                    const int want = (models + kernels::kPoseScoreWarps - 1) / kernels::kPoseScoreWarps;
+                    const int blocks = want < 4 * sms_ ? (want > 0 ? want : 1) : 4 * sms_;
+                    kernels::launch_pose_score(r, buf_, blocks, s);
+                    f += c;
+                }
+            }
         }
-        KESTREL_CUDA(cudaMemcpyAsync(h_out_.get(), dout, sizeof(PoseOut), cudaMemcpyDeviceToHost, s),
-                     "RelativePoseEstimator download");
-        if (call.device_points) {
-            KESTREL_CUDA(cudaMemcpyAsync(hx, call.x1, sizeof(double) * pts, cudaMemcpyDeviceToHost, s),
+        kernels::launch_pose_finish(fp, buf_, s);
+        if (host_copy_) {
+            KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
                          "RelativePoseEstimator download");
-            KESTREL_CUDA(cudaMemcpyAsync(hx + pts, call.x2, sizeof(double) * pts, cudaMemcpyDeviceToHost, s),
-                         "RelativePoseEstimator download");
+            if (bound > 0)
+                KESTREL_CUDA(cudaMemcpyAsync(h_mask_.get(), buf_.mask, nb, cudaMemcpyDeviceToHost, s),
+                             "RelativePoseEstimator download");
         }
     }
 
     RelativePoseResult finish(std::uint8_t* mask) override {
         synchronize(stream_, "RelativePoseEstimator::finish");
-        const PoseOut* out = static_cast<const PoseOut*>(h_out_.get());
-        const double* hx = static_cast<const double*>(h_in_.get());
-        const std::size_t pts = 2 * static_cast<std::size_t>(call_.n);
-        const RelativePoseResult res = pose_finish(call_, cfg_, hx, hx + pts, out->E, out->scan, mask_.data());
-        if (mask) std::memcpy(mask, mask_.data(), static_cast<std::size_t>(call_.n));
-        return res;
+        if (!host_copy_) {  // the device entry: the host copy only now, when asked for
+            cudaStream_t s = stream_;
+            KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
+                         "RelativePoseEstimator::finish download");
+            if (bound_ > 0)
+                KESTREL_CUDA(cudaMemcpyAsync(h_mask_.get(), buf_.mask, static_cast<std::size_t>(bound_),
+                                             cudaMemcpyDeviceToHost, s),
+                             "RelativePoseEstimator::finish download");
+            synchronize(stream_, "RelativePoseEstimator::finish");
+        }
+        PoseRecord rec;
+        std::memcpy(&rec, h_record_.get(), sizeof rec);
+        if (mask) std::memcpy(mask, h_mask_.get(), static_cast<std::size_t>(host_copy_ ? rec.count : bound_));
+        return pose_result(rec);
     }
+
+    const std::uint8_t* device_mask() const override { return buf_.mask; }
+    const PoseRecord* device_record() const override { return buf_.record; }
 
 private:
     RelativePoseConfig cfg_;
     int max_points_;
-    int round_;
-    std::size_t in_bytes_;
-    PinnedPtr h_in_;
-    DevicePtr d_in_;
-    PinnedPtr h_out_;
-    DevicePtr d_out_;
-    DevicePtr d_cost_, d_inl_, d_E_;
-    std::vector<std::uint8_t> mask_;
-    PoseCall call_;
+    int sms_ = 1;
+    std::size_t pts_bytes_;
+    PinnedPtr h_pts_;
+    DevicePtr d_pts_, d_tables_, d_models_, d_nsol_, d_list_, d_cost_, d_inl_, d_state_, d_mask_, d_record_;
+    PinnedPtr h_record_, h_mask_;
+    kernels::PoseBuffers buf_{};
     StreamHandle stream_ = nullptr;
+    int bound_ = 0;
+    bool host_copy_ = true;
 };
 
 }  // namespace
 
-std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg) {
-    return std::make_unique<CudaPoseBackend>(max_points, cfg);
+std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg,
+                                                    const std::vector<int>& tables) {
+    return std::make_unique<CudaPoseBackend>(max_points, cfg, tables);
 }
 
 }  // namespace kestrel::detail

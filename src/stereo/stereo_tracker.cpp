@@ -205,16 +205,16 @@ struct StereoTracker::Impl {
     // matching.
     template <class View>
     void enqueue_frames(const View& l, const View& r, const detail::PyramidCompanion& c,
-                        const std::vector<Point2f>* predictions) {
+                        const std::vector<Point2f>* predictions, const std::array<double, 9>* prior) {
         if (right) {
-            left.track_async(l, stream, predictions);
+            left.track_async(l, stream, predictions, prior);
             right->track_async(r, stream);
         } else {
             companion = c;
             detail::TrackerBackend& be = left.backend_internal();
             be.set_companion(&companion);
             try {
-                left.track_async(l, stream, predictions);
+                left.track_async(l, stream, predictions, prior);
             } catch (...) {
                 be.set_companion(nullptr);
                 throw;
@@ -360,8 +360,11 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
     (void)pyramid_sizes(width, height, cfg.match.lk.pyramid);  // names 'levels' when the frame is too small for them
     auto m = std::make_unique<Impl>(width, height, rig, cfg, backend);  // the left tracker checks the size
     const int cap = m->capacity();
-    if (cfg.track_right)
-        m->right.reset(new FeatureTracker(width, height, cfg.tracker, backend, m->pyramid.levels));
+    if (cfg.track_right) {
+        TrackerConfig rc = cfg.tracker;
+        rc.geometric_check.enabled = false;  // the check's camera is the left one
+        m->right.reset(new FeatureTracker(width, height, rc, backend, m->pyramid.levels));
+    }
     if (backend == Backend::Cuda) {
         m->matcher = detail::make_cuda_stereo_matcher(cfg, cap);
         if (!cfg.track_right) m->right_device = DevicePyramid(width, height, m->pyramid);
@@ -418,20 +421,21 @@ std::int64_t StereoTracker::frame_count() const { return impl("frame_count").lef
 bool StereoTracker::redetected() const { return impl("redetected").left.redetected(); }
 
 const std::vector<StereoTrack>& StereoTracker::track(HostView left, HostView right,
-                                                     const std::vector<Point2f>* predictions) {
-    track_async(left, right, nullptr, predictions);
+                                                     const std::vector<Point2f>* predictions,
+                                                     const std::array<double, 9>* rotation_prior) {
+    track_async(left, right, nullptr, predictions, rotation_prior);
     return finish();
 }
 
 void StereoTracker::track_async(HostView left, HostView right, StreamHandle stream,
-                                const std::vector<Point2f>* predictions) {
+                                const std::vector<Point2f>* predictions, const std::array<double, 9>* rotation_prior) {
     const char* where = "StereoTracker::track_async";
     Impl& m = impl("track_async");
     m.check_pair(where, left, right);
     m.stage_pending();
     m.stream = stream;
     if (m.backend == Backend::Cpu) {
-        m.left.track_async(left, stream, predictions);
+        m.left.track_async(left, stream, predictions, rotation_prior);
         if (m.right)
             m.right->track_async(right, stream);
         else
@@ -439,11 +443,12 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
         m.in_flight = true;
         return;
     }
-    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, right, DeviceView{}, false}, predictions);
+    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, right, DeviceView{}, false}, predictions,
+                     rotation_prior);
 }
 
 void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle stream,
-                                const std::vector<Point2f>* predictions) {
+                                const std::vector<Point2f>* predictions, const std::array<double, 9>* rotation_prior) {
     const char* where = "StereoTracker::track_async";
     Impl& m = impl("track_async");
     m.check_pair(where, left, right);
@@ -451,7 +456,8 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
         throw StateError("kestrel: StereoTracker::track_async: device frames need Backend::Cuda");
     m.stage_pending();
     m.stream = stream;
-    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, HostView{}, right, true}, predictions);
+    m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, HostView{}, right, true}, predictions,
+                     rotation_prior);
 }
 
 const std::vector<StereoTrack>& StereoTracker::finish() {

@@ -5,6 +5,8 @@
 //      iterations but whose residual passed is kept, as OpenCV's LK keeps it), and with
 //      forward_backward those whose backward track is lost or ends more than fb_max_error px from the
 //      previous position (LostForwardBackward);
+//   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames and
+//      end those that disagree as Outlier (src/track/geometric_check.cpp);
 //   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
 //      this frame with every grid cell holding a live track masked, and add the best new keypoints by
 //      score (whose level-0 template fits in the image) until target_features tracks are live.
@@ -14,6 +16,8 @@
 #include <cmath>
 
 #include "feature_tracker_backend.hpp"
+#include "geometric_check.hpp"
+#include "kestrel/camera.hpp"
 #include "kestrel/device_image.hpp"
 #include "lk_internal.hpp"
 #include "src/core/backend.hpp"
@@ -36,7 +40,40 @@ void validate(const TrackerConfig& cfg, const char* where) {
     detail::check(std::isfinite(cfg.anchor.max_distance) && cfg.anchor.max_distance > 0.0f &&
                       cfg.anchor.max_distance <= 100.0f,
                   where, "anchor.max_distance", "= " + detail::to_text(cfg.anchor.max_distance) + " must be in (0, 100]");
+    const GeometricCheckConfig& g = cfg.geometric_check;
+    if (g.enabled) {
+        validate(g.camera, (w + ".geometric_check.camera").c_str());
+        detail::check(std::isfinite(g.threshold_px) && g.threshold_px > 0.0 && g.threshold_px <= 100.0, where,
+                      "geometric_check.threshold_px",
+                      "= " + detail::to_text(g.threshold_px) + " must be in (0, 100]");
+        detail::check(std::isfinite(g.confidence) && g.confidence >= 0.5 && g.confidence < 1.0, where,
+                      "geometric_check.confidence", "= " + detail::to_text(g.confidence) + " must be in [0.5, 1)");
+        detail::check_range(where, "geometric_check.max_hypotheses", g.max_hypotheses, 1, 1 << 20);
+        detail::check_range(where, "geometric_check.min_tracks", g.min_tracks, 8, 65536);
+    }
 }
+
+namespace {
+
+/// Throws InvalidArgument unless R (row-major) is a rotation: every entry of R^T R - I within 1e-6, det > 0.
+void check_rotation(const char* where, const char* param, const std::array<double, 9>& R) {
+    for (double v : R) detail::check(std::isfinite(v), where, param, "must be finite");
+    double worst = 0.0;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            double s = 0.0;
+            for (int c = 0; c < 3; ++c) s += R[3 * c + a] * R[3 * c + b];
+            worst = std::max(worst, std::fabs(s - (a == b ? 1.0 : 0.0)));
+        }
+    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                       R[2] * (R[3] * R[7] - R[4] * R[6]);
+    detail::check(worst <= 1e-6 && det > 0.0, where, param, [&] {
+        return "is not a rotation: |R^T R - I| = " + detail::to_text(worst) + " (bound 1e-06), det = " +
+               detail::to_text(det) + " (must be +1)";
+    });
+}
+
+}  // namespace
 
 struct FeatureTracker::Impl {
     int width = 0, height = 0;
@@ -57,6 +94,14 @@ struct FeatureTracker::Impl {
     bool in_flight = false;
     int in_flight_count = 0;
     int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
+    // Geometric check (cfg.geometric_check.enabled): the check, per-track scratch, the frame's rotation prior.
+    std::unique_ptr<detail::GeometricCheck> geo;
+    bool geo_device = false;  // the CUDA backend runs it on the device
+    std::vector<detail::TrackVerdict> verdicts;
+    std::vector<std::uint8_t> geo_outlier;
+    std::array<double, 9> prior{};
+    bool has_prior = false;
+    GeometricCheckResult no_check{};
 
     void check_frame(const char* where, int w, int h) const {
         detail::check(w == width && h == height, where, "frame", [&] {
@@ -66,10 +111,17 @@ struct FeatureTracker::Impl {
     }
 
     // Stages the inputs of every live track; returns their count.
-    int stage(const char* where, const std::vector<Point2f>* predictions) {
+    int stage(const char* where, const std::vector<Point2f>* predictions, const std::array<double, 9>* rotation_prior) {
         if (in_flight)
             throw StateError(std::string("kestrel: FeatureTracker::") + where +
                              ": the previous frame is still in flight; call finish() first");
+        if (rotation_prior) {
+            detail::check(geo != nullptr, where, "rotation_prior",
+                          "needs TrackerConfig::geometric_check.enabled (the prior is the check's rotation)");
+            check_rotation(where, "rotation_prior", *rotation_prior);
+            prior = *rotation_prior;
+        }
+        has_prior = rotation_prior != nullptr;
         const int n = static_cast<int>(tracks.size());
         if (predictions) {
             detail::check(predictions->size() == tracks.size(), where, "predictions", [&] {
@@ -94,10 +146,7 @@ struct FeatureTracker::Impl {
         return n;
     }
 
-    detail::TrackVerdictRule verdict_rule() const {
-        return {cfg.forward_backward ? 1 : 0, cfg.fb_max_error, cfg.anchor.enabled ? 1 : 0, cfg.anchor.reanchor ? 1 : 0,
-                cfg.anchor.max_residual, cfg.anchor.max_distance};
-    }
+    detail::TrackVerdictRule verdict_rule() const { return detail::verdict_rule(cfg); }
 
     void update_tracks() {
         const LkResult* r = be->results();
@@ -108,12 +157,31 @@ struct FeatureTracker::Impl {
         next_slots.clear();
         next_anchors.clear();
         restored = 0;
-        for (std::size_t i = 0; i < static_cast<std::size_t>(in_flight_count); ++i) {
+        const std::size_t count = static_cast<std::size_t>(in_flight_count);
+        // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as OpenCV's LK
+        // does; the live track's status is Tracked. The rule: detail::track_verdict.
+        for (std::size_t i = 0; i < count; ++i)
+            verdicts[i] = detail::track_verdict(r[i], b + i, tracks[i].x, tracks[i].y, an + i, verdict_rule());
+        if (geo) {
+            // The geometric check of the tracks kept so far, from their previous to their new position: done on the
+            // device with the frame (CUDA backend), or here (CPU backend); the same rules, the same tracks.
+            const std::uint8_t* out = geo_outlier.data();
+            if (count == 0) {
+                geo->clear();
+            } else if (geo_device) {
+                out = be->check_flags();
+                geo->take(*be->check_summary(), out, in_flight_count);
+            } else {
+                geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
+                         geo_outlier.data());
+            }
+            for (std::size_t i = 0; i < count; ++i)
+                if (out[i]) verdicts[i].status = TrackStatus::Outlier;
+        }
+        for (std::size_t i = 0; i < count; ++i) {
             Track t = tracks[i];
             const LkResult& f = r[i];
-            // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as
-            // OpenCV's LK does; the live track's status is Tracked. The rule: detail::track_verdict.
-            const detail::TrackVerdict v = detail::track_verdict(f, b + i, t.x, t.y, an + i, verdict_rule());
+            const detail::TrackVerdict& v = verdicts[i];
             const TrackStatus st = v.status;
             const float x = v.x, y = v.y;
             const bool reanchor = v.reanchor != 0;
@@ -257,6 +325,17 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->next_anchors.reserve(cap);
     m->candidates.reserve(static_cast<std::size_t>(m->grid.width) * m->grid.height * 8 + 1);  // cells * per_cell max
     for (int s = cfg.target_features - 1; s >= 0; --s) m->free_slots.push_back(s);
+    m->verdicts.resize(cap);
+    if (cfg.geometric_check.enabled) {
+        const Camera& cam = cfg.geometric_check.camera;
+        detail::check(cam.width == width && cam.height == height, where, "geometric_check.camera", [&] {
+            return "is " + detail::to_text(cam.width) + "x" + detail::to_text(cam.height) + ", the frames are " +
+                   detail::to_text(width) + "x" + detail::to_text(height);
+        });
+        m->geo_device = m->be->device_check();
+        m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features, !m->geo_device);
+        m->geo_outlier.resize(cap);
+    }
     impl_ = std::move(m);
 }
 
@@ -277,32 +356,41 @@ const std::vector<Track>& FeatureTracker::tracks() const { return impl("tracks")
 const std::vector<Track>& FeatureTracker::lost_tracks() const { return impl("lost_tracks").lost; }
 std::int64_t FeatureTracker::frame_count() const { return impl("frame_count").frames; }
 bool FeatureTracker::redetected() const { return impl("redetected").redetected; }
+const GeometricCheckResult& FeatureTracker::geometric_check() const {
+    const Impl& m = impl("geometric_check");
+    return m.geo ? m.geo->result() : m.no_check;
+}
 
-const std::vector<Track>& FeatureTracker::track(HostView frame, const std::vector<Point2f>* predictions) {
-    track_async(frame, nullptr, predictions);
+const std::vector<Track>& FeatureTracker::track(HostView frame, const std::vector<Point2f>* predictions,
+                                                const std::array<double, 9>* rotation_prior) {
+    track_async(frame, nullptr, predictions, rotation_prior);
     return finish();
 }
 
-void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions) {
+void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std::vector<Point2f>* predictions,
+                                 const std::array<double, 9>* rotation_prior) {
     const char* where = "FeatureTracker::track_async";
     Impl& m = impl("track_async");
     validate_view(where, "frame", frame);
     m.check_frame(where, frame.width, frame.height);
-    const int n = m.stage(where, predictions);
+    const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
+    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }
 
-void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions) {
+void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const std::vector<Point2f>* predictions,
+                                 const std::array<double, 9>* rotation_prior) {
     const char* where = "FeatureTracker::track_async";
     Impl& m = impl("track_async");
     validate_view(where, "frame", frame);
     m.check_frame(where, frame.width, frame.height);
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
-    const int n = m.stage(where, predictions);
+    const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
+    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }
@@ -342,6 +430,7 @@ void FeatureTracker::reset() {
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;
+    if (m.geo) m.geo->clear();
 }
 
 }  // namespace kestrel

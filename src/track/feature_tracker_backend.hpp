@@ -8,9 +8,16 @@
 #include <vector>
 
 #include "kestrel/detail/anchor_rules.hpp"
+#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
 
 namespace kestrel::detail {
+
+/// The verdict rule of a configuration (detail::track_verdict): the host bookkeeping's and the kernels'.
+inline TrackVerdictRule verdict_rule(const TrackerConfig& cfg) {
+    return {cfg.forward_backward ? 1 : 0, cfg.fb_max_error, cfg.anchor.enabled ? 1 : 0, cfg.anchor.reanchor ? 1 : 0,
+            cfg.anchor.max_residual, cfg.anchor.max_distance};
+}
 
 /// A second frame whose pyramid is built in the same launch as the tracker's (StereoTracker's right image).
 struct PyramidCompanion {
@@ -56,6 +63,19 @@ public:
     virtual void store_templates(int count) = 0;
     /// The current frame becomes the previous one.
     virtual void swap() = 0;
+
+    /// The geometric check on the device (CUDA backend, cfg.geometric_check.enabled): enqueue_check(count, prior)
+    /// after start() puts the check of its `count` tracks on the same stream (kernels/track/geo_check.cu around the
+    /// relative-pose estimator's device entry); after wait(), check_flags() holds one byte per track (1: Outlier)
+    /// and check_summary() the checked count and the estimate. The CPU backend has none (the tracker runs the check
+    /// on the host).
+    virtual bool device_check() const { return false; }
+    virtual void enqueue_check(int count, const double* rotation_prior) {
+        (void)count;
+        (void)rotation_prior;
+    }
+    virtual const std::uint8_t* check_flags() const { return nullptr; }
+    virtual const GeoCheckSummary* check_summary() const { return nullptr; }
 
     /// StereoTracker: the pyramid of the last frame start() took (after wait(), until the next start()); the
     /// backend's own kind (the other returns null).

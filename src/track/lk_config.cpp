@@ -33,6 +33,7 @@ const char* to_string(TrackStatus s) {
         case TrackStatus::NotConverged: return "NotConverged";
         case TrackStatus::LostForwardBackward: return "LostForwardBackward";
         case TrackStatus::LostAnchor: return "LostAnchor";
+        case TrackStatus::Outlier: return "Outlier";
     }
     return "unknown";
 }

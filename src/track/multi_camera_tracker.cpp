@@ -38,14 +38,21 @@ struct MultiCameraTracker::Impl {
     }
 
     template <class View>
-    void enqueue(const char* where, const std::vector<View>& frames, StreamHandle stream) {
+    void enqueue(const char* where, const std::vector<View>& frames, StreamHandle stream,
+                 const std::vector<std::array<double, 9>>* priors) {
         if (in_flight)
             throw StateError(std::string("kestrel: MultiCameraTracker::") + where +
                              ": the previous frames are still in flight; call finish() first");
         check_frames(where, frames);
+        if (priors)
+            detail::check(priors->size() == cams.size(), where, "rotation_priors", [&] {
+                return "has " + detail::to_text(priors->size()) + " entries, must have one per camera (" +
+                       detail::to_text(cams.size()) + ")";
+            });
         if (fan) fan->fork(stream);
         for (std::size_t i = 0; i < cams.size(); ++i)
-            cams[i].track_async(frames[i], fan ? fan->stream(static_cast<int>(i)) : stream);
+            cams[i].track_async(frames[i], fan ? fan->stream(static_cast<int>(i)) : stream, nullptr,
+                                priors ? &(*priors)[i] : nullptr);
         if (fan) fan->join(stream);
         in_flight = true;
     }
@@ -91,20 +98,23 @@ const FeatureTracker& MultiCameraTracker::camera(int i) const {
     return m.cams[static_cast<std::size_t>(i)];
 }
 
-void MultiCameraTracker::track(const std::vector<HostView>& frames) {
-    track_async(frames, nullptr);
+void MultiCameraTracker::track(const std::vector<HostView>& frames,
+                               const std::vector<std::array<double, 9>>* rotation_priors) {
+    track_async(frames, nullptr, rotation_priors);
     finish();
 }
 
-void MultiCameraTracker::track_async(const std::vector<HostView>& frames, StreamHandle stream) {
-    impl("track_async").enqueue("track_async", frames, stream);
+void MultiCameraTracker::track_async(const std::vector<HostView>& frames, StreamHandle stream,
+                                     const std::vector<std::array<double, 9>>* rotation_priors) {
+    impl("track_async").enqueue("track_async", frames, stream, rotation_priors);
 }
 
-void MultiCameraTracker::track_async(const std::vector<DeviceView>& frames, StreamHandle stream) {
+void MultiCameraTracker::track_async(const std::vector<DeviceView>& frames, StreamHandle stream,
+                                     const std::vector<std::array<double, 9>>* rotation_priors) {
     Impl& m = impl("track_async");
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: MultiCameraTracker::track_async: device frames need Backend::Cuda");
-    m.enqueue("track_async", frames, stream);
+    m.enqueue("track_async", frames, stream, rotation_priors);
 }
 
 void MultiCameraTracker::finish() {

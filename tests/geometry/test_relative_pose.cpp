@@ -163,17 +163,34 @@ TEST(RelativePose, StatusCases) {
     EXPECT_EQ(est2.estimate(x, x, 1, nullptr, I).status, PoseStatus::TooFewPoints);
 }
 
-TEST(RelativePose, ExactPureRotationGivesNoModel) {
+TEST(RelativePose, ExactPureRotationGivesTheRotationOnlyModel) {
+    // No translation: the five-point samples are degenerate (a family of E); the rotation-only model decides,
+    // with the true rotation, t = 0 and every point an inlier. Without the rotation-only model: no Ok model.
     std::mt19937_64 rng(23);
     SceneOptions o;
     o.n = 100;
     o.pure_rotation = true;
     RelativePoseEstimator est(100, {}, Backend::Cpu);
+    RelativePoseConfig off;
+    off.rotation_only = false;
+    RelativePoseEstimator est_off(100, off, Backend::Cpu);
     for (int trial = 0; trial < 5; ++trial) {
         const PoseScene sc = make_scene(rng, o);
-        const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), o.n);
-        EXPECT_NE(r.status, PoseStatus::Ok) << "trial " << trial;
-        for (double v : r.E) EXPECT_TRUE(std::isfinite(v));
+        std::vector<std::uint8_t> mask(o.n);
+        const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), o.n, mask.data());
+        EXPECT_EQ(r.status, PoseStatus::Ok) << "trial " << trial;
+        EXPECT_EQ(r.model, PoseModel::RotationOnly) << "trial " << trial;
+        EXPECT_EQ(r.inliers, o.n);
+        EXPECT_EQ(r.rotation_inliers, o.n);
+        EXPECT_LT(rotation_error_deg(sc.R, Mat3{r.R[0], r.R[1], r.R[2], r.R[3], r.R[4], r.R[5], r.R[6], r.R[7], r.R[8]}),
+                  1e-6);
+        EXPECT_EQ(r.t[0] * r.t[0] + r.t[1] * r.t[1] + r.t[2] * r.t[2], 0.0);
+        for (double v : r.E) EXPECT_EQ(v, 0.0);
+        for (std::uint8_t m : mask) EXPECT_EQ(m, 1);
+        const RelativePoseResult r_off = est_off.estimate(sc.x1.data(), sc.x2.data(), o.n);
+        EXPECT_NE(r_off.status, PoseStatus::Ok) << "trial " << trial;
+        EXPECT_EQ(r_off.rotation_inliers, 0);
+        for (double v : r_off.E) EXPECT_TRUE(std::isfinite(v));
     }
 }
 

@@ -1,7 +1,11 @@
 // RelativePoseEstimator on the CUDA backend against the CPU reference (relative_pose_cpu), bit for bit: the
-// same chosen hypothesis, hypotheses used, inlier mask, E, R, t and cost (memcmp), over generated scenes
-// (N, outlier ratio, seed, both methods), the stream-ordered form on a private stream, device-array input,
-// several estimators on several streams, and bad input. The test prints how many calls were bit-identical.
+// same chosen hypothesis, hypotheses used, model (five-point, two-point, rotation only), inlier mask, E, R, t
+// and cost (memcmp), over generated scenes (N, outlier ratio, seed, both methods; hypothesis caps across the
+// GPU's rounds; a wide fisheye's bearings with per-point scales; static and purely rotating cameras), the
+// stream-ordered form on a private stream, device-array input, the tracker's device entry (float bearings or
+// normalized points on the device, the count on the device, the rotation prior, the device mask and record,
+// calls in a row without finish()), several estimators on several streams, and bad input. The tests print how
+// many calls were bit-identical.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +17,7 @@
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
+#include "bearing_test_util.hpp"
 #include "pose_test_util.hpp"
 #include "test_data.hpp"
 
@@ -30,8 +35,33 @@ void expect_identical(const RelativePoseResult& g, const RelativePoseResult& c, 
     EXPECT_EQ(std::memcmp(g.R.data(), c.R.data(), sizeof(double) * 9), 0) << what;
     EXPECT_EQ(std::memcmp(g.t.data(), c.t.data(), sizeof(double) * 3), 0) << what;
     EXPECT_EQ(std::memcmp(&g.cost, &c.cost, sizeof(double)), 0) << what;
+    EXPECT_EQ(g.model, c.model) << what;
+    EXPECT_EQ(g.rotation_inliers, c.rotation_inliers) << what;
     EXPECT_EQ(mg, mc) << what;
 }
+
+bool identical(const RelativePoseResult& g, const RelativePoseResult& c, const std::vector<std::uint8_t>& mg,
+               const std::vector<std::uint8_t>& mc) {
+    return g.status == c.status && g.model == c.model && g.best_hypothesis == c.best_hypothesis &&
+           g.hypotheses == c.hypotheses && g.inliers == c.inliers && g.rotation_inliers == c.rotation_inliers &&
+           std::memcmp(g.E.data(), c.E.data(), sizeof(double) * 9) == 0 &&
+           std::memcmp(g.R.data(), c.R.data(), sizeof(double) * 9) == 0 &&
+           std::memcmp(g.t.data(), c.t.data(), sizeof(double) * 3) == 0 && std::memcmp(&g.cost, &c.cost, 8) == 0 &&
+           mg == mc;
+}
+
+/// Device copies of host arrays (freed by the destructor).
+template <typename T>
+struct DeviceArray {
+    T* p = nullptr;
+    explicit DeviceArray(const std::vector<T>& h) {
+        EXPECT_EQ(cudaMalloc(&p, sizeof(T) * (h.empty() ? 1 : h.size())), cudaSuccess);
+        if (!h.empty()) EXPECT_EQ(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    ~DeviceArray() { cudaFree(p); }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+};
 
 TEST(RelativePoseCuda, MatchesCpuBitForBit) {
     KESTREL_REQUIRE_GPU();
@@ -67,7 +97,7 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
 }
 
 TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
-    // Hypothesis caps below, at and across the GPU's 1024-hypothesis rounds; a lower confidence; no refinement;
+    // Hypothesis caps below, at and across the GPU rounds (512, then 1536 more, then 2048); a lower confidence; no refinement;
     // float input: still the CPU's bits.
     KESTREL_REQUIRE_GPU();
     std::mt19937_64 rng(53);
@@ -77,7 +107,7 @@ TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
     o.noise_px = 0.5;
     const PoseScene sc = make_scene(rng, o);
     const std::vector<float> f1(sc.x1.begin(), sc.x1.end()), f2(sc.x2.begin(), sc.x2.end());
-    for (int cap : {1, 100, 1024, 1025, 2500}) {
+    for (int cap : {1, 100, 512, 513, 2048, 2049, 2500}) {
         for (double conf : {0.999, 0.9}) {
             RelativePoseConfig cfg;
             cfg.max_hypotheses = cap;
@@ -127,6 +157,177 @@ TEST(RelativePoseCuda, StreamOrderedDeviceArraysAndSeveralStreams) {
     cudaFree(d2);
 }
 
+TEST(RelativePoseCuda, BearingsAndRotationOnlyMatchCpu) {
+    // The host bearing entry on both backends: a wide fisheye (with and without per-point scales), static and
+    // purely rotating cameras (the rotation-only model decides), both methods.
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(606);
+    const Camera cam = wide_fisheye_848x800();
+    int calls = 0, same = 0;
+    for (int kind = 0; kind < 3; ++kind) {
+        for (double outl : {0.1, 0.3}) {
+            BearingSceneOptions o;
+            o.n = 400;
+            o.outlier_ratio = outl;
+            o.static_camera = kind == 1;
+            o.pure_rotation = kind == 2;
+            const BearingScene sc = make_bearing_scene(rng, cam, o);
+            for (PoseMethod method : {PoseMethod::FivePoint, PoseMethod::TwoPointWithRotation}) {
+                for (bool scales : {true, false}) {
+                    RelativePoseConfig cfg;
+                    cfg.focal_px = 286.0;
+                    cfg.method = method;
+                    RelativePoseEstimator gpu(o.n, cfg, Backend::Cuda), cpu(o.n, cfg, Backend::Cpu);
+                    std::vector<std::uint8_t> mg(o.n, 7), mc(o.n, 9);
+                    const double* ppr = scales ? sc.ppr.data() : nullptr;
+                    const RelativePoseResult g = gpu.estimate_bearings(sc.b1.data(), sc.b2.data(), o.n, mg.data(),
+                                                                       sc.R.data(), ppr);
+                    const RelativePoseResult c = cpu.estimate_bearings(sc.b1.data(), sc.b2.data(), o.n, mc.data(),
+                                                                       sc.R.data(), ppr);
+                    const std::string what = "kind " + std::to_string(kind) + " outliers " + std::to_string(outl) +
+                                             " " + to_string(method) + (scales ? " scales" : "");
+                    expect_identical(g, c, mg, mc, what.c_str());
+                    if (kind > 0) EXPECT_EQ(c.model, PoseModel::RotationOnly) << what;
+                    ++calls;
+                    same += identical(g, c, mg, mc);
+                }
+            }
+        }
+    }
+    std::printf("[relative-pose cuda] bearings: %d of %d calls bit-identical to the CPU reference\n", same, calls);
+}
+
+TEST(RelativePoseCuda, DeviceEntryMatchesCpu) {
+    // The tracker's entry: float bearings (and float pixels per radian) in device memory, the count on the device
+    // (below, at and beyond the bound, and below the minimum), with and without the rotation prior; the record
+    // and the mask read from device memory before finish(), then finish()'s host copy. The CPU reference gets
+    // the same float values as doubles.
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(707);
+    const Camera cam = wide_fisheye_848x800();
+    const int bound = 500;
+    int calls = 0, same = 0;
+    for (int kind = 0; kind < 2; ++kind) {
+        BearingSceneOptions o;
+        o.n = bound;
+        o.outlier_ratio = 0.3;
+        o.pure_rotation = kind == 1;
+        const BearingScene sc = make_bearing_scene(rng, cam, o);
+        const std::vector<float> fb1(sc.b1.begin(), sc.b1.end()), fb2(sc.b2.begin(), sc.b2.end()),
+            fppr(sc.ppr.begin(), sc.ppr.end());
+        const std::vector<double> db1(fb1.begin(), fb1.end()), db2(fb2.begin(), fb2.end()),
+            dppr(fppr.begin(), fppr.end());
+        DeviceArray<float> d1(fb1), d2(fb2), dp(fppr);
+        DeviceArray<int> dcount(std::vector<int>{0});
+        CudaStream stream;
+        for (bool prior : {false, true}) {
+            RelativePoseConfig cfg;
+            cfg.focal_px = 286.0;
+            RelativePoseConfig ccfg = cfg;
+            ccfg.method = prior ? PoseMethod::TwoPointWithRotation : PoseMethod::FivePoint;
+            RelativePoseEstimator gpu(bound, cfg, Backend::Cuda), cpu(bound, ccfg, Backend::Cpu);
+            for (int count : {bound, 437, 9999, 5, 3, -4}) {
+                for (bool scales : {true, false}) {
+                    const int used = count < 0 ? 0 : (count > bound ? bound : count);
+                    ASSERT_EQ(cudaMemcpy(dcount.p, &count, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+                    PoseDeviceInput in;
+                    in.bearings1 = d1.p;
+                    in.bearings2 = d2.p;
+                    in.count = bound;
+                    in.device_count = dcount.p;
+                    in.pixels_per_radian = scales ? dp.p : nullptr;
+                    in.rotation_prior = prior ? sc.R.data() : nullptr;
+                    gpu.estimate_device_async(in, stream.get());
+                    PoseRecord rec{};
+                    std::vector<std::uint8_t> dmask(bound, 5), mg(bound, 7), mc(used, 9);
+                    ASSERT_EQ(cudaMemcpyAsync(&rec, gpu.device_record(), sizeof rec, cudaMemcpyDeviceToHost, stream.get()),
+                              cudaSuccess);
+                    ASSERT_EQ(cudaMemcpyAsync(dmask.data(), gpu.device_mask(), bound, cudaMemcpyDeviceToHost, stream.get()),
+                              cudaSuccess);
+                    ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+                    const RelativePoseResult g = gpu.finish(mg.data());
+                    const RelativePoseResult c = cpu.estimate_bearings(db1.data(), db2.data(), used, mc.data(),
+                                                                       sc.R.data(), scales ? dppr.data() : nullptr);
+                    const std::string what = std::string(kind ? "rotating" : "moving") + (prior ? " prior" : "") +
+                                             " count " + std::to_string(count) + (scales ? " scales" : "");
+                    std::vector<std::uint8_t> head(mg.begin(), mg.begin() + used);
+                    expect_identical(g, c, head, mc, what.c_str());
+                    for (int i = used; i < bound; ++i) {
+                        ASSERT_EQ(mg[i], 0) << what << " index " << i;
+                        ASSERT_EQ(dmask[i], 0) << what << " index " << i;
+                    }
+                    EXPECT_EQ(dmask, mg) << what;
+                    EXPECT_EQ(rec.count, used) << what;
+                    EXPECT_EQ(rec.status, static_cast<int>(g.status)) << what;
+                    EXPECT_EQ(rec.model, static_cast<int>(g.model)) << what;
+                    EXPECT_EQ(rec.inliers, g.inliers) << what;
+                    EXPECT_EQ(std::memcmp(rec.R, g.R.data(), sizeof rec.R), 0) << what;
+                    EXPECT_EQ(std::memcmp(rec.t, g.t.data(), sizeof rec.t), 0) << what;
+                    ++calls;
+                    same += identical(g, c, head, mc);
+                }
+            }
+        }
+    }
+    std::printf("[relative-pose cuda] device entry: %d of %d calls bit-identical to the CPU reference\n", same, calls);
+}
+
+TEST(RelativePoseCuda, DeviceEntryNormalizedPointsAndCallsInARow) {
+    // Normalized points (doubles, z = 1) on the device; three frames enqueued in a row on one stream with no
+    // finish() between them (the tracker's pattern): each frame's device record is copied on the stream, and
+    // every one equals the CPU reference of its frame.
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(808);
+    const int n = 300;
+    std::vector<PoseScene> scenes;
+    for (int f = 0; f < 3; ++f) {
+        SceneOptions o;
+        o.n = n;
+        o.outlier_ratio = 0.4;
+        o.noise_px = 0.5;
+        o.pure_rotation = f == 1;
+        if (f == 1) o.noise_px = 0.3;
+        scenes.push_back(make_scene(rng, o));
+    }
+    std::vector<DeviceArray<double>*> arrays;
+    RelativePoseEstimator gpu(n, {}, Backend::Cuda), cpu(n, {}, Backend::Cpu);
+    CudaStream stream;
+    std::vector<PoseRecord> recs(3);
+    std::vector<std::vector<std::uint8_t>> masks(3, std::vector<std::uint8_t>(n));
+    for (int f = 0; f < 3; ++f) {
+        arrays.push_back(new DeviceArray<double>(scenes[f].x1));
+        arrays.push_back(new DeviceArray<double>(scenes[f].x2));
+        PoseDeviceInput in;
+        in.normalized1 = arrays[2 * f]->p;
+        in.normalized2 = arrays[2 * f + 1]->p;
+        in.count = n;
+        gpu.estimate_device_async(in, stream.get());
+        ASSERT_EQ(cudaMemcpyAsync(&recs[f], gpu.device_record(), sizeof(PoseRecord), cudaMemcpyDeviceToHost, stream.get()),
+                  cudaSuccess);
+        ASSERT_EQ(cudaMemcpyAsync(masks[f].data(), gpu.device_mask(), n, cudaMemcpyDeviceToHost, stream.get()),
+                  cudaSuccess);
+    }
+    std::vector<std::uint8_t> last(n);
+    const RelativePoseResult g = gpu.finish(last.data());
+    for (int f = 0; f < 3; ++f) {
+        std::vector<std::uint8_t> mc(n);
+        const RelativePoseResult c = cpu.estimate(scenes[f].x1.data(), scenes[f].x2.data(), n, mc.data());
+        const std::string what = "frame " + std::to_string(f);
+        EXPECT_EQ(recs[f].status, static_cast<int>(c.status)) << what;
+        EXPECT_EQ(recs[f].model, static_cast<int>(c.model)) << what;
+        EXPECT_EQ(recs[f].hypotheses, c.hypotheses) << what;
+        EXPECT_EQ(recs[f].best_hypothesis, c.best_hypothesis) << what;
+        EXPECT_EQ(recs[f].inliers, c.inliers) << what;
+        EXPECT_EQ(std::memcmp(recs[f].R, c.R.data(), sizeof(double) * 9), 0) << what;
+        EXPECT_EQ(std::memcmp(recs[f].t, c.t.data(), sizeof(double) * 3), 0) << what;
+        EXPECT_EQ(std::memcmp(recs[f].E, c.E.data(), sizeof(double) * 9), 0) << what;
+        EXPECT_EQ(masks[f], mc) << what;
+        if (f == 1) EXPECT_EQ(c.model, PoseModel::RotationOnly);
+        if (f == 2) expect_identical(g, c, last, mc, "finish after three frames");
+    }
+    for (DeviceArray<double>* a : arrays) delete a;
+}
+
 TEST(RelativePoseCuda, BadInputAndStatus) {
     KESTREL_REQUIRE_GPU();
     RelativePoseEstimator g(10, {}, Backend::Cuda);
@@ -140,6 +341,23 @@ TEST(RelativePoseCuda, BadInputAndStatus) {
     EXPECT_EQ(g.estimate(x, x, 3).status, PoseStatus::TooFewPoints);
     EXPECT_EQ(g.estimate(x, x, 10).status, PoseStatus::NoModel);  // all points equal: every sample degenerate
     EXPECT_THROW(g.finish(), StateError);  // no pending call
+    PoseDeviceInput in;
+    in.count = 11;
+    try {
+        g.estimate_device_async(in, nullptr);
+        ADD_FAILURE() << "no exception";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.parameter(), "count");
+    }
+    in.count = 5;
+    try {
+        g.estimate_device_async(in, nullptr);
+        ADD_FAILURE() << "no exception";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.parameter(), "bearings1");
+    }
+    EXPECT_NE(g.device_mask(), nullptr);
+    EXPECT_NE(g.device_record(), nullptr);
 }
 
 }  // namespace

@@ -156,6 +156,42 @@ KESTREL_HD Point2d project_point(const CameraSetup& s, double x, double y) {
     return {dfma(s.fx, d.x, s.cx), dfma(s.fy, d.y, s.cy)};
 }
 
+// ---- pixels per radian (the relative pose's per-point threshold) ---------------------------------
+/// How many pixels one radian of a bearing's motion moves its image at the direction (x, y, z) (any length;
+/// z <= 0 only for the fisheye model, else NaN): the geometric mean of the radial and the tangential
+/// magnification (the square root of the local area scale), with f = (fx + fy) / 2.
+///   pinhole / radtan (p1, p2 ignored): r = tan(theta), rd = r radial(r^2): radial f (d rd / d r)(1 + r^2),
+///   tangential f radial(r^2) sqrt(1 + r^2);
+///   fisheye: radial f d theta_d / d theta, tangential f theta_d / sin(theta) (f on the axis).
+/// NaN where the model folds (a magnification <= 0) or the direction is zero or not finite.
+KESTREL_HD double pixels_per_radian_at(const CameraSetup& s, double x, double y, double z) {
+    const double f = dmul(0.5, dadd(s.fx, s.fy));
+    const double sn = dsqrt(dadd(dmul(x, x), dmul(y, y)));
+    const double len = dsqrt(dadd(dmul(sn, sn), dmul(z, z)));
+    if (!(len > 0.0) || !dfinite(len)) return dnan();
+    double radial, tangential;
+    if (s.model == static_cast<std::int32_t>(CameraModel::Fisheye)) {
+        const double half_pi = 1.5707963267948966;
+        const double theta = z > 0.0 ? datan(ddiv(sn, z)) : dsub(half_pi, datan(ddiv(z, sn)));
+        radial = fisheye_dtheta_d(s, theta);
+        tangential = sn > 1e-12 * len ? ddiv(fisheye_theta_d(s, theta), ddiv(sn, len)) : 1.0;
+    } else {
+        if (!(z > 0.0)) return dnan();
+        const double r = ddiv(sn, z), r2 = dmul(r, r);
+        double rad = 1.0, drad = 0.0;
+        if (s.model == static_cast<std::int32_t>(CameraModel::PinholeRadtan)) {
+            rad = radtan_radial(s, r2);
+            drad = dfma(r2, dfma(r2, s.dk[2], s.dk[1]), s.dk[0]);  // d radial / d r^2
+        }
+        const double sec2 = dadd(1.0, r2);
+        radial = dmul(dfma(dmul(2.0, r2), drad, rad), sec2);  // (radial + 2 r^2 radial') (1 + r^2)
+        tangential = dmul(rad, dsqrt(sec2));
+    }
+    const double prod = dmul(radial, tangential);
+    if (!(prod > 0.0)) return dnan();
+    return dmul(f, dsqrt(prod));
+}
+
 // ---- undistortion -------------------------------------------------------------------------------
 KESTREL_HD bool within_tolerance(double e, double tol) { return (e <= tol) & (e >= -tol); }
 

@@ -97,13 +97,13 @@ KESTREL_HD double fp_horner(const double* p, int deg, double x) {
 
 /// 1. The null space: rows of the 5x9 system are q_i = x2_i (x) x1_i (E row-major). Householder QR of the
 /// 9x5 transpose; the last four columns of Q are the basis (out[4][9]: X, Y, Z, W). False when the rank is < 5.
+/// Points are 3-vectors (x, y, z) of any scale: normalized points (z = 1) or unit bearings.
 KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4][9]) {
     double a[9][5];  // A^T: column i = q_i
     double scale = 0.0;
     for (int i = 0; i < 5; ++i) {
-        const double u1 = x1[2 * i], v1 = x1[2 * i + 1], u2 = x2[2 * i], v2 = x2[2 * i + 1];
-        const double p[3] = {u1, v1, 1.0};
-        const double q[3] = {u2, v2, 1.0};
+        const double p[3] = {x1[3 * i], x1[3 * i + 1], x1[3 * i + 2]};
+        const double q[3] = {x2[3 * i], x2[3 * i + 1], x2[3 * i + 2]};
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) {
                 a[3 * r + c][i] = q[r] * p[c];
@@ -301,14 +301,16 @@ KESTREL_HD void fp_polish(const double M0[10][20], double* v) {
     }
 }
 
-/// The five-point solver. x1, x2: 5 normalized points each (x, y interleaved, z = 1 plane), the second view's
-/// x2 satisfying x2^T E x1 = 0. Writes up to 10 essential matrices (row-major, unit Frobenius norm) to
+/// The five-point solver. x1, x2: 5 points each, the second view's x2 satisfying x2^T E x1 = 0. Writes up to 10 essential matrices (row-major, unit Frobenius norm) to
 /// E[10][9]; returns their count (0 when the sample is degenerate: *flag says why). `polish`: the Gauss-Newton
 /// polish of each solution on the ten cubics (about 40 % of the time; RANSAC hypotheses skip it: their
 /// accuracy without it, ~1e-12 typical and 98 % within 1e-9, is far below any pixel noise, and the final model
 /// is refined on its inliers).
-KESTREL_HD int five_point_solve(const double* x1, const double* x2, double E[kFivePointMaxSolutions][9], int* flag,
-                                bool polish = true) {
+/// The solver on 3-vectors: x1, x2 hold 5 points each as (x, y, z) (normalized points with z = 1, or unit
+/// bearing vectors in any direction); otherwise as five_point_solve below. A 2-D point (x, y) and the 3-vector
+/// (x, y, 1) give the same bits.
+KESTREL_HD int five_point_solve3(const double* x1, const double* x2, double E[kFivePointMaxSolutions][9], int* flag,
+                                 bool polish = true) {
     *flag = kFivePointOk;
     double basis[4][9];
     if (!fp_null_space(x1, x2, basis)) {
@@ -356,9 +358,10 @@ KESTREL_HD int five_point_solve(const double* x1, const double* x2, double E[kFi
                 }
             }
     }
-    double M0[10][20];  // the cubics before elimination, for the polish
-    for (int r = 0; r < 10; ++r)
-        for (int c = 0; c < 20; ++c) M0[r][c] = M[r][c];
+    double M0[10][20];  // the cubics before elimination, for the polish (only copied when polishing)
+    if (polish)
+        for (int r = 0; r < 10; ++r)
+            for (int c = 0; c < 20; ++c) M0[r][c] = M[r][c];
     // 3. Gauss-Jordan on the first ten columns, partial pivoting.
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r)
@@ -479,6 +482,21 @@ KESTREL_HD int five_point_solve(const double* x1, const double* x2, double E[kFi
         ++ns;
     }
     return ns;
+}
+
+/// The five-point solver on normalized points (x, y interleaved, z = 1 plane): five_point_solve3 on (x, y, 1).
+KESTREL_HD int five_point_solve(const double* x1, const double* x2, double E[kFivePointMaxSolutions][9], int* flag,
+                                bool polish = true) {
+    double p[15], q[15];
+    for (int i = 0; i < 5; ++i) {
+        p[3 * i] = x1[2 * i];
+        p[3 * i + 1] = x1[2 * i + 1];
+        p[3 * i + 2] = 1.0;
+        q[3 * i] = x2[2 * i];
+        q[3 * i + 1] = x2[2 * i + 1];
+        q[3 * i + 2] = 1.0;
+    }
+    return five_point_solve3(p, q, E, flag, polish);
 }
 
 }  // namespace kestrel::detail

@@ -16,6 +16,7 @@
 
 #include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/detail/hd.hpp"
+#include "kestrel/relative_pose_types.hpp"
 
 namespace kestrel::detail {
 
@@ -53,36 +54,118 @@ KESTREL_HD bool pose_sample(std::uint64_t seed, std::uint32_t k, int n, int m, i
     return true;
 }
 
-// ---- Sampson error and MSAC -----------------------------------------------------------------------------------
-/// Squared Sampson error of (x1, x2) under E, in pixels^2 (f2 = focal_px^2).
-KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2, double v2, double f2) {
-    const double a0 = E[0] * u1 + E[1] * v1 + E[2];
-    const double a1 = E[3] * u1 + E[4] * v1 + E[5];
-    const double a2 = E[6] * u1 + E[7] * v1 + E[8];
-    const double b0 = E[0] * u2 + E[3] * v2 + E[6];
-    const double b1 = E[1] * u2 + E[4] * v2 + E[7];
-    const double r = u2 * a0 + v2 * a1 + a2;
-    const double d = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
-    if (!(d > 0.0)) return 1e300;
-    return f2 * (r * r) / d;
+// ---- the adaptive stop: a table over the quantized inlier fraction -----------------------------------------
+/// The stop table has kPoseStopBins + 1 entries per sample size m: required[q] = the hypotheses needed for the
+/// confidence when the inlier fraction is q / kPoseStopBins (computed once on the host, where log is). The
+/// best model's fraction c / n is rounded down to a bin (integer arithmetic: both backends and any n share one
+/// table, also when n is known only on the device); rounding down can only ask for more hypotheses.
+constexpr int kPoseStopBins = 4096;
+KESTREL_HD int pose_stop_bin(int inliers, int n) {
+    if (n <= 0 || inliers <= 0) return 0;
+    const long long q = static_cast<long long>(inliers) * kPoseStopBins / n;
+    return q > kPoseStopBins ? kPoseStopBins : static_cast<int>(q);
 }
-constexpr int kPoseLanes = 32;  // the kernel scores one hypothesis with one warp
 
-/// Lane `lane`'s share of the MSAC cost: sum of min(e_i^2, thr2) over the points i = lane, lane + 32, ... in
-/// that order, and its inlier count (e_i^2 < thr2).
-KESTREL_HD double pose_msac_lane(const double* E, const double* x1, const double* x2, int n, double f2, double thr2,
-                                 int lane, int* inliers) {
+// ---- the problem: points as 3-vectors, the error's tangent plane, the pixel scale ----------------------------
+/// Everything a hypothesis needs, by value (the kernels' launch parameters).
+/// Points are 3-vectors (x, y, z), 3 doubles each: normalized points (z = 1; `sphere` = 0) or unit bearing
+/// vectors (`sphere` = 1). `s` (n doubles, optional) is each point's scale in pixels per unit of the error's
+/// tangent plane (pixels per radian on the sphere); without it every point uses f2 = focal_px^2.
+struct PoseProblem {
+    const double* x1;  // 3n
+    const double* x2;  // 3n
+    const double* s;   // n or null
+    int n;
+    int sphere;   // 0: the z = 1 plane (Sampson error in the plane), 1: the unit sphere (tangent-plane error)
+    double f2;    // focal_px^2 (the scale^2 when s is null)
+    double thr2;  // inlier threshold^2 (px^2) of this pass
+    std::uint64_t seed;
+    int method;   // 0 five-point, 1 two-point (R known), 2 rotation only (model: R)
+    double R[9];  // the rotation prior (two-point)
+};
+/// Point i's squared scale (px^2 per unit^2).
+KESTREL_HD double pose_weight2(const PoseProblem& p, int i) { return p.s ? p.s[i] * p.s[i] : p.f2; }
+/// Point i's residual scale for the refinement's signed residuals (1 without per-point scales: the common
+/// factor f drops out of the normal equations).
+KESTREL_HD double pose_weight1(const PoseProblem& p, int i) { return p.s ? p.s[i] : 1.0; }
+
+/// The epipolar residual r = q^T E p and the Sampson denominator d: in the plane (points with z = 1, moved in
+/// x and y) d = (E p)_1^2 + (E p)_2^2 + (E^T q)_1^2 + (E^T q)_2^2; on the sphere (unit p, q, moved in their
+/// tangent planes) d = |P_q E p|^2 + |P_p E^T q|^2 = |E p|^2 + |E^T q|^2 - 2 r^2. r^2 / d is the squared
+/// first-order distance of (p, q) to the constraint: normalized units^2, or radians^2 on the sphere.
+KESTREL_HD void pose_epipolar(const double* E, const double* p, const double* q, int sphere, double* r_out,
+                              double* d_out) {
+    const double a0 = E[0] * p[0] + E[1] * p[1] + E[2] * p[2];
+    const double a1 = E[3] * p[0] + E[4] * p[1] + E[5] * p[2];
+    const double a2 = E[6] * p[0] + E[7] * p[1] + E[8] * p[2];
+    const double b0 = E[0] * q[0] + E[3] * q[1] + E[6] * q[2];
+    const double b1 = E[1] * q[0] + E[4] * q[1] + E[7] * q[2];
+    const double r = q[0] * a0 + q[1] * a1 + q[2] * a2;
+    double d = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
+    if (sphere) {
+        const double b2 = E[2] * q[0] + E[5] * q[1] + E[8] * q[2];
+        d = d + a2 * a2 + b2 * b2 - 2.0 * (r * r);
+    }
+    *r_out = r;
+    *d_out = d;
+}
+
+/// Squared error of (p, q) under model M, in pixels^2 (w2: the point's squared scale):
+///   methods 0, 1 (M = E): the Sampson error w2 r^2 / d (pose_epipolar);
+///   method 2 (M = R, no translation): half the squared transfer error of R p against q (the squared distance
+///   of the correspondence to the model when both views carry the noise: the first-order correction moves each
+///   point half way), in the plane w2 |q - (R p) / (R p)_z|^2 / 2 (infinite when R p points backwards), on the
+///   sphere w2 |q - R p|^2 / 2 (chord).
+KESTREL_HD double pose_error2(int method, int sphere, const double* M, const double* p, const double* q, double w2) {
+    if (method == 2) {
+        const double r0 = M[0] * p[0] + M[1] * p[1] + M[2] * p[2];
+        const double r1 = M[3] * p[0] + M[4] * p[1] + M[5] * p[2];
+        const double r2 = M[6] * p[0] + M[7] * p[1] + M[8] * p[2];
+        double dx, dy, dz = 0.0;
+        if (sphere) {
+            dx = q[0] - r0;
+            dy = q[1] - r1;
+            dz = q[2] - r2;
+        } else {
+            if (!(r2 > 0.0)) return 1e300;
+            dx = q[0] - r0 / r2;
+            dy = q[1] - r1 / r2;
+        }
+        const double e2 = w2 * (0.5 * (dx * dx + dy * dy + dz * dz));
+        return e2 == e2 ? e2 : 1e300;
+    }
+    double r, d;
+    pose_epipolar(M, p, q, sphere, &r, &d);
+    if (!(d > 0.0)) return 1e300;
+    return w2 * (r * r) / d;
+}
+/// Point i's squared error under M.
+KESTREL_HD double pose_point_error2(const PoseProblem& p, const double* M, int i) {
+    return pose_error2(p.method, p.sphere, M, p.x1 + 3 * i, p.x2 + 3 * i, pose_weight2(p, i));
+}
+/// Squared Sampson error of (p, q) under E in the plane (z = 1 points), pixels^2: pose_error2 of method 0.
+KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2, double v2, double f2) {
+    const double p[3] = {u1, v1, 1.0}, q[3] = {u2, v2, 1.0};
+    return pose_error2(0, 0, E, p, q, f2);
+}
+
+constexpr int kPoseLanes = 32;  // the kernel scores one model with one warp
+
+/// One point's MSAC term: cost += min(e2, thr2), count += e2 < thr2.
+KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) {
+    if (e2 < thr2) {
+        cost += e2;
+        ++count;
+    } else {
+        cost += thr2;
+    }
+}
+
+/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 32, ... in that order.
+KESTREL_HD double pose_msac_lane(const PoseProblem& p, const double* M, int lane, int* inliers) {
     double cost = 0.0;
     int cnt = 0;
-    for (int i = lane; i < n; i += kPoseLanes) {
-        const double e2 = pose_sampson2(E, x1[2 * i], x1[2 * i + 1], x2[2 * i], x2[2 * i + 1], f2);
-        if (e2 < thr2) {
-            cost += e2;
-            ++cnt;
-        } else {
-            cost += thr2;
-        }
-    }
+    for (int i = lane; i < p.n; i += kPoseLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
     *inliers = cnt;
     return cost;
 }
@@ -90,11 +173,10 @@ KESTREL_HD double pose_msac_lane(const double* E, const double* x1, const double
 /// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the warp's order: the 32 lane shares,
 /// then the xor butterfly 16, 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
 /// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
-KESTREL_HD double pose_msac(const double* E, const double* x1, const double* x2, int n, double f2, double thr2,
-                            int* inliers) {
+KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
     double v[kPoseLanes];
     int c[kPoseLanes];
-    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(E, x1, x2, n, f2, thr2, l, &c[l]);
+    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
     for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
         double w[kPoseLanes];
         int d[kPoseLanes];
@@ -135,17 +217,18 @@ KESTREL_HD double pose_normalize3(double* v) {
 
 // ---- the two-point solver (rotation known) --------------------------------------------------------------------
 /// t . ((R p1) x p2) = 0 for each correspondence: t is the cross product of the two constraint vectors.
-/// Writes E = [t]x R; false when the two constraints are parallel.
+/// Writes E = [t]x R; false when the two constraints are parallel. Points are 3-vectors.
 KESTREL_HD bool pose_two_point(const double* R, const double* x1, const double* x2, const int* idx, double* E) {
     double a[2][3];
     for (int s = 0; s < 2; ++s) {
-        const double u1 = x1[2 * idx[s]], v1 = x1[2 * idx[s] + 1], u2 = x2[2 * idx[s]], v2 = x2[2 * idx[s] + 1];
-        const double q0 = R[0] * u1 + R[1] * v1 + R[2];
-        const double q1 = R[3] * u1 + R[4] * v1 + R[5];
-        const double q2 = R[6] * u1 + R[7] * v1 + R[8];
-        a[s][0] = q1 - q2 * v2;  // q x (u2, v2, 1)
-        a[s][1] = q2 * u2 - q0;
-        a[s][2] = q0 * v2 - q1 * u2;
+        const double* p = x1 + 3 * idx[s];
+        const double* q2 = x2 + 3 * idx[s];
+        const double q0 = R[0] * p[0] + R[1] * p[1] + R[2] * p[2];
+        const double q1 = R[3] * p[0] + R[4] * p[1] + R[5] * p[2];
+        const double qz = R[6] * p[0] + R[7] * p[1] + R[8] * p[2];
+        a[s][0] = q1 * q2[2] - qz * q2[1];  // (R p) x q
+        a[s][1] = qz * q2[0] - q0 * q2[2];
+        a[s][2] = q0 * q2[1] - q1 * q2[0];
     }
     double t[3] = {a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2],
                    a[0][0] * a[1][1] - a[0][1] * a[1][0]};
@@ -157,43 +240,67 @@ KESTREL_HD bool pose_two_point(const double* R, const double* x1, const double* 
     return true;
 }
 
-// ---- one hypothesis ---------------------------------------------------------------------------------------------
-/// Everything a hypothesis needs, by value (the kernel's launch parameters).
-struct PoseProblem {
-    const double* x1;  // 2n, interleaved
-    const double* x2;
-    int n;
-    double f2;    // focal_px^2
-    double thr2;  // threshold_px^2
-    std::uint64_t seed;
-    int method;   // 0 five-point, 1 two-point
-    double R[9];  // the rotation prior (two-point)
-};
+// ---- the rotation-only solver (no translation) --------------------------------------------------------------
+/// R with R p = q for two correspondences (p_k, q_k directions): the orthonormal frames (a1 = p1, a2 = p1 x p2,
+/// a3 = a1 x a2) and (b1 = q1, b2 = q1 x q2, b3 = b1 x b2) give R = sum_k b_k a_k^T (exact for the first
+/// point, the second's plane). False when either pair is (nearly) parallel.
+KESTREL_HD bool pose_rotation_two_point(const double* p1, const double* p2, const double* q1, const double* q2,
+                                        double* R) {
+    double a[3][3], b[3][3];
+    const double* src[2][2] = {{p1, p2}, {q1, q2}};
+    for (int v = 0; v < 2; ++v) {
+        double(*f)[3] = v == 0 ? a : b;
+        const double* u = src[v][0];
+        const double* w = src[v][1];
+        for (int j = 0; j < 3; ++j) f[0][j] = u[j];
+        const double nu = pose_normalize3(f[0]);
+        f[1][0] = u[1] * w[2] - u[2] * w[1];
+        f[1][1] = u[2] * w[0] - u[0] * w[2];
+        f[1][2] = u[0] * w[1] - u[1] * w[0];
+        const double nw = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+        const double nc = pose_normalize3(f[1]);
+        if (!(nc > 1e-9 * nu * nw)) return false;
+        f[2][0] = f[0][1] * f[1][2] - f[0][2] * f[1][1];
+        f[2][1] = f[0][2] * f[1][0] - f[0][0] * f[1][2];
+        f[2][2] = f[0][0] * f[1][1] - f[0][1] * f[1][0];
+    }
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) R[3 * i + j] = b[0][i] * a[0][j] + b[1][i] * a[1][j] + b[2][i] * a[2][j];
+    return true;
+}
 
-/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point) or 1 (two-point);
-/// returns their count (0 when the sample could not be drawn or is degenerate).
+// ---- one hypothesis ---------------------------------------------------------------------------------------------
+/// The minimal sample size of a method.
+KESTREL_HD int pose_sample_size(int method) { return method == 0 ? 5 : 2; }
+
+/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point), 1 E
+/// (two-point) or 1 R (rotation only); returns their count (0 when the sample could not be drawn or is
+/// degenerate, or n is below the sample size).
 KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFivePointMaxSolutions][9]) {
-    const int m = p.method == 0 ? 5 : 2;
+    const int m = pose_sample_size(p.method);
+    if (p.n < m) return 0;
     int idx[kPoseMaxSample];
     if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return 0;
     if (p.method == 0) {
-        double s1[10], s2[10];
-        for (int j = 0; j < 5; ++j) {
-            s1[2 * j] = p.x1[2 * idx[j]];
-            s1[2 * j + 1] = p.x1[2 * idx[j] + 1];
-            s2[2 * j] = p.x2[2 * idx[j]];
-            s2[2 * j + 1] = p.x2[2 * idx[j] + 1];
-        }
+        double s1[15], s2[15];
+        for (int j = 0; j < 5; ++j)
+            for (int c = 0; c < 3; ++c) {
+                s1[3 * j + c] = p.x1[3 * idx[j] + c];
+                s2[3 * j + c] = p.x2[3 * idx[j] + c];
+            }
         int flag = 0;
-        return five_point_solve(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
+        return five_point_solve3(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
     }
-    return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
+    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
+    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], Es[0])
+               ? 1
+               : 0;
 }
 
 /// Hypothesis k: its models scored by pose_msac; the lowest cost wins (the lower solution index on ties).
-/// Writes the winning E (zeros when none); returns its cost (1e300 when the sample gave no model) and its
-/// inlier count. The kernel runs the same steps with lane 0 solving and the warp scoring.
-KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, int* inliers_best) {
+/// Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and its
+/// inlier count. The kernels run the same steps: a thread solves, warps score.
+KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
     double Es[kFivePointMaxSolutions][9];
     const int ns = pose_hypothesis_solve(p, k, Es);
     double best = 1e300;
@@ -201,14 +308,14 @@ KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Ebest, in
     *inliers_best = 0;
     for (int s = 0; s < ns; ++s) {
         int inl = 0;
-        const double c = pose_msac(Es[s], p.x1, p.x2, p.n, p.f2, p.thr2, &inl);
+        const double c = pose_msac(p, Es[s], &inl);
         if (c < best) {
             best = c;
             *inliers_best = inl;
             best_s = s;
         }
     }
-    for (int j = 0; j < 9; ++j) Ebest[j] = best_s >= 0 ? Es[best_s][j] : 0.0;
+    for (int j = 0; j < 9; ++j) Mbest[j] = best_s >= 0 ? Es[best_s][j] : 0.0;
     return best;
 }
 
@@ -222,10 +329,12 @@ struct PoseScan {
     int stopped = 0;
 };
 /// Scans the scored hypotheses [first, first + count) in index order: a strictly lower cost wins; after each
-/// hypothesis k the stop test k + 1 >= required[best inliers] (max_hypotheses while there is no best).
-/// Returns the round-local index of the last new best, or -1 when none of this round won.
+/// hypothesis k the stop test k + 1 >= required[pose_stop_bin(best inliers, n)] (max_hypotheses while there is
+/// no best). `required` is the table of the pass' sample size (kPoseStopBins + 1 entries). Returns the
+/// round-local index of the last new best, or -1 when none of this round won. The kernel computes the same
+/// state with a parallel prefix (kernels/geometry/ransac.cu): comparisons only, so the same result.
 KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, int first, int count,
-                         const int* required, int max_hypotheses) {
+                         const int* required, int n, int max_hypotheses) {
     int won = -1;
     for (int j = 0; j < count && !s.stopped; ++j) {
         const int k = first + j;
@@ -235,7 +344,7 @@ KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, in
             s.inliers = inliers[j];
             won = j;
         }
-        const int req = s.best < 0 ? max_hypotheses : required[s.inliers];
+        const int req = s.best < 0 ? max_hypotheses : required[pose_stop_bin(s.inliers, n)];
         s.used = k + 1;
         if (k + 1 >= req || k + 1 >= max_hypotheses) s.stopped = 1;
     }
@@ -243,18 +352,18 @@ KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, in
 }
 
 // ---- decomposition and cheirality -------------------------------------------------------------------------------
-/// Depths (d1, d2) of the correspondence under X2 = R X1 + t, least squares d2 p2 = d1 R p1 + t; true when
-/// both are positive (in front of both cameras).
-KESTREL_HD bool pose_in_front(const double* R, const double* t, double u1, double v1, double u2, double v2) {
-    const double q0 = R[0] * u1 + R[1] * v1 + R[2];
-    const double q1 = R[3] * u1 + R[4] * v1 + R[5];
-    const double q2 = R[6] * u1 + R[7] * v1 + R[8];
+/// Depths (d1, d2) of the correspondence (p, q) (3-vectors: rays of any length) under X2 = R X1 + t, least
+/// squares d2 q = d1 R p + t; true when both are positive (in front of both cameras, along both rays).
+KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p, const double* p2) {
+    const double q0 = R[0] * p[0] + R[1] * p[1] + R[2] * p[2];
+    const double q1 = R[3] * p[0] + R[4] * p[1] + R[5] * p[2];
+    const double q2 = R[6] * p[0] + R[7] * p[1] + R[8] * p[2];
     // [q, -p2] [d1 d2]^T = -t, normal equations
     const double a = q0 * q0 + q1 * q1 + q2 * q2;
-    const double b = -(q0 * u2 + q1 * v2 + q2);
-    const double c = u2 * u2 + v2 * v2 + 1.0;
+    const double b = -(q0 * p2[0] + q1 * p2[1] + q2 * p2[2]);
+    const double c = p2[0] * p2[0] + p2[1] * p2[1] + p2[2] * p2[2];
     const double r0 = -(q0 * t[0] + q1 * t[1] + q2 * t[2]);
-    const double r1 = u2 * t[0] + v2 * t[1] + t[2];
+    const double r1 = p2[0] * t[0] + p2[1] * t[1] + p2[2] * t[2];
     const double det = a * c - b * b;
     if (!(det > 1e-14 * a * c)) return false;  // parallel rays (no parallax)
     const double d1 = (c * r0 - b * r1) / det;
@@ -263,8 +372,8 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, double u1, doubl
 }
 
 /// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
-KESTREL_HD void pose_orthonormalize(double* R) {
-    for (int it = 0; it < 6; ++it) {
+KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
+    for (int it = 0; it < iterations; ++it) {
         const double c[9] = {R[4] * R[8] - R[5] * R[7], R[5] * R[6] - R[3] * R[8], R[3] * R[7] - R[4] * R[6],
                              R[2] * R[7] - R[1] * R[8], R[0] * R[8] - R[2] * R[6], R[1] * R[6] - R[0] * R[7],
                              R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
@@ -274,21 +383,19 @@ KESTREL_HD void pose_orthonormalize(double* R) {
     }
 }
 
-/// E -> the four (R, t) candidates -> the one with the most points in front of both cameras among the mask's
-/// points (ties: the first; cv::recoverPose's rule). With t the left null vector of E (largest cross product
-/// of two columns) and E scaled to E E^T = I - t t^T: R = cof(E) - [t]x E, and the twisted pair from -E
-/// (B. K. P. Horn, "Recovering baseline and orientation from essential matrix", 1990). Returns the count.
-KESTREL_HD int pose_decompose(const double* E_in, const double* x1, const double* x2, const std::uint8_t* mask,
-                              int n, double* R_out, double* t_out) {
+/// E -> t and the two rotations of the four (R, t) candidates (R_c, +-t): t the left null vector of E (largest
+/// cross product of two columns), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
+/// cof(E) + [t]x E, each made orthonormal (B. K. P. Horn, "Recovering baseline and orientation from essential
+/// matrix", 1990). False when E is zero or has no null vector.
+KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], double* t) {
     double fro = 0.0;
     for (int j = 0; j < 9; ++j) fro += E_in[j] * E_in[j];
     fro = std::sqrt(fro);
-    if (!(fro > 0.0)) return 0;
+    if (!(fro > 0.0)) return false;
     double E[9];
     const double s = std::sqrt(2.0) / fro;
     for (int j = 0; j < 9; ++j) E[j] = E_in[j] * s;
-    // t: t^T E = 0, so t is orthogonal to E's columns.
-    double t[3] = {0.0, 0.0, 0.0};
+    t[0] = t[1] = t[2] = 0.0;
     double bestn = -1.0;
     const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
     for (int q = 0; q < 3; ++q) {
@@ -303,48 +410,39 @@ KESTREL_HD int pose_decompose(const double* E_in, const double* x1, const double
             t[2] = c[2];
         }
     }
-    if (!(pose_normalize3(t) > 0.0)) return 0;
+    if (!(pose_normalize3(t) > 0.0)) return false;
     const double cof[9] = {E[4] * E[8] - E[5] * E[7], E[5] * E[6] - E[3] * E[8], E[3] * E[7] - E[4] * E[6],
                            E[2] * E[7] - E[1] * E[8], E[0] * E[8] - E[2] * E[6], E[1] * E[6] - E[0] * E[7],
                            E[1] * E[5] - E[2] * E[4], E[2] * E[3] - E[0] * E[5], E[0] * E[4] - E[1] * E[3]};
     double tE[9];
     pose_skew_mul(t, E, tE);
-    double Rc[2][9];
     for (int j = 0; j < 9; ++j) {
         Rc[0][j] = cof[j] - tE[j];
         Rc[1][j] = cof[j] + tE[j];
     }
     pose_orthonormalize(Rc[0]);
     pose_orthonormalize(Rc[1]);
-    int best = -1;
-    for (int c = 0; c < 4; ++c) {
-        const double* R = Rc[c >> 1];
-        const double sg = (c & 1) ? -1.0 : 1.0;
-        const double tc[3] = {sg * t[0], sg * t[1], sg * t[2]};
-        int cnt = 0;
-        for (int i = 0; i < n; ++i)
-            if (!mask || mask[i])
-                cnt += pose_in_front(R, tc, x1[2 * i], x1[2 * i + 1], x2[2 * i], x2[2 * i + 1]) ? 1 : 0;
-        if (cnt > best) {
-            best = cnt;
-            for (int j = 0; j < 9; ++j) R_out[j] = R[j];
-            for (int j = 0; j < 3; ++j) t_out[j] = tc[j];
-        }
-    }
-    return best;
+    return true;
 }
 
-// ---- refinement ---------------------------------------------------------------------------------------------------
-/// Sum of squared Sampson errors (px^2) of the masked points under [t]x R.
-KESTREL_HD double pose_sampson_sum(const double* R, const double* t, const double* x1, const double* x2,
-                                   const std::uint8_t* mask, int n, double f2) {
-    double E[9];
-    pose_skew_mul(t, R, E);
-    double s = 0.0;
-    for (int i = 0; i < n; ++i)
-        if (mask[i]) s += pose_sampson2(E, x1[2 * i], x1[2 * i + 1], x2[2 * i], x2[2 * i + 1], f2);
-    return s;
+/// The rotation nearest to H (maximizes trace(R^T H): the least-squares rotation of the Kabsch problem when
+/// H = sum q p^T): H scaled to Frobenius norm sqrt(3), then 24 polar iterations. False when det H <= 0 (a
+/// reflection, or no spread).
+KESTREL_HD bool pose_polar(const double* H, double* R) {
+    double fro = 0.0;
+    for (int j = 0; j < 9; ++j) fro += H[j] * H[j];
+    fro = std::sqrt(fro);
+    if (!(fro > 0.0) || !(fro < 1e300)) return false;
+    const double s = std::sqrt(3.0) / fro;
+    for (int j = 0; j < 9; ++j) R[j] = H[j] * s;
+    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                       R[2] * (R[3] * R[7] - R[4] * R[6]);
+    if (!(det > 1e-12)) return false;
+    pose_orthonormalize(R, 24);
+    return true;
 }
+
+// ---- the pose update of the refinement ----------------------------------------------------------------------------
 /// The pose moved by the parameter vector d: R <- R * rot(d0, d1, d2) (unit quaternion (1, d/2) normalized),
 /// t <- normalize(t + d3 b1 + d4 b2) with b1, b2 a basis of t's tangent plane. np = 5 (pose) or 2 (t only).
 KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int np, double* Rn, double* tn) {
@@ -376,22 +474,149 @@ KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int
     pose_normalize3(tn);
 }
 
-/// Levenberg-Marquardt on the Sampson errors of the masked points over (R, unit t) (np = 5) or t alone with
-/// R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps, each kept
-/// only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are updated in place; returns the final sum.
-KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const double* x2, const std::uint8_t* mask,
-                              int n, double f2, int np, int iterations) {
-    double cost = pose_sampson_sum(R, t, x1, x2, mask, n, f2);
+// ---- the finish: sums over the points in one fixed order ------------------------------------------------------------
+/// Every sum over the points of the finish (mask counts, MSAC costs, cheirality counts, the refinement's normal
+/// equations, the rotation fit) has one order, the finish kernel's block of kPoseFinishThreads threads: thread
+/// tau (warp tau / 32, lane tau % 32) sums the points i = tau, tau + 256, ... in that order; each warp combines
+/// its lanes by the xor butterfly 16, 8, 4, 2, 1; the total is ((w0 + w1) + w2) + ... + w7. PoseHostSum
+/// emulates it on the CPU; the kernel's context (kernels/geometry/ransac.cu) runs it. A functor F adds point
+/// i's terms to its K partial sums: f(i, acc).
+constexpr int kPoseFinishThreads = 256;
+constexpr int kPoseFinishWarps = kPoseFinishThreads / kPoseLanes;
+
+/// The CPU side of the finish's sums (host code only).
+struct PoseHostSum {
+    template <int K, class F>
+    void sum(const F& f, int n, double* out) const {
+        double total[K];
+        for (int k = 0; k < K; ++k) total[k] = 0.0;
+        for (int w = 0; w < kPoseFinishWarps; ++w) {
+            double v[kPoseLanes][K];
+            for (int l = 0; l < kPoseLanes; ++l) {
+                for (int k = 0; k < K; ++k) v[l][k] = 0.0;
+                for (int i = w * kPoseLanes + l; i < n; i += kPoseFinishThreads) f(i, v[l]);
+            }
+            for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
+                double x[kPoseLanes][K];
+                for (int l = 0; l < kPoseLanes; ++l)
+                    for (int k = 0; k < K; ++k) x[l][k] = v[l][k] + v[l ^ off][k];
+                for (int l = 0; l < kPoseLanes; ++l)
+                    for (int k = 0; k < K; ++k) v[l][k] = x[l][k];
+            }
+            for (int k = 0; k < K; ++k) total[k] = w == 0 ? v[0][k] : total[k] + v[0][k];
+        }
+        for (int k = 0; k < K; ++k) out[k] = total[k];
+    }
+    void zero(std::uint8_t* mask, int from, int to) const {
+        for (int i = from; i < to; ++i) mask[i] = 0;
+    }
+};
+
+/// MSAC of model M over all points: acc[0] += min(e2, thr2), acc[1] += inlier; writes mask[i] when mask is set.
+struct PoseMsacTerm {
+    const PoseProblem* p;
+    const double* M;
+    int method;
+    double thr2;
+    std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double e2 = pose_error2(method, p->sphere, M, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
+        const bool in = e2 < thr2;
+        if (mask) mask[i] = in ? 1 : 0;
+        acc[0] = acc[0] + (in ? e2 : thr2);
+        acc[1] = acc[1] + (in ? 1.0 : 0.0);
+    }
+};
+/// Points of the mask in front of both cameras under each of the four candidates (R_{c/2}, (-1)^c t).
+struct PoseFrontTerm {
+    const PoseProblem* p;
+    const double* R0;
+    const double* R1;
+    const double* t;
+    int candidates;  // 4: the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t)
+    const std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!mask[i]) return;
+        const double tm[3] = {-t[0], -t[1], -t[2]};
+        for (int c = 0; c < candidates; ++c) {
+            const double* R = (c >> 1) ? R1 : R0;
+            const bool f = pose_in_front(R, (c & 1) ? tm : t, p->x1 + 3 * i, p->x2 + 3 * i);
+            acc[c] = acc[c] + (f ? 1.0 : 0.0);
+        }
+    }
+};
+/// The sum of squared errors of model E over the mask's points.
+struct PoseSseTerm {
+    const PoseProblem* p;
+    const double* E;
+    const std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (mask[i]) acc[0] = acc[0] + pose_point_error2(*p, E, i);
+    }
+};
+/// The refinement's normal equations over the mask's points: signed residuals res_q = w1 r / sqrt(d) of E0
+/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np),
+/// acc[5 + a * 5 + b] += J_a J_b (a <= b < np).
+struct PoseNormalTerm {
+    const PoseProblem* p;
+    const double* E0;
+    const double (*Ep)[9];
+    int np;
+    double h;
+    const std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!mask[i]) return;
+        const double* x = p->x1 + 3 * i;
+        const double* y = p->x2 + 3 * i;
+        const double w1 = pose_weight1(*p, i);
+        double res[6];
+        for (int q = 0; q <= np; ++q) {
+            double r, d;
+            pose_epipolar(q == 0 ? E0 : Ep[q - 1], x, y, p->sphere, &r, &d);
+            res[q] = d > 0.0 ? w1 * (r / std::sqrt(d)) : 0.0;
+        }
+        double J[5];
+        for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
+        for (int a = 0; a < np; ++a) {
+            acc[a] = acc[a] + J[a] * res[0];
+            for (int b = a; b < np; ++b) acc[5 + a * 5 + b] = acc[5 + a * 5 + b] + J[a] * J[b];
+        }
+    }
+};
+/// The rotation fit: over the points with rotation error below thr2 under R, acc[3 r + c] += q_r p_c of the
+/// unit directions p = x1 / |x1|, q = x2 / |x2|; acc[9] += 1.
+struct PoseRotationFitTerm {
+    const PoseProblem* p;
+    const double* R;
+    double thr2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double* x = p->x1 + 3 * i;
+        const double* y = p->x2 + 3 * i;
+        if (!(pose_error2(2, p->sphere, R, x, y, pose_weight2(*p, i)) < thr2)) return;
+        double a[3] = {x[0], x[1], x[2]}, b[3] = {y[0], y[1], y[2]};
+        pose_normalize3(a);
+        pose_normalize3(b);
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) acc[3 * r + c] = acc[3 * r + c] + b[r] * a[c];
+        acc[9] = acc[9] + 1.0;
+    }
+};
+
+/// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
+/// alone with R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps,
+/// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
+/// updated in place; returns the final sum. Sums through ctx (the finish's order).
+template <class Ctx>
+KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                              int np, int iterations) {
+    double E0[9];
+    pose_skew_mul(t, R, E0);
+    double cost;
+    ctx.template sum<1>(PoseSseTerm{&P, E0, mask}, P.n, &cost);
     double lambda = 1e-3;
     const double h = 1e-7;
     for (int it = 0; it < iterations; ++it) {
-        // J^T J and J^T r from per-point residuals r_i = sqrt(sampson2_i) (signed by the epipolar residual).
-        double A[5][5], g[5];
-        for (int i = 0; i < 5; ++i) {
-            g[i] = 0.0;
-            for (int j = 0; j < 5; ++j) A[i][j] = 0.0;
-        }
-        double E0[9], Ep[5][9];
+        double Ep[5][9];
         pose_skew_mul(t, R, E0);
         for (int q = 0; q < np; ++q) {
             double d[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
@@ -400,28 +625,12 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
             pose_move(R, t, d, np, Rn, tn);
             pose_skew_mul(tn, Rn, Ep[q]);
         }
-        for (int i = 0; i < n; ++i) {
-            if (!mask[i]) continue;
-            const double u1 = x1[2 * i], v1 = x1[2 * i + 1], u2 = x2[2 * i], v2 = x2[2 * i + 1];
-            // signed Sampson residual: r / sqrt(d) * f
-            double res[6];
-            for (int q = 0; q <= np; ++q) {
-                const double* E = q == 0 ? E0 : Ep[q - 1];
-                const double a0 = E[0] * u1 + E[1] * v1 + E[2];
-                const double a1 = E[3] * u1 + E[4] * v1 + E[5];
-                const double a2 = E[6] * u1 + E[7] * v1 + E[8];
-                const double b0 = E[0] * u2 + E[3] * v2 + E[6];
-                const double b1 = E[1] * u2 + E[4] * v2 + E[7];
-                const double r = u2 * a0 + v2 * a1 + a2;
-                const double dd = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
-                res[q] = dd > 0.0 ? r / std::sqrt(dd) : 0.0;
-            }
-            double J[5];
-            for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
-            for (int a = 0; a < np; ++a) {
-                g[a] += J[a] * res[0];
-                for (int b = 0; b < np; ++b) A[a][b] += J[a] * J[b];
-            }
+        double acc[30];
+        ctx.template sum<30>(PoseNormalTerm{&P, E0, Ep, np, h, mask}, P.n, acc);
+        double A[5][5], g[5];
+        for (int a = 0; a < 5; ++a) {
+            g[a] = acc[a];
+            for (int b = 0; b < 5; ++b) A[a][b] = a <= b ? acc[5 + a * 5 + b] : acc[5 + b * 5 + a];
         }
         // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
@@ -453,9 +662,11 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
                 d[a] = s / L[a][a];
             }
-            double Rn[9], tn[3];
+            double Rn[9], tn[3], En[9];
             pose_move(R, t, d, np, Rn, tn);
-            const double cn = pose_sampson_sum(Rn, tn, x1, x2, mask, n, f2);
+            pose_skew_mul(tn, Rn, En);
+            double cn;
+            ctx.template sum<1>(PoseSseTerm{&P, En, mask}, P.n, &cn);
             if (cn < cost) {
                 converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
                 cost = cn;
@@ -470,6 +681,186 @@ KESTREL_HD double pose_refine(double* R, double* t, const double* x1, const doub
         if (!improved || converged) break;
     }
     return cost;
+}
+
+// ---- model selection: translation or rotation only ------------------------------------------------------------
+/// The rotation-only model's inlier threshold is threshold_px scaled for its two degrees of freedom: the
+/// transfer error |q - R p| has 2 components where the Sampson error has 1, so thr2 is multiplied by the ratio
+/// of the chi-square 95 % quantiles with 2 and 1 degrees of freedom (5.9915 / 3.8415): both tests keep 95 % of
+/// the true correspondences under Gaussian noise.
+constexpr double kPoseRotationThreshold2Scale = 5.991464547107979 / 3.841458820694124;
+/// Hypotheses of the rotation-only RANSAC at most (its samples have 2 points: 256 reach 0.999 confidence down
+/// to a 17 % inlier fraction, below which the five-point RANSAC has no model within its own cap anyway).
+constexpr int kPoseRotationMaxHypotheses = 256;
+/// The rotation-only model wins when it has at least min_inliers inliers and either the translation model did
+/// not end Ok (no model, or too few points in front of both cameras) or the rotation-only model explains at
+/// least kPoseRotationKeepPercent % as many points as the translation model: the translation then moves fewer
+/// than about 10 % of the points by more than the threshold (a static or purely rotating camera, or a baseline too
+/// short to measure), and t would be noise.
+constexpr int kPoseRotationKeepPercent = 90;
+/// The rotation pass' hypothesis cap once the translation pass is done: a rotation-only model wins only with
+/// at least kPoseRotationKeepPercent % of the translation winner's inliers (rounded up), so the pass draws the
+/// hypotheses the confidence needs at that inlier fraction (the 2-point table), at most cap_max; cap_max when
+/// the translation pass has no winner.
+KESTREL_HD int pose_rotation_cap(const PoseScan& translation, int n, const int* table2, int cap_max) {
+    if (translation.best < 0) return cap_max;
+    const int need = static_cast<int>((static_cast<long long>(translation.inliers) * kPoseRotationKeepPercent + 99) / 100);
+    const int req = table2[pose_stop_bin(need, n)];
+    return req < cap_max ? req : cap_max;
+}
+KESTREL_HD bool pose_prefer_rotation(int rotation_inliers, int translation_inliers, bool translation_ok,
+                                     int min_inliers) {
+    if (rotation_inliers < min_inliers) return false;
+    if (!translation_ok) return true;
+    return 100LL * rotation_inliers >= static_cast<long long>(kPoseRotationKeepPercent) * translation_inliers;
+}
+
+// ---- the finish --------------------------------------------------------------------------------------------------
+/// What the finish needs besides the two passes' winners.
+struct PoseFinishParams {
+    PoseProblem pe;     // the translation pass (method 0 or 1, thr2, R = the prior)
+    double thr2_rot;    // the rotation-only model's threshold^2 (thr2 * kPoseRotationThreshold2Scale)
+    int refine;         // cfg.refine
+    int min_inliers;
+    int rotation_only;  // cfg.rotation_only: the rotation pass ran
+    int bound;          // mask entries [n, bound) are set to 0
+};
+
+/// From the winners of the translation pass (scan se, model E) and of the rotation pass (scan sr, model Rw) to
+/// the record and the mask (bound bytes). Translation: the winner's mask; decomposition with cheirality (the
+/// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
+/// t is chosen); the mask of [t]x R; refinement (kept only when it lowers the MSAC cost over all points); the
+/// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
+/// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's. Every thread of the
+/// finish kernel runs this with the same values (the sums give every thread the same totals).
+template <class Ctx>
+KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
+                            const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
+    const PoseProblem& P = fp.pe;
+    const int n = P.n;
+    const bool two_point = P.method == 1;
+    rec.status = static_cast<int>(PoseStatus::NoModel);
+    rec.model = static_cast<int>(PoseModel::None);
+    rec.count = n;
+    rec.inliers = 0;
+    rec.cheirality_inliers = 0;
+    rec.hypotheses = se.used;
+    rec.best_hypothesis = se.best;
+    rec.rotation_inliers = 0;
+    for (int j = 0; j < 9; ++j) {
+        rec.R[j] = (j % 4 == 0) ? 1.0 : 0.0;
+        rec.E[j] = 0.0;
+    }
+    rec.t[0] = rec.t[1] = rec.t[2] = 0.0;
+    rec.cost = 0.0;
+    if (n < pose_sample_size(P.method)) {
+        rec.status = static_cast<int>(PoseStatus::TooFewPoints);
+        rec.hypotheses = 0;
+        rec.best_hypothesis = -1;
+        ctx.zero(mask, 0, fp.bound);
+        return;
+    }
+    // The translation model.
+    bool t_ok = false, t_have = false;
+    int t_inl = 0;
+    if (se.best >= 0 && se.inliers >= fp.min_inliers) {
+        double acc[4];
+        ctx.template sum<2>(PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, n, acc);
+        double R[9], t[3], Rc[2][9];
+        const bool dec = pose_decompose_candidates(Ebest, Rc, t);
+        if (!dec) {
+            for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
+        }
+        if (two_point) {
+            for (int j = 0; j < 9; ++j) R[j] = P.R[j];
+            ctx.template sum<2>(PoseFrontTerm{&P, R, R, t, 2, mask}, n, acc);
+            if (acc[1] > acc[0])
+                for (int j = 0; j < 3; ++j) t[j] = -t[j];
+        } else {
+            ctx.template sum<4>(PoseFrontTerm{&P, Rc[0], Rc[1], t, 4, mask}, n, acc);
+            int best = 0;
+            for (int c = 1; c < 4; ++c)
+                if (acc[c] > acc[best]) best = c;
+            for (int j = 0; j < 9; ++j) R[j] = Rc[best >> 1][j];
+            if (best & 1)
+                for (int j = 0; j < 3; ++j) t[j] = -t[j];
+        }
+        double Ef[9];
+        pose_skew_mul(t, R, Ef);
+        ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
+        double cost = acc[0];
+        int inl = static_cast<int>(acc[1]);
+        if (fp.refine) {
+            double Rr[9], tr[3], Er[9];
+            for (int j = 0; j < 9; ++j) Rr[j] = R[j];
+            for (int j = 0; j < 3; ++j) tr[j] = t[j];
+            pose_refine(ctx, P, Rr, tr, mask, two_point ? 2 : 5, 10);
+            pose_skew_mul(tr, Rr, Er);
+            ctx.template sum<2>(PoseMsacTerm{&P, Er, 0, P.thr2, nullptr}, n, acc);
+            if (acc[0] < cost) {
+                for (int j = 0; j < 9; ++j) R[j] = Rr[j];
+                for (int j = 0; j < 3; ++j) t[j] = tr[j];
+                for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
+                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
+                cost = acc[0];
+                inl = static_cast<int>(acc[1]);
+            }
+        }
+        ctx.template sum<1>(PoseFrontTerm{&P, R, R, t, 1, mask}, n, acc);
+        const int front = static_cast<int>(acc[0]);
+        for (int j = 0; j < 9; ++j) {
+            rec.R[j] = R[j];
+            rec.E[j] = Ef[j];
+        }
+        for (int j = 0; j < 3; ++j) rec.t[j] = t[j];
+        rec.inliers = inl;
+        rec.cost = cost;
+        rec.cheirality_inliers = front;
+        t_ok = front >= fp.min_inliers;
+        rec.status = static_cast<int>(t_ok ? PoseStatus::Ok : PoseStatus::Degenerate);
+        rec.model = static_cast<int>(two_point ? PoseModel::TwoPoint : PoseModel::FivePoint);
+        t_have = true;
+        t_inl = inl;
+    }
+    // The rotation-only model.
+    if (fp.rotation_only && sr.best >= 0) {
+        double R[9], acc[10];
+        for (int j = 0; j < 9; ++j) R[j] = Rbest[j];
+        ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, nullptr}, n, acc);
+        double cost = acc[0];
+        int inl = static_cast<int>(acc[1]);
+        if (fp.refine && inl >= 3) {
+            ctx.template sum<10>(PoseRotationFitTerm{&P, R, fp.thr2_rot}, n, acc);
+            double Rk[9];
+            if (pose_polar(acc, Rk)) {
+                double acc2[2];
+                ctx.template sum<2>(PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, n, acc2);
+                if (acc2[0] < cost) {
+                    for (int j = 0; j < 9; ++j) R[j] = Rk[j];
+                    cost = acc2[0];
+                    inl = static_cast<int>(acc2[1]);
+                }
+            }
+        }
+        rec.rotation_inliers = inl;
+        if (pose_prefer_rotation(inl, t_inl, t_ok, fp.min_inliers)) {
+            ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, mask}, n, acc);
+            rec.status = static_cast<int>(PoseStatus::Ok);
+            rec.model = static_cast<int>(PoseModel::RotationOnly);
+            for (int j = 0; j < 9; ++j) {
+                rec.R[j] = R[j];
+                rec.E[j] = 0.0;
+            }
+            rec.t[0] = rec.t[1] = rec.t[2] = 0.0;
+            rec.inliers = static_cast<int>(acc[1]);
+            rec.cost = acc[0];
+            rec.cheirality_inliers = 0;
+            rec.hypotheses = sr.used;
+            rec.best_hypothesis = sr.best;
+            t_have = true;
+        }
+    }
+    ctx.zero(mask, t_have ? n : 0, fp.bound);
 }
 
 }  // namespace kestrel::detail

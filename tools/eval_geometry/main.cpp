@@ -1,0 +1,315 @@
+// kestrel_eval_geometry: the tracker's geometric check on generated sequences with known answers, beside
+// OpenCV's per-frame findFundamentalMat RANSAC on the same tracks (docs/geometry.md, "Tracks against one
+// motion").
+//
+//   kestrel_eval_geometry [--frames N] [--features N] [--threshold PX] [--backend cpu|cuda] [--small]
+//                         [--motion translate|rotate|static|all] [--write DIR] [--verbose]
+//
+// The sequences (tests/support/motion_scenes.hpp): textured rectangles at 3.5 to 9 m and a floor, seen by EuRoC
+// cam0's 752x480 radial-tangential camera; three textured cards stand still, then move on their own from frames
+// 8, 18 and 28. Camera motion: "translate" (2.5 cm sideways and 1 cm forward per frame, 0.15 degrees of yaw),
+// "rotate" (0.4 degrees of yaw per frame, no translation) or "static"; --small: the tests' 376x240 pinhole version.
+// Every track is labelled at birth by the surface under it (a card: moving; "edge" when a surface boundary is
+// within 3 px: left out) and followed against the truth (a track whose true point gets hidden is left out).
+// Rows:
+//   Kestrel check            FeatureTracker with TrackerConfig::geometric_check (five-point + rotation-only);
+//   Kestrel check + gyro     the same with the true frame-to-frame rotation passed as the prior (two-point);
+//   OpenCV F-RANSAC          FeatureTracker without the check; every frame the live tracks not yet rejected go
+//                            through cv::findFundamentalMat(FM_RANSAC, 1 px, 0.99) on points undistorted to a
+//                            460 px pinhole (what VINS-Fusion's feature tracker does), outliers rejected;
+//   LK alone                 FeatureTracker without any check.
+// Columns: moving tracks (alive when their card started to move), of those still Tracked 3 frames after the
+// start (target <= 5 %); static tracks checked at least once, of those ended as Outlier (target <= 1 %).
+// --write DIR: the sequence in the EuRoC layout (mav0/cam0/data.csv, data/*.png, sensor.yaml; the camera poses in
+// mav0/state_groundtruth_estimate0/data.csv; per-frame surface labels in mav0/cam0/labels/*.png: 0 static,
+// 1..3 the cards, 255 nothing), for track_sequence --reject-outliers. --verbose: every card track still live 3
+// frames on and every static track ended as Outlier, with the frames and its distance to the truth.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <opencv2/calib3d.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "kestrel/feature_tracker.hpp"
+#include "motion_scenes.hpp"
+
+namespace fs = std::filesystem;
+using namespace kestrel;
+
+namespace {
+
+[[noreturn]] void usage_error(const std::string& what) {
+    std::cerr << "kestrel_eval_geometry: " << what << " (see the header of tools/eval_geometry/main.cpp)\n";
+    std::exit(2);
+}
+
+double number(const std::string& key, const std::string& v) {
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(d)) usage_error(key + " " + v + ": not a number");
+    return d;
+}
+
+struct Options {
+    int frames = 40;
+    int features = 200;
+    double threshold = 1.0;
+    Backend backend = Backend::Cpu;
+    bool small = false;
+    std::vector<std::string> motions{"translate", "rotate", "static"};
+    std::string write;
+    bool verbose = false;
+};
+
+test::MotionScene make_scene(const Options& o, const std::string& motion) {
+    test::MotionScene s = o.small ? test::motion_scene_small() : test::motion_scene_euroc(o.frames);
+    if (!o.small) s.frames = o.frames;
+    if (motion == "rotate") {
+        s.step = {{0, 0, 0}};
+        s.yaw_deg = 0.4;
+    } else if (motion == "static") {
+        s.step = {{0, 0, 0}};
+        s.yaw_deg = 0.0;
+    }
+    return s;
+}
+
+TrackerConfig tracker_config(const Options& o, const test::MotionScene& s, bool check) {
+    TrackerConfig c;
+    c.target_features = o.features;
+    c.geometric_check.enabled = check;
+    c.geometric_check.camera = s.camera;
+    c.geometric_check.threshold_px = o.threshold;
+    return c;
+}
+
+struct Row {
+    std::string name;
+    test::LabelSummary sum;
+    std::string models;  // frames decided per model
+    double ms = 0;       // mean tracker (+ check) time per frame
+};
+
+std::string pct(int a, int b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%d (%.1f %%)", a, b > 0 ? 100.0 * a / b : 0.0);
+    return buf;
+}
+
+Row run_kestrel(const Options& o, const test::MotionScene& s, const std::vector<HostImage>& frames, bool check,
+                bool gyro, const std::string& name) {
+    FeatureTracker tr(s.camera.width, s.camera.height, tracker_config(o, s, check), o.backend);
+    test::TrackLabels labels(s);
+    int decided[4] = {0, 0, 0, 0};
+    double total = 0;
+    for (int k = 0; k < s.frames; ++k) {
+        std::array<double, 9> R{};
+        test::MVec3 t{};
+        if (k > 0) s.relative_pose(k, &R, &t);
+        const auto t0 = std::chrono::steady_clock::now();
+        tr.track(frames[static_cast<std::size_t>(k)].view(), nullptr, gyro && k > 0 ? &R : nullptr);
+        total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        labels.update(k, tr.tracks(), tr.lost_tracks());
+        if (k > 0) ++decided[static_cast<int>(tr.geometric_check().model)];
+    }
+    Row r{name, labels.summary(), "", total / s.frames};
+    if (o.verbose)
+        for (const auto& kv : labels.tracks()) {
+            const test::TrackLabels::Info& in = kv.second;
+            if (!in.edge && in.moving && in.alive_after_3)
+                std::printf("  %s: track %llu on card %d (born frame %d) alive 3 frames after its card started (frame %d), "
+                            "%.2f px from the card point it was born on\n",
+                            name.c_str(), static_cast<unsigned long long>(kv.first),
+                            s.rects[static_cast<std::size_t>(in.rect)].object, in.born, in.move_start, in.error_after_3);
+            if (!in.edge && !in.moving && in.outlier && !in.occluded_at_end)
+                std::printf("  %s: static track %llu (born frame %d) ended as Outlier at frame %d, %.2f px from the truth\n",
+                            name.c_str(), static_cast<unsigned long long>(kv.first), in.born, in.ended, in.end_error);
+        }
+    if (check) {
+        const char* names[4] = {"none", "essential", "two-point", "rotation-only"};
+        for (int m = 0; m < 4; ++m)
+            if (decided[m]) r.models += std::string(r.models.empty() ? "" : ", ") + names[m] + " " + std::to_string(decided[m]);
+    }
+    return r;
+}
+
+/// VINS-Fusion's rejectWithF on the tracker's tracks: undistorted to a 460 px pinhole, findFundamentalMat RANSAC.
+Row run_opencv(const Options& o, const test::MotionScene& s, const std::vector<HostImage>& frames, bool use_f) {
+    FeatureTracker tr(s.camera.width, s.camera.height, tracker_config(o, s, false), o.backend);
+    test::TrackLabels labels(s);
+    const cv::Matx33d K(s.camera.fx, 0, s.camera.cx, 0, s.camera.fy, s.camera.cy, 0, 0, 1);
+    cv::Mat dist = (cv::Mat_<double>(1, 4) << s.camera.d[0], s.camera.d[1], s.camera.d[2], s.camera.d[3]);  // 0 for Pinhole
+    std::set<std::uint64_t> rejected;
+    std::map<std::uint64_t, cv::Point2f> prev;  // undistorted previous positions
+    double total = 0;
+    for (int k = 0; k < s.frames; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        tr.track(frames[static_cast<std::size_t>(k)].view());
+        std::vector<Track> live, lost_ok, now_rejected;
+        for (const Track& t : tr.lost_tracks())
+            if (!rejected.count(t.id)) lost_ok.push_back(t);
+        for (const Track& t : tr.tracks())
+            if (!rejected.count(t.id)) live.push_back(t);
+        // Undistort every live track's current position to the 460 px virtual pinhole (VINS: FOCAL_LENGTH 460).
+        std::vector<cv::Point2f> raw(live.size()), und;
+        for (std::size_t i = 0; i < live.size(); ++i) raw[i] = {live[i].x, live[i].y};
+        if (!raw.empty()) cv::undistortPoints(raw, und, K, dist);
+        std::map<std::uint64_t, cv::Point2f> cur;
+        for (std::size_t i = 0; i < live.size(); ++i)
+            cur[live[i].id] = {static_cast<float>(460.0 * und[i].x + s.camera.width / 2.0),
+                               static_cast<float>(460.0 * und[i].y + s.camera.height / 2.0)};
+        if (use_f) {
+            std::vector<cv::Point2f> a, b;
+            std::vector<const Track*> ids;
+            for (const Track& t : live) {
+                auto it = prev.find(t.id);
+                if (it == prev.end() || t.age == 0) continue;
+                a.push_back(it->second);
+                b.push_back(cur[t.id]);
+                ids.push_back(&t);
+            }
+            if (a.size() >= 8) {
+                std::vector<uchar> status;
+                cv::findFundamentalMat(a, b, cv::FM_RANSAC, o.threshold, 0.99, status);
+                for (std::size_t i = 0; i < ids.size(); ++i)
+                    if (!status[i]) {
+                        rejected.insert(ids[i]->id);
+                        now_rejected.push_back(*ids[i]);
+                    }
+            }
+        }
+        total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        std::vector<Track> kept;
+        for (const Track& t : live)
+            if (!rejected.count(t.id)) kept.push_back(t);
+        labels.update_ids(k, kept, lost_ok, now_rejected);
+        prev = cur;
+    }
+    return {use_f ? "OpenCV findFundamentalMat RANSAC" : "LK alone (no check)", labels.summary(), "", total / s.frames};
+}
+
+void write_euroc(const test::MotionScene& s, const std::vector<HostImage>& frames, const std::string& dir) {
+    const fs::path cam = fs::path(dir) / "mav0" / "cam0";
+    fs::create_directories(cam / "data");
+    fs::create_directories(cam / "labels");
+    fs::create_directories(fs::path(dir) / "mav0" / "state_groundtruth_estimate0");
+    std::ofstream csv(cam / "data.csv"), gt(fs::path(dir) / "mav0" / "state_groundtruth_estimate0" / "data.csv");
+    csv << "#timestamp [ns],filename\n";
+    gt << "#timestamp [ns], p_RS_R_x [m], p_RS_R_y [m], p_RS_R_z [m], q_RS_w [], q_RS_x [], q_RS_y [], q_RS_z []\n";
+    const long long t0 = 1403636579763555584LL;
+    for (int k = 0; k < s.frames; ++k) {
+        const long long ts = t0 + static_cast<long long>(k) * static_cast<long long>(1e9 / s.fps);
+        const std::string name = std::to_string(ts) + ".png";
+        const HostImage& im = frames[static_cast<std::size_t>(k)];
+        cv::Mat m(im.height(), im.width(), CV_8U);
+        cv::Mat lab(im.height(), im.width(), CV_8U);
+        for (int y = 0; y < im.height(); ++y)
+            for (int x = 0; x < im.width(); ++x) {
+                m.at<uchar>(y, x) = im.at(x, y);
+                const int r = s.cast(k, x, y, nullptr);
+                lab.at<uchar>(y, x) = static_cast<uchar>(r < 0 ? 255 : s.rects[static_cast<std::size_t>(r)].object);
+            }
+        cv::imwrite((cam / "data" / name).string(), m);
+        cv::imwrite((cam / "labels" / name).string(), lab);
+        csv << ts << "," << name << "\n";
+        // Pose of the camera in the world (frame 0's camera frame): R_wc(k) as a quaternion (rotation about y).
+        const double a = s.yaw_deg * k * M_PI / 180.0;
+        const test::MVec3 c = s.centre(k);
+        gt.precision(12);
+        gt << ts << "," << c[0] << "," << c[1] << "," << c[2] << "," << std::cos(a / 2) << ",0," << std::sin(a / 2)
+           << ",0\n";
+    }
+    std::ofstream y(cam / "sensor.yaml");
+    y.precision(12);
+    y << "# Generated by kestrel_eval_geometry (tests/support/motion_scenes.hpp)\nsensor_type: camera\n"
+      << "comment: generated scene camera\nT_BS:\n  cols: 4\n  rows: 4\n  data: [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, "
+         "0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]\n"
+      << "rate_hz: " << s.fps << "\nresolution: [" << s.camera.width << ", " << s.camera.height << "]\n"
+      << "camera_model: pinhole\nintrinsics: [" << s.camera.fx << ", " << s.camera.fy << ", " << s.camera.cx << ", "
+      << s.camera.cy << "]\n";
+    if (s.camera.model == CameraModel::PinholeRadtan)
+        y << "distortion_model: radial-tangential\ndistortion_coefficients: [" << s.camera.d[0] << ", " << s.camera.d[1]
+          << ", " << s.camera.d[2] << ", " << s.camera.d[3] << "]\n";
+    else
+        y << "distortion_model: radial-tangential\ndistortion_coefficients: [0.0, 0.0, 0.0, 0.0]\n";
+    std::printf("wrote %d frames in the EuRoC layout to %s\n", s.frames, dir.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--frames") {
+            o.frames = static_cast<int>(number(a, value()));
+            if (o.frames < 5 || o.frames > 10000) usage_error("--frames must be in [5, 10000]");
+        } else if (a == "--features") {
+            o.features = static_cast<int>(number(a, value()));
+        } else if (a == "--threshold") {
+            o.threshold = number(a, value());
+        } else if (a == "--backend") {
+            const std::string b = value();
+            if (b == "cpu") o.backend = Backend::Cpu;
+            else if (b == "cuda") o.backend = Backend::Cuda;
+            else usage_error("--backend must be cpu or cuda");
+        } else if (a == "--small") {
+            o.small = true;
+        } else if (a == "--motion") {
+            const std::string m = value();
+            if (m == "all") continue;
+            if (m != "translate" && m != "rotate" && m != "static") usage_error("--motion must be translate, rotate, static or all");
+            o.motions = {m};
+        } else if (a == "--write") {
+            o.write = value();
+        } else if (a == "--verbose") {
+            o.verbose = true;
+        } else {
+            usage_error("unknown option " + a);
+        }
+    }
+    try {
+        for (const std::string& motion : o.motions) {
+            const test::MotionScene s = make_scene(o, motion);
+            std::vector<HostImage> frames;
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int k = 0; k < s.frames; ++k) frames.push_back(s.render(k));
+            std::printf("\nsequence: %s, %dx%d %s camera, %d frames (rendered in %.1f s), threshold %.2f px, %s backend\n",
+                        motion.c_str(), s.camera.width, s.camera.height, to_string(s.camera.model), s.frames,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), o.threshold,
+                        o.backend == Backend::Cpu ? "CPU" : "CUDA");
+            if (!o.write.empty() && motion == o.motions.front()) write_euroc(s, frames, o.write);
+            std::vector<Row> rows;
+            rows.push_back(run_kestrel(o, s, frames, true, false, "Kestrel geometric check"));
+            rows.push_back(run_kestrel(o, s, frames, true, true, "Kestrel geometric check + gyro prior"));
+            rows.push_back(run_opencv(o, s, frames, true));
+            rows.push_back(run_opencv(o, s, frames, false));
+            std::printf("%-38s %8s %22s %14s %8s %20s %14s %7s  %s\n", "method", "moving", "Tracked 3 frames on",
+                        "(> 1 px off)", "static", "ended as Outlier", "(> 1 px off)", "ms", "models (frames)");
+            for (const Row& r : rows)
+                std::printf("%-38s %8d %22s %14d %8d %20s %14d %7.2f  %s\n", r.name.c_str(), r.sum.moving_tracks,
+                            pct(r.sum.moving_still_tracked_after_3, r.sum.moving_tracks).c_str(),
+                            r.sum.moving_still_drifted, r.sum.static_tracks,
+                            pct(r.sum.static_outliers, r.sum.static_tracks).c_str(), r.sum.static_outliers_drifted,
+                            r.ms, r.models.c_str());
+            std::printf("(edge tracks left out: %d)\n", rows.front().sum.edge_tracks);
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "kestrel_eval_geometry: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
