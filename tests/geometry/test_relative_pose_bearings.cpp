@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bearing_test_util.hpp"
+#include "camera_test_util.hpp"
 #include "kestrel/camera.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
@@ -316,6 +317,49 @@ TEST(RelativePoseBearings, SameResultAcrossBatchSizesAndBadInput) {
     EXPECT_EQ(est.device_record(), nullptr);
     EXPECT_THROW(est.finish(), StateError);
     EXPECT_EQ(est.estimate_bearings(sc.b1.data(), sc.b2.data(), 4).status, PoseStatus::TooFewPoints);
+}
+
+TEST(RelativePoseBearings, UnprojectBearingReachesBeyond90Degrees) {
+    // A TUM-VI-like fisheye sees beyond 90 degrees in its corners, where unproject (normalized points) answers
+    // OutsideModel: unproject_bearing gives their rays (z < 0), which reproject onto the pixel (the equidistant
+    // model written out here), and equals the normalized point's direction everywhere else.
+    const Camera cam = tumvi_cam0();
+    int behind = 0, same = 0;
+    double worst_px = 0.0, worst_dir = 0.0;
+    for (int j = 0; j <= 64; ++j)
+        for (int i = 0; i <= 64; ++i) {
+            const Point2d px{-0.5 + (cam.width) * i / 64.0, -0.5 + (cam.height) * j / 64.0};
+            const Unprojection u = unproject(cam, px);
+            const BearingUnprojection b = unproject_bearing(cam, px);
+            if (u.status == UnprojectStatus::Ok) {
+                ASSERT_EQ(b.status, UnprojectStatus::Ok) << px.x << " " << px.y;
+                const double l = std::sqrt(u.normalized.x * u.normalized.x + u.normalized.y * u.normalized.y + 1.0);
+                worst_dir = std::fmax(worst_dir, std::fabs(b.bearing[0] - u.normalized.x / l) +
+                                                     std::fabs(b.bearing[1] - u.normalized.y / l) +
+                                                     std::fabs(b.bearing[2] - 1.0 / l));
+                ++same;
+                continue;
+            }
+            if (b.status != UnprojectStatus::Ok) continue;
+            EXPECT_LE(b.bearing[2], 1e-9);  // only rays at or beyond 90 degrees are new
+            ++behind;
+            const double s = std::sqrt(b.bearing[0] * b.bearing[0] + b.bearing[1] * b.bearing[1]);
+            const double th = std::atan2(s, b.bearing[2]), t2 = th * th;
+            const double thd = th * (1 + t2 * (cam.d[0] + t2 * (cam.d[1] + t2 * (cam.d[2] + t2 * cam.d[3]))));
+            const double u2 = cam.fx * thd * b.bearing[0] / s + cam.cx, v2 = cam.fy * thd * b.bearing[1] / s + cam.cy;
+            worst_px = std::fmax(worst_px, std::hypot(u2 - px.x, v2 - px.y));
+            const double ppr = pixels_per_radian(cam, b.bearing);
+            EXPECT_TRUE(std::isfinite(ppr) && ppr > 0.0);
+        }
+    std::printf("[relative-pose bearings] TUM-VI-like fisheye: %d pixels beyond 90 degrees now have rays (reprojection "
+                "within %.2g px), %d agree with the normalized points (within %.2g)\n",
+                behind, worst_px, same, worst_dir);
+    EXPECT_GT(behind, 50);
+    EXPECT_LT(worst_px, 1e-6);
+    EXPECT_LT(worst_dir, 1e-9);
+    const BearingUnprojection nan = unproject_bearing(cam, {NAN, 3.0});
+    EXPECT_EQ(nan.status, UnprojectStatus::NonFinite);
+    EXPECT_TRUE(std::isnan(nan.bearing[0]));
 }
 
 }  // namespace
