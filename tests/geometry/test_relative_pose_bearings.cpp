@@ -362,5 +362,51 @@ TEST(RelativePoseBearings, UnprojectBearingReachesBeyond90Degrees) {
     EXPECT_TRUE(std::isnan(nan.bearing[0]));
 }
 
+TEST(RelativePoseBearings, FisheyePointsBeyond90DegreesAreUsed) {
+    // The TUM-VI-like fisheye's pixels up to 100 degrees off the axis, through unproject_bearing: the points
+    // beyond 90 degrees (no normalized point exists for them) are kept as inliers like the others.
+    std::mt19937_64 rng(19590);
+    const Camera cam = tumvi_cam0();
+    RelativePoseConfig cfg;
+    cfg.focal_px = 0.5 * (cam.fx + cam.fy);
+    RelativePoseEstimator est(400, cfg, Backend::Cpu);
+    const int trials = 6;
+    double recall = 0.0, beyond = 0.0, precision = 0.0, worst_rot = 0.0, worst_dir = 0.0;
+    int n_beyond = 0;
+    for (int trial = 0; trial < trials; ++trial) {
+        BearingSceneOptions o;
+        o.n = 400;
+        o.max_off_axis_deg = 100.0;
+        const BearingScene sc = make_ray_scene(rng, cam, o);
+        std::vector<std::uint8_t> mask(sc.n);
+        const RelativePoseResult r = est.estimate_bearings(sc.b1.data(), sc.b2.data(), sc.n, mask.data(), nullptr,
+                                                           sc.ppr.data());
+        ASSERT_EQ(r.status, PoseStatus::Ok);
+        double p = 0, q = 0;
+        mask_quality(sc.inlier, mask.data(), true, p, q);
+        recall += q / trials;
+        precision += p / trials;
+        int all = 0, kept = 0;
+        for (int i = 0; i < sc.n; ++i)
+            if (sc.inlier[i] && sc.off_axis1[i] > 90.0) {
+                ++all;
+                kept += mask[i];
+            }
+        n_beyond += all;
+        beyond += all ? static_cast<double>(kept) / all / trials : 1.0 / trials;
+        worst_rot = std::fmax(worst_rot, rotation_error_deg(sc.R, mat(r)));
+        worst_dir = std::fmax(worst_dir, direction_error_deg(sc.t, vec(r)));
+    }
+    std::printf("[relative-pose bearings] TUM-VI-like fisheye up to 100 deg: recall %.3f, precision %.3f, recall of the "
+                "%d inliers beyond 90 deg %.3f, worst rotation %.3f deg, direction %.3f deg\n",
+                recall, precision, n_beyond, beyond, worst_rot, worst_dir);
+    EXPECT_GT(n_beyond, 20);
+    EXPECT_GE(recall, 0.9);
+    EXPECT_GE(beyond, 0.85);
+    EXPECT_GE(precision, 0.97);
+    EXPECT_LT(worst_rot, 0.5);
+    EXPECT_LT(worst_dir, 3.0);
+}
+
 }  // namespace
 }  // namespace kestrel::test
