@@ -22,6 +22,14 @@ struct Unprojection {
 /// a time; use unproject_cpu for many). The status flags what has no valid preimage (UnprojectStatus).
 Unprojection unproject(const Camera& cam, Point2d pixel, const UndistortConfig& cfg = {});
 
+/// One pixel's unit bearing vector (x, y, z): any direction the model sees, for a fisheye also beyond 90 degrees
+/// off the axis (z < 0), where no normalized point exists (detail::unproject_bearing_pixel). NaN unless Ok.
+struct BearingUnprojection {
+    double bearing[3];
+    UnprojectStatus status = UnprojectStatus::NonFinite;
+};
+BearingUnprojection unproject_bearing(const Camera& cam, Point2d pixel, const UndistortConfig& cfg = {});
+
 /// The CPU reference of DeviceUnprojector: pixels (xy[2i], xy[2i+1]) for i in [0, count) (float, as
 /// keypoints are: an array of {float x, y} structs may be passed as float*) -> normalized[i], status[i]
 /// (coordinates NaN unless Ok). count in [0, kMaxUnprojectPoints]; the pointers may be null when count = 0.

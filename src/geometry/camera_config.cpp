@@ -114,6 +114,8 @@ CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, con
     s.max_r2 = inf;
     s.max_theta = inf;
     s.max_rd2 = inf;
+    s.max_theta_ray = inf;
+    s.max_rd2_ray = inf;
     s.max_iterations = cfg.max_iterations;
     s.tolerance = cfg.tolerance;
     if (cam.model == CameraModel::PinholeRadtan) {
@@ -146,6 +148,11 @@ CameraSetup make_camera_setup(const Camera& cam, const UndistortConfig& cfg, con
         s.max_theta = first_fold(f, [&](double u) { return u * half_pi; }, half_pi);
         const double rd = fisheye_theta_d(s, s.max_theta);
         s.max_rd2 = rd * rd;
+        // Bearings (unproject_bearing) may point behind the image plane: the region is the first fold up to pi.
+        const double pi = 2.0 * half_pi;
+        s.max_theta_ray = first_fold(f, [&](double u) { return u * pi; }, pi);
+        const double rdr = fisheye_theta_d(s, s.max_theta_ray);
+        s.max_rd2_ray = rdr * rdr;
     }
     return s;
 }

@@ -17,6 +17,13 @@ Unprojection unproject(const Camera& cam, Point2d pixel, const UndistortConfig& 
     return r;
 }
 
+BearingUnprojection unproject_bearing(const Camera& cam, Point2d pixel, const UndistortConfig& cfg) {
+    const detail::CameraSetup s = detail::make_camera_setup(cam, cfg, "unproject_bearing");
+    BearingUnprojection r;
+    r.status = detail::unproject_bearing_pixel(s, pixel.x, pixel.y, r.bearing);
+    return r;
+}
+
 double pixels_per_radian(const Camera& cam, const double* bearing) {
     const detail::CameraSetup s = detail::make_camera_setup(cam, UndistortConfig{}, "pixels_per_radian", false);
     detail::check(bearing != nullptr, "pixels_per_radian", "bearing", "must not be null");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bearing_test_util.hpp"
+#include "camera_test_util.hpp"
 #include "kestrel/camera.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
@@ -316,6 +317,95 @@ TEST(RelativePoseBearings, SameResultAcrossBatchSizesAndBadInput) {
     EXPECT_EQ(est.device_record(), nullptr);
     EXPECT_THROW(est.finish(), StateError);
     EXPECT_EQ(est.estimate_bearings(sc.b1.data(), sc.b2.data(), 4).status, PoseStatus::TooFewPoints);
+}
+
+TEST(RelativePoseBearings, UnprojectBearingReachesBeyond90Degrees) {
+    // A TUM-VI-like fisheye sees beyond 90 degrees in its corners, where unproject (normalized points) answers
+    // OutsideModel: unproject_bearing gives their rays (z < 0), which reproject onto the pixel (the equidistant
+    // model written out here), and equals the normalized point's direction everywhere else.
+    const Camera cam = tumvi_cam0();
+    int behind = 0, same = 0;
+    double worst_px = 0.0, worst_dir = 0.0;
+    for (int j = 0; j <= 64; ++j)
+        for (int i = 0; i <= 64; ++i) {
+            const Point2d px{-0.5 + (cam.width) * i / 64.0, -0.5 + (cam.height) * j / 64.0};
+            const Unprojection u = unproject(cam, px);
+            const BearingUnprojection b = unproject_bearing(cam, px);
+            if (u.status == UnprojectStatus::Ok) {
+                ASSERT_EQ(b.status, UnprojectStatus::Ok) << px.x << " " << px.y;
+                const double l = std::sqrt(u.normalized.x * u.normalized.x + u.normalized.y * u.normalized.y + 1.0);
+                worst_dir = std::fmax(worst_dir, std::fabs(b.bearing[0] - u.normalized.x / l) +
+                                                     std::fabs(b.bearing[1] - u.normalized.y / l) +
+                                                     std::fabs(b.bearing[2] - 1.0 / l));
+                ++same;
+                continue;
+            }
+            if (b.status != UnprojectStatus::Ok) continue;
+            EXPECT_LE(b.bearing[2], 1e-9);  // only rays at or beyond 90 degrees are new
+            ++behind;
+            const double s = std::sqrt(b.bearing[0] * b.bearing[0] + b.bearing[1] * b.bearing[1]);
+            const double th = std::atan2(s, b.bearing[2]), t2 = th * th;
+            const double thd = th * (1 + t2 * (cam.d[0] + t2 * (cam.d[1] + t2 * (cam.d[2] + t2 * cam.d[3]))));
+            const double u2 = cam.fx * thd * b.bearing[0] / s + cam.cx, v2 = cam.fy * thd * b.bearing[1] / s + cam.cy;
+            worst_px = std::fmax(worst_px, std::hypot(u2 - px.x, v2 - px.y));
+            const double ppr = pixels_per_radian(cam, b.bearing);
+            EXPECT_TRUE(std::isfinite(ppr) && ppr > 0.0);
+        }
+    std::printf("[relative-pose bearings] TUM-VI-like fisheye: %d pixels beyond 90 degrees now have rays (reprojection "
+                "within %.2g px), %d agree with the normalized points (within %.2g)\n",
+                behind, worst_px, same, worst_dir);
+    EXPECT_GT(behind, 50);
+    EXPECT_LT(worst_px, 1e-6);
+    EXPECT_LT(worst_dir, 1e-9);
+    const BearingUnprojection nan = unproject_bearing(cam, {NAN, 3.0});
+    EXPECT_EQ(nan.status, UnprojectStatus::NonFinite);
+    EXPECT_TRUE(std::isnan(nan.bearing[0]));
+}
+
+TEST(RelativePoseBearings, FisheyePointsBeyond90DegreesAreUsed) {
+    // The TUM-VI-like fisheye's pixels up to 100 degrees off the axis, through unproject_bearing: the points
+    // beyond 90 degrees (no normalized point exists for them) are kept as inliers like the others.
+    std::mt19937_64 rng(19590);
+    const Camera cam = tumvi_cam0();
+    RelativePoseConfig cfg;
+    cfg.focal_px = 0.5 * (cam.fx + cam.fy);
+    RelativePoseEstimator est(400, cfg, Backend::Cpu);
+    const int trials = 6;
+    double recall = 0.0, beyond = 0.0, precision = 0.0, worst_rot = 0.0, worst_dir = 0.0;
+    int n_beyond = 0;
+    for (int trial = 0; trial < trials; ++trial) {
+        BearingSceneOptions o;
+        o.n = 400;
+        o.max_off_axis_deg = 100.0;
+        const BearingScene sc = make_ray_scene(rng, cam, o);
+        std::vector<std::uint8_t> mask(sc.n);
+        const RelativePoseResult r = est.estimate_bearings(sc.b1.data(), sc.b2.data(), sc.n, mask.data(), nullptr,
+                                                           sc.ppr.data());
+        ASSERT_EQ(r.status, PoseStatus::Ok);
+        double p = 0, q = 0;
+        mask_quality(sc.inlier, mask.data(), true, p, q);
+        recall += q / trials;
+        precision += p / trials;
+        int all = 0, kept = 0;
+        for (int i = 0; i < sc.n; ++i)
+            if (sc.inlier[i] && sc.off_axis1[i] > 90.0) {
+                ++all;
+                kept += mask[i];
+            }
+        n_beyond += all;
+        beyond += all ? static_cast<double>(kept) / all / trials : 1.0 / trials;
+        worst_rot = std::fmax(worst_rot, rotation_error_deg(sc.R, mat(r)));
+        worst_dir = std::fmax(worst_dir, direction_error_deg(sc.t, vec(r)));
+    }
+    std::printf("[relative-pose bearings] TUM-VI-like fisheye up to 100 deg: recall %.3f, precision %.3f, recall of the "
+                "%d inliers beyond 90 deg %.3f, worst rotation %.3f deg, direction %.3f deg\n",
+                recall, precision, n_beyond, beyond, worst_rot, worst_dir);
+    EXPECT_GT(n_beyond, 20);
+    EXPECT_GE(recall, 0.9);
+    EXPECT_GE(beyond, 0.85);
+    EXPECT_GE(precision, 0.97);
+    EXPECT_LT(worst_rot, 0.5);
+    EXPECT_LT(worst_dir, 3.0);
 }
 
 }  // namespace

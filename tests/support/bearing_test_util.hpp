@@ -150,6 +150,88 @@ inline BearingScene make_bearing_scene(std::mt19937_64& rng, const Camera& cam, 
     return s;
 }
 
+/// The pixel of a ray under an equidistant fisheye (any direction up to the lens' field of view), written out
+/// from the model's equations (independent of the library's projection, which takes normalized points).
+inline Point2d fisheye_pixel_of_ray(const Camera& cam, const Vec3& d) {
+    const double s = std::sqrt(d[0] * d[0] + d[1] * d[1]);
+    if (s == 0.0) return {cam.cx, cam.cy};
+    const double th = std::atan2(s, d[2]), t2 = th * th;
+    const double thd = th * (1 + t2 * (cam.d[0] + t2 * (cam.d[1] + t2 * (cam.d[2] + t2 * cam.d[3]))));
+    return {cam.fx * thd * d[0] / s + cam.cx, cam.fy * thd * d[1] / s + cam.cy};
+}
+
+/// As make_bearing_scene for a fisheye, with rays instead of normalized points (unproject_bearing and the
+/// model's forward equations): points up to o.max_off_axis_deg, which may exceed 90 degrees. x1, x2 stay empty.
+inline BearingScene make_ray_scene(std::mt19937_64& rng, const Camera& cam, const BearingSceneOptions& o) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::normal_distribution<double> g(0.0, 1.0);
+    BearingScene s;
+    s.n = o.n;
+    s.R = axis_angle({g(rng), g(rng), g(rng)}, o.max_angle * u(rng));
+    Vec3 t{g(rng), g(rng), g(rng)};
+    const double nt = std::sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    for (double& v : t) v = o.baseline * v / nt;
+    s.t = t;
+    const auto inside = [&](const Point2d& p) {
+        return p.x >= 0.0 && p.y >= 0.0 && p.x <= cam.width - 1.0 && p.y <= cam.height - 1.0;
+    };
+    const auto ray_of = [&](const Point2d& p, Vec3& d) {
+        const BearingUnprojection b = unproject_bearing(cam, p);
+        if (b.status != UnprojectStatus::Ok) return false;
+        d = {b.bearing[0], b.bearing[1], b.bearing[2]};
+        return off_axis_deg(d) <= o.max_off_axis_deg;
+    };
+    const int n_out = static_cast<int>(std::lround(o.outlier_ratio * o.n));
+    std::vector<int> order(o.n);
+    for (int i = 0; i < o.n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    s.inlier.assign(o.n, 1);
+    s.px1.assign(2 * o.n, 0.0);
+    s.px2.assign(2 * o.n, 0.0);
+    s.off_axis1.assign(o.n, 0.0);
+    s.b1.assign(3 * o.n, 0.0);
+    s.b2.assign(3 * o.n, 0.0);
+    s.ppr.assign(o.n, 0.0);
+    for (int j = 0; j < o.n; ++j) {
+        const int i = order[j];
+        for (;;) {
+            const Point2d p1{u(rng) * (cam.width - 1.0), u(rng) * (cam.height - 1.0)};
+            Vec3 d1;
+            if (!ray_of(p1, d1)) continue;
+            const double depth = 2.0 + 8.0 * u(rng);
+            const Vec3 Y0 = mat_vec(s.R, {d1[0] * depth, d1[1] * depth, d1[2] * depth});
+            const Vec3 Y{Y0[0] + t[0], Y0[1] + t[1], Y0[2] + t[2]};
+            if (off_axis_deg(Y) > o.max_off_axis_deg) continue;
+            Point2d p2 = fisheye_pixel_of_ray(cam, Y);
+            if (!inside(p2)) continue;
+            if (j < n_out) {
+                s.inlier[i] = 0;
+                Vec3 dummy;
+                do p2 = {u(rng) * (cam.width - 1.0), u(rng) * (cam.height - 1.0)};
+                while (!ray_of(p2, dummy));
+            } else {
+                p2.x += o.noise_px * g(rng);
+                p2.y += o.noise_px * g(rng);
+            }
+            const Point2d q1{p1.x + o.noise_px * g(rng), p1.y + o.noise_px * g(rng)};
+            const BearingUnprojection a = unproject_bearing(cam, q1), b = unproject_bearing(cam, p2);
+            if (a.status != UnprojectStatus::Ok || b.status != UnprojectStatus::Ok) continue;
+            s.off_axis1[i] = off_axis_deg(d1);
+            s.px1[2 * i] = q1.x;
+            s.px1[2 * i + 1] = q1.y;
+            s.px2[2 * i] = p2.x;
+            s.px2[2 * i + 1] = p2.y;
+            for (int c = 0; c < 3; ++c) {
+                s.b1[3 * i + c] = a.bearing[c];
+                s.b2[3 * i + c] = b.bearing[c];
+            }
+            s.ppr[i] = 0.5 * (pixels_per_radian(cam, a.bearing) + pixels_per_radian(cam, b.bearing));
+            break;
+        }
+    }
+    return s;
+}
+
 /// Precision and recall of a mask against the scene's labels.
 inline void mask_quality(const std::vector<std::uint8_t>& inlier, const std::uint8_t* mask, bool ok, double& precision,
                          double& recall) {

@@ -57,6 +57,20 @@ KESTREL_HD double dtan(double a) {
     return std::tan(a);
 #endif
 }
+KESTREL_HD double dsin(double a) {
+#if defined(__CUDA_ARCH__)
+    return ::sin(a);
+#else
+    return std::sin(a);
+#endif
+}
+KESTREL_HD double dcos(double a) {
+#if defined(__CUDA_ARCH__)
+    return ::cos(a);
+#else
+    return std::cos(a);
+#endif
+}
 KESTREL_HD double dnan() {
 #if defined(__CUDA_ARCH__)
     return __longlong_as_double(0x7ff8000000000000LL);
@@ -77,6 +91,8 @@ struct CameraSetup {
     double p2x[4];     // radtan: 2 p1, 2 p2, 6 p1, 6 p2
     double max_r2;     // radtan: the valid region r^2 < max_r2 (+inf: no fold)
     double max_theta;  // fisheye: the valid region 0 <= theta < max_theta
+    double max_theta_ray;  // fisheye, bearings: 0 <= theta < the first fold up to pi (also behind the image plane)
+    double max_rd2_ray;    // the squared distorted radius there
     double max_rd2;    // the squared distorted radius at the fold (+inf: none): beyond it no preimage exists
     std::int32_t max_iterations;
     double tolerance;
@@ -233,28 +249,22 @@ KESTREL_HD UnprojectStatus undistort_radtan(const CameraSetup& s, double xd, dou
 }
 
 /// Fisheye: normalized (x, y) whose equidistant distortion is (xd, yd).
-KESTREL_HD UnprojectStatus undistort_fisheye(const CameraSetup& s, double xd, double yd, double& x, double& y) {
-    const double rd2 = dadd(dmul(xd, xd), dmul(yd, yd));
-    if (rd2 == 0.0) {
-        x = xd;
-        y = yd;
-        return UnprojectStatus::Ok;
-    }
-    const double theta_d = dsqrt(rd2);
+/// theta with theta_d(theta) = theta_d (> 0) in the region 0 <= theta < max_theta: Newton started at theta_d, an
+/// iterate outside the region moved half way back towards the previous one (at most kCamMaxHalvings times).
+/// Not converged after s.max_iterations: OutsideModel when rd2 >= max_rd2 (no preimage), else NotConverged.
+KESTREL_HD UnprojectStatus fisheye_theta(const CameraSetup& s, double theta_d, double rd2, double max_theta,
+                                         double max_rd2, double& theta) {
     double prev = 0.0, th = theta_d;
     for (int it = 0;; ++it) {
         int h = 0;
-        while (!((th >= 0.0) & (th < s.max_theta)) && h < kCamMaxHalvings) {
+        while (!((th >= 0.0) & (th < max_theta)) && h < kCamMaxHalvings) {
             th = dmul(0.5, dadd(th, prev));
             ++h;
         }
-        if (!((th >= 0.0) & (th < s.max_theta))) return UnprojectStatus::OutsideModel;
+        if (!((th >= 0.0) & (th < max_theta))) return UnprojectStatus::OutsideModel;
         const double g = dsub(fisheye_theta_d(s, th), theta_d);
         if (within_tolerance(g, s.tolerance)) {
-            const double scale = ddiv(dtan(th), theta_d);
-            x = dmul(xd, scale);
-            y = dmul(yd, scale);
-            if (!dfinite(x) || !dfinite(y)) return UnprojectStatus::OutsideModel;
+            theta = th;
             return UnprojectStatus::Ok;
         }
         if (it >= s.max_iterations) break;
@@ -264,7 +274,25 @@ KESTREL_HD UnprojectStatus undistort_fisheye(const CameraSetup& s, double xd, do
         th = dsub(th, ddiv(g, gp));
         if (!dfinite(th)) return UnprojectStatus::OutsideModel;
     }
-    return rd2 >= s.max_rd2 ? UnprojectStatus::OutsideModel : UnprojectStatus::NotConverged;
+    return rd2 >= max_rd2 ? UnprojectStatus::OutsideModel : UnprojectStatus::NotConverged;
+}
+
+KESTREL_HD UnprojectStatus undistort_fisheye(const CameraSetup& s, double xd, double yd, double& x, double& y) {
+    const double rd2 = dadd(dmul(xd, xd), dmul(yd, yd));
+    if (rd2 == 0.0) {
+        x = xd;
+        y = yd;
+        return UnprojectStatus::Ok;
+    }
+    const double theta_d = dsqrt(rd2);
+    double th = 0.0;
+    const UnprojectStatus st = fisheye_theta(s, theta_d, rd2, s.max_theta, s.max_rd2, th);
+    if (st != UnprojectStatus::Ok) return st;
+    const double scale = ddiv(dtan(th), theta_d);
+    x = dmul(xd, scale);
+    y = dmul(yd, scale);
+    if (!dfinite(x) || !dfinite(y)) return UnprojectStatus::OutsideModel;
+    return UnprojectStatus::Ok;
 }
 
 /// THE unprojection of pixel (ud, vd): the normalized point, or NaN and a status other than Ok. The CPU
@@ -286,6 +314,43 @@ KESTREL_HD UnprojectStatus unproject_pixel(const CameraSetup& s, double ud, doub
         out.y = y;
     }
     return st;
+}
+
+/// The unit bearing vector (x, y, z) of pixel (ud, vd): pinhole and radtan through unproject_pixel, (x, y, 1)
+/// normalized; fisheye through theta (up to the first fold of theta_d, beyond 90 degrees off the axis where the
+/// lens sees that far): (sin(theta) xd / |xd|, sin(theta) yd / |xd|, cos(theta)). NaN and a status other than
+/// Ok where the model has no ray. Uses each side's sin and cos for the fisheye (a few ulp apart).
+KESTREL_HD UnprojectStatus unproject_bearing_pixel(const CameraSetup& s, double ud, double vd, double* b) {
+    b[0] = b[1] = b[2] = dnan();
+    if (!dfinite(ud) || !dfinite(vd)) return UnprojectStatus::NonFinite;
+    if (s.model == static_cast<std::int32_t>(CameraModel::Fisheye)) {
+        const double xd = ddiv(dsub(ud, s.cx), s.fx);
+        const double yd = ddiv(dsub(vd, s.cy), s.fy);
+        const double rd2 = dadd(dmul(xd, xd), dmul(yd, yd));
+        if (rd2 == 0.0) {
+            b[0] = 0.0;
+            b[1] = 0.0;
+            b[2] = 1.0;
+            return UnprojectStatus::Ok;
+        }
+        const double theta_d = dsqrt(rd2);
+        double th = 0.0;
+        const UnprojectStatus st = fisheye_theta(s, theta_d, rd2, s.max_theta_ray, s.max_rd2_ray, th);
+        if (st != UnprojectStatus::Ok) return st;
+        const double sn = ddiv(dsin(th), theta_d);
+        b[0] = dmul(xd, sn);
+        b[1] = dmul(yd, sn);
+        b[2] = dcos(th);
+        return UnprojectStatus::Ok;
+    }
+    Point2d p;
+    const UnprojectStatus st = unproject_pixel(s, ud, vd, p);
+    if (st != UnprojectStatus::Ok) return st;
+    const double len = dsqrt(dadd(dadd(dmul(p.x, p.x), dmul(p.y, p.y)), 1.0));
+    b[0] = ddiv(p.x, len);
+    b[1] = ddiv(p.y, len);
+    b[2] = ddiv(1.0, len);
+    return UnprojectStatus::Ok;
 }
 
 }  // namespace kestrel::detail
