@@ -37,6 +37,7 @@ OrbSlamStage::OrbSlamStage(const GridGeometry& g, const DetectorConfig& cfg) {
     p.level_keys = static_cast<unsigned long long*>(alloc(8 * static_cast<std::size_t>(cfg.max_features)));
     p.level_count = static_cast<int*>(alloc(4 * kMaxLevels));
     KESTREL_CUDA(cudaMemset(cand_count, 0, 4 * kMaxLevels), stage);  // then reset by every frame's last kernel
+    KESTREL_CUDA(cudaStreamSynchronize(nullptr), stage);  // before any (non-blocking) stream uses them
     std::size_t c = 0, n = 0;
     for (int k = 0; k < g.levels; ++k) {
         kernels::OrbSlamLevel& L = p.lv[k];
