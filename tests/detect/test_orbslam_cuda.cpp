@@ -129,7 +129,8 @@ TEST(OrbSlamGpu, AsyncFromPinnedAndDeviceImagesWithMasksAndGraphs) {
                 const auto masked = detect_cpu(img.view(), cfg, hm);
                 const auto plain_other = detect_cpu(other.view(), cfg);
                 FeatureDetector det(cfg, Backend::Cuda);
-                for (int frame = 0; frame < 3; ++frame) {  // graph capture, then replays
+                const int frames = test::under_compute_sanitizer() ? 2 : 3;
+                for (int frame = 0; frame < frames; ++frame) {  // graph capture, then replays
                     det.detect_async(pinned.view(), stream);
                     CUDA_OK(cudaStreamSynchronize(stream));
                     test::expect_same_keypoints(host_result(det), plain, "pinned, frame " + std::to_string(frame));
