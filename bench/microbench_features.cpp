@@ -10,6 +10,7 @@
 //   cpu/cv-orb/752x480/8x1.2/1000                cv::ORB::detectAndCompute (1000 features, 8 levels, 1.2) on
 //                                                the CPU, when OpenCV is found
 //   cpu/kestrel-orb/752x480/8x1.2/1000           the same detector on Backend::Cpu (the reference)
+//   cpu/kestrel-orb-slam/..., cpu/kestrel-level-harris/...  the per-level policies on Backend::Cpu
 //   matcher/device/1000x1000/ratio[/cross-check] HammingMatcher::match_async, descriptors in device memory:
 //                                                device time (events)
 // GPU rows skip with a message on a machine without a CUDA device.
@@ -46,7 +47,6 @@ DetectorConfig orb_detector(bool descriptors) {
     return c;
 }
 
-#if KESTREL_BENCH_CUDA
 /// The per-level policies with descriptors: 1000 features on 8 levels of 1.2, their defaults otherwise.
 DetectorConfig per_level_detector(SelectionPolicy s) {
     DetectorConfig c;
@@ -57,6 +57,7 @@ DetectorConfig per_level_detector(SelectionPolicy s) {
     return c;
 }
 
+#if KESTREL_BENCH_CUDA
 std::vector<OrbDescriptor> random_descriptors(int n, std::uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<OrbDescriptor> v(static_cast<std::size_t>(n));
@@ -140,6 +141,14 @@ void register_features() {
         wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
         st.counters["keypoints"] = det.host_count();
     });
+    for (const SelectionPolicy pol : {SelectionPolicy::OrbSlam, SelectionPolicy::LevelHarris}) {
+        add(std::string("cpu/kestrel-") + to_string(pol) + "/" + tag, 20, [pol](benchmark::State& st) {
+            FeatureDetector det(per_level_detector(pol), Backend::Cpu);
+            const HostImage& img = g_frame0.at("752x480");
+            wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
+            st.counters["keypoints"] = det.host_count();
+        });
+    }
 #if KESTREL_BENCH_OPENCV
     add("cpu/cv-orb/" + tag, 100, [](benchmark::State& st) {
         const HostImage& img = g_frame0.at("752x480");

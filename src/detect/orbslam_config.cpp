@@ -24,8 +24,11 @@ void validate_orbslam(const DetectorConfig& cfg, const char* where) {
 
 FastConfig score_config(const DetectorConfig& cfg) {
     if (!per_level_policy(cfg)) return cfg.fast;
-    const int t = cfg.orbslam.threshold_initial < cfg.orbslam.threshold_min ? cfg.orbslam.threshold_initial
-                                                                             : cfg.orbslam.threshold_min;
+    // LevelHarris uses threshold_initial only; OrbSlam both, and one map at the lower serves both.
+    const int t = cfg.selection == SelectionPolicy::LevelHarris ||
+                          cfg.orbslam.threshold_initial < cfg.orbslam.threshold_min
+                      ? cfg.orbslam.threshold_initial
+                      : cfg.orbslam.threshold_min;
     return FastConfig{t, cfg.fast.arc_min, 16, ScoreType::MaxThreshold};
 }
 

@@ -18,8 +18,8 @@ inline bool per_level_policy(const DetectorConfig& cfg) {
 /// fast.score = MaxThreshold); src/detect/orbslam_config.cpp.
 void validate_orbslam(const DetectorConfig& cfg, const char* where);
 
-/// The FAST configuration of the detector's score maps: cfg.fast, or under a per-level policy MT at
-/// min(threshold_initial, threshold_min) with cfg.fast's arcs.
+/// The FAST configuration of the detector's score maps: cfg.fast, or under a per-level policy MT with cfg.fast's
+/// arcs at min(threshold_initial, threshold_min) (OrbSlam) or threshold_initial (LevelHarris).
 FastConfig score_config(const DetectorConfig& cfg);
 
 /// Everything the per-level policies derive from (image size, config), computed once per size.

@@ -14,7 +14,7 @@
 //    cw = ceil(rw / cols); cell j covers columns [b + j cw, min(b + (j + 1) cw, w - b)); rows alike. A level with
 //    rw <= 0 or rh <= 0 has no cell and gives no feature.
 // 3. FAST per cell. The score map holds the MT score (fast_rules.hpp, arcs [arc_min, 16]) at the threshold
-//    t0 = min(threshold_initial, threshold_min). MT is monotone in the threshold, so at any t >= t0 the score of
+//    t0 = min(threshold_initial, threshold_min) (LevelHarris: t0 = threshold_initial). MT is monotone in the threshold, so at any t >= t0 the score of
 //    pixel p is s_t(p) = s(p) if s(p) >= t, else 0: one map serves both thresholds. p is a candidate of its cell
 //    at threshold t when s_t(p) > 0, s_t(p) > s_t(q) for each of its 8 neighbours q inside the suppression
 //    window, and p is eligible (grid_rules.hpp: the level-0 border, pixel mask and cell mask).
