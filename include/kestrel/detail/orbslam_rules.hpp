@@ -31,8 +31,8 @@
 //    candidates, ordered by count (more first), then y0, then x0 (nodes are disjoint, so the order is total);
 //    stop when E is empty or there are N_l or more nodes; else split the nodes of E in that order, each only
 //    while there are still fewer than N_l nodes. (ORB-SLAM splits every node while a full round stays within
-//    the budget and the largest nodes first after that; splitting in count order while below the budget is
-//    that rule made deterministic.) Every node then keeps its best key; the best N_l of those are the level's.
+//    the budget and the largest nodes first after that, its ties in memory order; this rule splits in one fixed
+//    order throughout.) Every node then keeps its best key; the best N_l of those are the level's.
 // 5. LevelHarris, cv::ORB's ranking: the best 2 N_l candidates by key (cv::ORB's retainBest on the FAST
 //    response), each then keyed by its Harris response (fast_rules.hpp's Harris on the level image, k = 0.04,
 //    7x7 window; a response that is not positive drops the candidate): keypoint_key(harris, k, x, y); the best
