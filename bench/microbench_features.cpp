@@ -4,9 +4,13 @@
 //                                                (upload, graph, downloads, one sync): wall clock
 //   orb/detector-only/end-to-end/752x480/8x1.2/1000  the same detector without descriptors, same pyramid
 //   orb/device/752x480/8x1.2/1000                the ORB detector from a device image: device time (events)
+//   orb-slam/end-to-end/752x480/8x1.2/1000       SelectionPolicy::OrbSlam (ORB-SLAM's extractor) with descriptors,
+//   level-harris/end-to-end/752x480/8x1.2/1000   or LevelHarris (cv::ORB's ranking): as orb/end-to-end
+//   orb-slam/device/..., level-harris/device/... the same from a device image: device time (events)
 //   cpu/cv-orb/752x480/8x1.2/1000                cv::ORB::detectAndCompute (1000 features, 8 levels, 1.2) on
 //                                                the CPU, when OpenCV is found
 //   cpu/kestrel-orb/752x480/8x1.2/1000           the same detector on Backend::Cpu (the reference)
+//   cpu/kestrel-orb-slam/..., cpu/kestrel-level-harris/...  the per-level policies on Backend::Cpu
 //   matcher/device/1000x1000/ratio[/cross-check] HammingMatcher::match_async, descriptors in device memory:
 //                                                device time (events)
 // GPU rows skip with a message on a machine without a CUDA device.
@@ -40,6 +44,16 @@ DetectorConfig orb_detector(bool descriptors) {
     c.max_features = kOrbFeatures;
     c.border = 31;
     c.orb_descriptors = descriptors;
+    return c;
+}
+
+/// The per-level policies with descriptors: 1000 features on 8 levels of 1.2, their defaults otherwise.
+DetectorConfig per_level_detector(SelectionPolicy s) {
+    DetectorConfig c;
+    c.pyramid = {8, 1.2f};
+    c.selection = s;
+    c.max_features = kOrbFeatures;
+    c.orb_descriptors = true;
     return c;
 }
 
@@ -80,6 +94,28 @@ void register_features() {
         device_loop(st, [&](cudaStream_t s) { det.detect_async(d.view(), s); });
         st.counters["keypoints"] = det.host_count();
     });
+    for (const SelectionPolicy pol : {SelectionPolicy::OrbSlam, SelectionPolicy::LevelHarris}) {
+        const std::string name = to_string(pol);
+        add(name + "/end-to-end/" + tag, 1000, [pol](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            FeatureDetector det(per_level_detector(pol), Backend::Cuda);
+            const PinnedImage p = pinned_copy(g_frame0.at("752x480"));
+            Stream s;
+            st.SetLabel("target: <= 1.3 x orb/end-to-end");
+            gpu_wall_loop(st, [&] {
+                det.detect_async(p.view(), s.get());
+                s.sync("orb");
+            });
+            st.counters["keypoints"] = det.host_count();
+        });
+        add(name + "/device/" + tag, 1000, [pol](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            FeatureDetector det(per_level_detector(pol), Backend::Cuda);
+            const DeviceImage d = upload(g_frame0.at("752x480").view());
+            device_loop(st, [&](cudaStream_t s) { det.detect_async(d.view(), s); });
+            st.counters["keypoints"] = det.host_count();
+        });
+    }
     for (const bool cross : {false, true}) {
         add(std::string("matcher/device/1000x1000/ratio") + (cross ? "/cross-check" : ""), 1000,
             [cross](benchmark::State& st) {
@@ -105,6 +141,14 @@ void register_features() {
         wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
         st.counters["keypoints"] = det.host_count();
     });
+    for (const SelectionPolicy pol : {SelectionPolicy::OrbSlam, SelectionPolicy::LevelHarris}) {
+        add(std::string("cpu/kestrel-") + to_string(pol) + "/" + tag, 20, [pol](benchmark::State& st) {
+            FeatureDetector det(per_level_detector(pol), Backend::Cpu);
+            const HostImage& img = g_frame0.at("752x480");
+            wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
+            st.counters["keypoints"] = det.host_count();
+        });
+    }
 #if KESTREL_BENCH_OPENCV
     add("cpu/cv-orb/" + tag, 100, [](benchmark::State& st) {
         const HostImage& img = g_frame0.at("752x480");

@@ -38,6 +38,7 @@ set(kestrel_public_areas
   orb.hpp=features orb_types.hpp=features matcher.hpp=features detail/orb_rules.hpp=features
   fast.hpp=detect fast_types.hpp=detect feature_detector.hpp=detect grid_select.hpp=detect
   pyca_select.hpp=detect detail/fast_rules.hpp=detect detail/grid_rules.hpp=detect detail/pyca_rules.hpp=detect
+  detail/orbslam_rules.hpp=detect
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track multi_camera_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track
   detail/geo_check_rules.hpp=track
   camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry

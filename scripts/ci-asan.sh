@@ -30,6 +30,7 @@ if [[ "${ASAN_WITH_OPENCV:-1}" == 1 ]] && grep -qw kestrel_opencv_tests <<<"$hel
     grep -qw kestrel_eval_tracking <<<"$help" && targets+=(kestrel_eval_tracking)  # its ctest smoke runs
     grep -qw kestrel_eval_stereo <<<"$help" && targets+=(kestrel_eval_stereo)      # eval_stereo.scenes
     grep -qw kestrel_eval_geometry <<<"$help" && targets+=(kestrel_eval_geometry)  # eval_geometry.small
+    grep -qw kestrel_eval_matching <<<"$help" && targets+=(kestrel_eval_matching)  # eval_matching.quick, .can_fail
 fi
 log "build ${targets[*]} ($KESTREL_JOBS jobs)"
 cmake --build "$dir" -j "$KESTREL_JOBS" --target "${targets[@]}"

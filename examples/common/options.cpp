@@ -85,14 +85,24 @@ static const char* score_name(kestrel::ScoreType t) {
     return "?";
 }
 
-/// --selection grid|pyca, --pyca-cell C or C0,C1,... (per level; the last repeats), --pyca-q Q.
+/// --selection grid|pyca|orb-slam|level-harris, --pyca-cell C or C0,C1,... (per level; the last repeats),
+/// --pyca-q Q, --orb-threshold T, --orb-threshold-min T, --orb-cell C, --orb-border B.
 static void parse_selection(Args& args, const std::string& p, kestrel::DetectorConfig& c) {
     if (args.has(p + "selection")) {
         const std::string s = args.get(p + "selection", "");
         if (s == "grid") c.selection = kestrel::SelectionPolicy::Grid;
         else if (s == "pyca") c.selection = kestrel::SelectionPolicy::PyCA;
-        else throw UsageError("--" + p + "selection must be grid or pyca (got '" + s + "')");
+        else if (s == "orb-slam") c.selection = kestrel::SelectionPolicy::OrbSlam;
+        else if (s == "level-harris") c.selection = kestrel::SelectionPolicy::LevelHarris;
+        else throw UsageError("--" + p + "selection must be grid, pyca, orb-slam or level-harris (got '" + s + "')");
+        const bool per_level = c.selection == kestrel::SelectionPolicy::OrbSlam ||
+                               c.selection == kestrel::SelectionPolicy::LevelHarris;
+        if (per_level && c.max_features == 0) c.max_features = 1000;  // their budget; --max-features sets another
     }
+    c.orbslam.threshold_initial = args.get_int(p + "orb-threshold", c.orbslam.threshold_initial);
+    c.orbslam.threshold_min = args.get_int(p + "orb-threshold-min", c.orbslam.threshold_min);
+    c.orbslam.cell = args.get_int(p + "orb-cell", c.orbslam.cell);
+    c.orbslam.border = args.get_int(p + "orb-border", c.orbslam.border);
     if (args.has(p + "pyca-cell")) {
         std::stringstream list(args.get(p + "pyca-cell", ""));
         std::string item;
@@ -220,8 +230,16 @@ std::string detector_help(const std::string& p, const kestrel::DetectorConfig& d
     o("max-features N", "global cap by score, 0 = none (default " + num(d.max_features) + ")");
     o("border B", "extra level-0 margin without detections, 0..64 (default " + num(d.border) + ")");
     o("no-cuda-graph", "CUDA backend: do not replay the frame as a CUDA graph");
-    o("selection P", std::string("grid | pyca: grid NMS, or pyramidal culling and aggregation (default ") +
-                         kestrel::to_string(d.selection) + ")");
+    o("selection P", std::string("grid | pyca | orb-slam | level-harris: grid NMS, pyramidal culling and "
+                                 "aggregation, ORB-SLAM's extractor, or cv::ORB's per-level Harris ranking (default ") +
+                         kestrel::to_string(d.selection) + "; the last two spread max-features, 1000 unless given, "
+                         "over the levels)");
+    o("orb-threshold T", "orb-slam, level-harris: FAST threshold of every cell, 1..254 (default " +
+                             num(d.orbslam.threshold_initial) + ")");
+    o("orb-threshold-min T", "orb-slam: threshold of a cell where the first found nothing, 1..254 (default " +
+                                 num(d.orbslam.threshold_min) + ")");
+    o("orb-cell C", "orb-slam, level-harris: cell side on every level, 16..256 (default " + num(d.orbslam.cell) + ")");
+    o("orb-border B", "orb-slam, level-harris: margin of every level, 4..64 (default " + num(d.orbslam.border) + ")");
     o("pyca-cell C", "pyca: culling cell side per level in level pixels, C or C0,C1,... (last repeats), powers "
                      "of two in [8, 128] (default " + num(d.pyca.cell[0]) + ")");
     o("pyca-q Q", "pyca: the aggregation's q x q NMS window, odd, 1..9 (default " + num(d.pyca.q) + ")");

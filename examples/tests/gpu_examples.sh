@@ -71,6 +71,12 @@ for backend in cpu cuda; do
         --levels 8 --scale 1.2 --pyca-cell 16,16,8 --per-cell 4 --out "$o/kp.png" --csv "$o/kp.csv"
     scenario "detect_image.pyca.$backend.check" 0 "$check" --csv "$o/kp.csv" x,y,level,score 300 --range x 0 799 \
         --range y 0 639 --range level 0 7 --distinct level 4
+    o="$out/detect_orbslam_$backend"
+    rm -rf "$o" && mkdir -p "$o"
+    scenario "detect_image.orbslam.$backend" 0 "$bin/detect_image" "$td/graf1.png" --backend "$backend" \
+        --selection orb-slam --levels 8 --scale 1.2 --orb --out "$o/kp.png" --csv "$o/kp.csv"
+    scenario "detect_image.orbslam.$backend.check" 0 "$check" --csv "$o/kp.csv" x,y,level,score,angle,descriptor 1000 --range x 0 799 \
+        --range y 0 639 --range level 0 7 --distinct level 8
     o="$out/track_pyca_$backend"
     rm -rf "$o"
     scenario "track_sequence.synthetic.pyca.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
@@ -85,6 +91,7 @@ for backend in cpu cuda; do
         --range x 0 799 --range y 0 639 --range level 0 7 --range angle 0 360 --distinct level 6
 done
 same "detect_image.pyca.cpu_equals_gpu" "$out/detect_pyca_cpu" "$out/detect_pyca_cuda" kp.csv
+same "detect_image.orbslam.cpu_equals_gpu" "$out/detect_orbslam_cpu" "$out/detect_orbslam_cuda" kp.csv
 same "detect_image.orb.cpu_equals_gpu" "$out/detect_orb_cpu" "$out/detect_orb_cuda" kp.csv
 scenario "track_sequence.synthetic.pyca.cpu_matches_gpu" 0 "$check" --tracks-match \
     "$out/track_pyca_cpu/tracks.csv" "$out/track_pyca_cuda/tracks.csv" 2e-3

@@ -21,6 +21,10 @@ enum class SelectionPolicy : int {
     Grid = 0,  ///< NMS on every level, best per_cell per level-0 grid cell over all levels (vilib)
     PyCA = 1,  ///< pyramidal culling and aggregation (Jetson-SLAM): per-level cell culling, levels summed at
                ///< level 0, sparse q x q NMS, then the grid's per_cell budget and cap
+    OrbSlam = 2,      ///< ORB-SLAM's extractor: a geometric per-level budget of max_features, FAST per cell with a
+                      ///< fallback threshold, a quadtree per level keeping the strongest corner per node
+    LevelHarris = 3,  ///< cv::ORB's ranking: the same per-level budget and cells, each level's corners ranked by
+                      ///< their Harris response (no quadtree)
 };
 const char* to_string(SelectionPolicy p);
 
@@ -30,6 +34,14 @@ struct PycaConfig {
     /// pyramid.levels are ignored).
     std::array<int, kMaxLevels> cell{{32, 32, 32, 32, 32, 32, 32, 32}};
     int q = 3;  ///< the aggregation's q x q NMS window (level-0 pixels): odd, in [1, 9]
+};
+
+/// The per-level policies' parameters (selection == OrbSlam or LevelHarris; docs/detector.md). Level pixels.
+struct OrbSlamConfig {
+    int threshold_initial = 20;  ///< FAST threshold of every cell, [1, 254] (ORB-SLAM's iniThFAST)
+    int threshold_min = 7;       ///< threshold of a cell where the first found no corner, [1, 254] (minThFAST)
+    int cell = 30;               ///< cell side on every level, [16, 256] (ORB-SLAM: 30)
+    int border = 19;             ///< margin of every level where nothing is detected, [4, 64] (ORB-SLAM: 19)
 };
 
 struct DetectorConfig {
@@ -48,6 +60,9 @@ struct DetectorConfig {
     bool cuda_graph = true;
     SelectionPolicy selection = SelectionPolicy::Grid;  ///< Grid (default) or PyCA
     PycaConfig pyca{};                                  ///< PyCA's cells and q (selection == PyCA)
+    /// OrbSlam / LevelHarris: thresholds, cells and border; max_features (> 0) is the total budget, fast.arc_min
+    /// the segment test's arc (fast.arc_max must be 16, fast.score MaxThreshold; fast.threshold is unused).
+    OrbSlamConfig orbslam{};
     /// Also compute every keypoint's ORB angle and 256-bit descriptor on its level (docs/features.md;
     /// rules: detail/orb_rules.hpp): host_angles()/host_descriptors() and the device twins. CUDA backend:
     /// the detector then always works on its own pyramid (a device image is copied into its level 0).

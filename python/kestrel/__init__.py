@@ -28,6 +28,7 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     PyramidConfig,
     FastConfig,
     PycaConfig,
+    OrbSlamConfig,
     DetectorConfig,
     FeatureDetector,
     detect_cpu,
@@ -87,7 +88,7 @@ def _config_repr(self):
                        ", ".join("%s=%r" % (f, getattr(self, f)) for f in fields))
 
 
-for _cls in (PyramidConfig, FastConfig, PycaConfig, DetectorConfig, LkConfig, AnchorConfig, GeometricCheckConfig,
+for _cls in (PyramidConfig, FastConfig, PycaConfig, OrbSlamConfig, DetectorConfig, LkConfig, AnchorConfig, GeometricCheckConfig,
              TrackerConfig,
              MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig, StereoRig, StereoMatchConfig,
              StereoConfig):

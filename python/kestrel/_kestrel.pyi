@@ -89,6 +89,16 @@ class SelectionPolicy(enum.Enum):
     PyCA = 1
     """pyramidal culling and aggregation"""
 
+    OrbSlam = 2
+    """
+    ORB-SLAM's extractor: per-level budget, FAST per cell with a fallback threshold, quadtree
+    """
+
+    LevelHarris = 3
+    """
+    cv::ORB's ranking: per-level budget, each level's FAST corners ranked by Harris response
+    """
+
 class PyramidConfig:
     """Image pyramid: number of levels and the factor between them."""
 
@@ -166,14 +176,51 @@ class PycaConfig:
     @q.setter
     def q(self, arg: int, /) -> None: ...
 
+class OrbSlamConfig:
+    """
+    The per-level policies' thresholds, cells and border (level pixels; selection OrbSlam or LevelHarris).
+    """
+
+    def __init__(self, *, threshold_initial: int = 20, threshold_min: int = 7, cell: int = 30, border: int = 19) -> None: ...
+
+    @property
+    def threshold_initial(self) -> int:
+        """FAST threshold of every cell, [1, 254]"""
+
+    @threshold_initial.setter
+    def threshold_initial(self, arg: int, /) -> None: ...
+
+    @property
+    def threshold_min(self) -> int:
+        """
+        threshold of a cell where the first found no corner, [1, 254] (OrbSlam)
+        """
+
+    @threshold_min.setter
+    def threshold_min(self, arg: int, /) -> None: ...
+
+    @property
+    def cell(self) -> int:
+        """cell side on every level, [16, 256]"""
+
+    @cell.setter
+    def cell(self, arg: int, /) -> None: ...
+
+    @property
+    def border(self) -> int:
+        """margin of every level where nothing is detected, [4, 64]"""
+
+    @border.setter
+    def border(self, arg: int, /) -> None: ...
+
 class DetectorConfig:
     """
     FeatureDetector's settings (docs/detector.md). Keyword arguments, validated on construction (InvalidArgument names the parameter and the bound).
     """
 
-    def __init__(self, *, pyramid: PyramidConfig | None = None, fast: FastConfig | None = None, nms_radius: int = 1, cell_width: int = 32, cell_height: int = 32, per_cell: int = 1, max_features: int = 0, border: int = 0, cuda_graph: bool = True, selection: SelectionPolicy = SelectionPolicy.Grid, pyca: PycaConfig | None = None, orb_descriptors: bool = False, threads: int = 0) -> None:
+    def __init__(self, *, pyramid: PyramidConfig | None = None, fast: FastConfig | None = None, nms_radius: int = 1, cell_width: int = 32, cell_height: int = 32, per_cell: int = 1, max_features: int = 0, border: int = 0, cuda_graph: bool = True, selection: SelectionPolicy = SelectionPolicy.Grid, pyca: PycaConfig | None = None, orbslam: OrbSlamConfig | None = None, orb_descriptors: bool = False, threads: int = 0) -> None:
         """
-        pyramid: default PyramidConfig(levels=2, scale=2.0); fast: default FastConfig(threshold=10, arc_min=9, arc_max=16, score=ScoreType.MaxThreshold); pyca: default PycaConfig().
+        pyramid: default PyramidConfig(levels=2, scale=2.0); fast: default FastConfig(threshold=10, arc_min=9, arc_max=16, score=ScoreType.MaxThreshold); pyca: default PycaConfig(); orbslam: default OrbSlamConfig().
         """
 
     @property
@@ -241,7 +288,9 @@ class DetectorConfig:
 
     @property
     def selection(self) -> SelectionPolicy:
-        """SelectionPolicy.Grid or SelectionPolicy.PyCA"""
+        """
+        SelectionPolicy.Grid, PyCA, OrbSlam or LevelHarris (the last two: max_features > 0 is the budget)
+        """
 
     @selection.setter
     def selection(self, arg: SelectionPolicy, /) -> None: ...
@@ -252,6 +301,13 @@ class DetectorConfig:
 
     @pyca.setter
     def pyca(self, arg: PycaConfig, /) -> None: ...
+
+    @property
+    def orbslam(self) -> OrbSlamConfig:
+        """thresholds, cells and border (selection OrbSlam or LevelHarris)"""
+
+    @orbslam.setter
+    def orbslam(self, arg: OrbSlamConfig, /) -> None: ...
 
     @property
     def orb_descriptors(self) -> bool:

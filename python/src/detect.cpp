@@ -67,7 +67,11 @@ void init_detect(nb::module_& m) {
         .value("Harris", ScoreType::Harris, "Harris, k = 0.04, Sobel 3x3 over a 7x7 window");
     nb::enum_<SelectionPolicy>(m, "SelectionPolicy", "How keypoints are selected from the levels' scores.")
         .value("Grid", SelectionPolicy::Grid, "best per_cell per level-0 grid cell over all levels")
-        .value("PyCA", SelectionPolicy::PyCA, "pyramidal culling and aggregation");
+        .value("PyCA", SelectionPolicy::PyCA, "pyramidal culling and aggregation")
+        .value("OrbSlam", SelectionPolicy::OrbSlam,
+               "ORB-SLAM's extractor: per-level budget, FAST per cell with a fallback threshold, quadtree")
+        .value("LevelHarris", SelectionPolicy::LevelHarris,
+               "cv::ORB's ranking: per-level budget, each level's FAST corners ranked by Harris response");
 
     const PyramidConfig pd;
     nb::class_<PyramidConfig>(m, "PyramidConfig", "Image pyramid: number of levels and the factor between them.")
@@ -103,6 +107,23 @@ void init_detect(nb::module_& m) {
         .def_rw("cell", &PycaConfig::cell, "culling cell side of each level (8 values), a power of two in [8, 128]")
         .def_rw("q", &PycaConfig::q, "the aggregation's q x q NMS window, odd, in [1, 9]");
 
+    const OrbSlamConfig od;
+    nb::class_<OrbSlamConfig>(m, "OrbSlamConfig",
+                              "The per-level policies' thresholds, cells and border (level pixels; selection OrbSlam "
+                              "or LevelHarris).")
+        .def(
+            "__init__",
+            [](OrbSlamConfig* self, int threshold_initial, int threshold_min, int cell, int border) {
+                new (self) OrbSlamConfig{threshold_initial, threshold_min, cell, border};
+            },
+            nb::kw_only(), "threshold_initial"_a = od.threshold_initial, "threshold_min"_a = od.threshold_min,
+            "cell"_a = od.cell, "border"_a = od.border)
+        .def_rw("threshold_initial", &OrbSlamConfig::threshold_initial, "FAST threshold of every cell, [1, 254]")
+        .def_rw("threshold_min", &OrbSlamConfig::threshold_min,
+                "threshold of a cell where the first found no corner, [1, 254] (OrbSlam)")
+        .def_rw("cell", &OrbSlamConfig::cell, "cell side on every level, [16, 256]")
+        .def_rw("border", &OrbSlamConfig::border, "margin of every level where nothing is detected, [4, 64]");
+
     const DetectorConfig dd;
     nb::class_<DetectorConfig>(m, "DetectorConfig",
                                "FeatureDetector's settings (docs/detector.md). Keyword arguments, validated on "
@@ -111,7 +132,8 @@ void init_detect(nb::module_& m) {
             "__init__",
             [](DetectorConfig* self, const PyramidConfig* pyramid, const FastConfig* fast, int nms_radius,
                int cell_width, int cell_height, int per_cell, int max_features, int border, bool cuda_graph,
-               SelectionPolicy selection, const PycaConfig* pyca, bool orb_descriptors, int threads) {
+               SelectionPolicy selection, const PycaConfig* pyca, const OrbSlamConfig* orbslam, bool orb_descriptors,
+               int threads) {
                 DetectorConfig c;
                 if (pyramid) c.pyramid = *pyramid;
                 if (fast) c.fast = *fast;
@@ -124,6 +146,7 @@ void init_detect(nb::module_& m) {
                 c.cuda_graph = cuda_graph;
                 c.selection = selection;
                 if (pyca) c.pyca = *pyca;
+                if (orbslam) c.orbslam = *orbslam;
                 c.orb_descriptors = orb_descriptors;
                 c.threads = threads;
                 validate(c);
@@ -133,9 +156,9 @@ void init_detect(nb::module_& m) {
             "nms_radius"_a = dd.nms_radius, "cell_width"_a = dd.cell_width, "cell_height"_a = dd.cell_height,
             "per_cell"_a = dd.per_cell, "max_features"_a = dd.max_features, "border"_a = dd.border,
             "cuda_graph"_a = dd.cuda_graph, "selection"_a = dd.selection, "pyca"_a.none() = nb::none(),
-            "orb_descriptors"_a = dd.orb_descriptors, "threads"_a = dd.threads,
+            "orbslam"_a.none() = nb::none(), "orb_descriptors"_a = dd.orb_descriptors, "threads"_a = dd.threads,
             "pyramid: default PyramidConfig(levels=2, scale=2.0); fast: default FastConfig(threshold=10, arc_min=9, "
-            "arc_max=16, score=ScoreType.MaxThreshold); pyca: default PycaConfig().")
+            "arc_max=16, score=ScoreType.MaxThreshold); pyca: default PycaConfig(); orbslam: default OrbSlamConfig().")
         .def_rw("pyramid", &DetectorConfig::pyramid, "levels and factor")
         .def_rw("fast", &DetectorConfig::fast, "threshold, arc bounds, score")
         .def_rw("nms_radius", &DetectorConfig::nms_radius, "n in [1, 4]: a maximum of its (2n+1)^2 neighbourhood")
@@ -145,8 +168,10 @@ void init_detect(nb::module_& m) {
         .def_rw("max_features", &DetectorConfig::max_features, "0 = no cap; else keep the best max_features")
         .def_rw("border", &DetectorConfig::border, "extra level-0 margin in [0, 64] where nothing is detected")
         .def_rw("cuda_graph", &DetectorConfig::cuda_graph, "CUDA backend: replay the frame as one CUDA graph")
-        .def_rw("selection", &DetectorConfig::selection, "SelectionPolicy.Grid or SelectionPolicy.PyCA")
+        .def_rw("selection", &DetectorConfig::selection,
+                "SelectionPolicy.Grid, PyCA, OrbSlam or LevelHarris (the last two: max_features > 0 is the budget)")
         .def_rw("pyca", &DetectorConfig::pyca, "PyCA's cells and q (selection == PyCA)")
+        .def_rw("orbslam", &DetectorConfig::orbslam, "thresholds, cells and border (selection OrbSlam or LevelHarris)")
         .def_rw("orb_descriptors", &DetectorConfig::orb_descriptors,
                 "also compute each keypoint's ORB angle and 256-bit descriptor")
         .def_rw("threads", &DetectorConfig::threads, "CPU backend: threads of the detector's pool, [0, 256]; 0 = all")

@@ -176,3 +176,28 @@ def test_backends():
     if not kestrel.cuda_available():
         with pytest.raises(kestrel.NoDeviceError):
             kestrel.FeatureDetector(kestrel.DetectorConfig(), backend=kestrel.Backend.Cuda)
+
+
+def test_orbslam_config_defaults_mirror_cpp_and_validate():
+    o = kestrel.OrbSlamConfig()
+    assert (o.threshold_initial, o.threshold_min, o.cell, o.border) == (20, 7, 30, 19)
+    assert kestrel.DetectorConfig().orbslam.cell == 30
+    with pytest.raises(kestrel.InvalidArgument, match=r"orbslam\.cell.*\[16, 256\]"):
+        kestrel.DetectorConfig(selection=kestrel.SelectionPolicy.OrbSlam, max_features=100,
+                               orbslam=kestrel.OrbSlamConfig(cell=8))
+    with pytest.raises(kestrel.InvalidArgument, match="max_features"):
+        kestrel.DetectorConfig(selection=kestrel.SelectionPolicy.LevelHarris)
+
+
+@pytest.mark.parametrize("policy", [kestrel.SelectionPolicy.OrbSlam, kestrel.SelectionPolicy.LevelHarris])
+def test_per_level_policies_fill_their_budget_level_by_level(policy):
+    img = textured_image(480, 752)
+    cfg = kestrel.DetectorConfig(pyramid=kestrel.PyramidConfig(levels=8, scale=1.2), selection=policy,
+                                 max_features=500, orbslam=kestrel.OrbSlamConfig(threshold_min=5))
+    kps = kestrel.FeatureDetector(cfg, backend=kestrel.Backend.Cpu).detect(img)
+    np.testing.assert_array_equal(kps, kestrel.detect_cpu(img, cfg))
+    assert 0 < len(kps) <= 500
+    assert (np.diff(kps["level"]) >= 0).all()  # level by level, best first within a level
+    for level in np.unique(kps["level"]):
+        s = kps["score"][kps["level"] == level]
+        assert (np.diff(s) <= 0).all()

@@ -5,6 +5,7 @@
 
 #include "detector_geometry.hpp"
 #include "kestrel/detail/pyca_rules.hpp"
+#include "orbslam_geometry.hpp"
 #include "kestrel/device_image.hpp"
 
 namespace kestrel {
@@ -21,8 +22,12 @@ void validate(const DetectorConfig& cfg, const char* where) {
     detail::check_range(where, "max_features", cfg.max_features, 0, kMaxFeaturesCap);
     detail::check_range(where, "border", cfg.border, 0, 64);
     detail::check_range(where, "threads", cfg.threads, 0, 256);
-    if (cfg.selection != SelectionPolicy::Grid && cfg.selection != SelectionPolicy::PyCA)
-        detail::fail(where, "selection", "must be SelectionPolicy::Grid or SelectionPolicy::PyCA");
+    if (cfg.selection != SelectionPolicy::Grid && cfg.selection != SelectionPolicy::PyCA &&
+        cfg.selection != SelectionPolicy::OrbSlam && cfg.selection != SelectionPolicy::LevelHarris)
+        detail::fail(where, "selection",
+                     "must be SelectionPolicy::Grid, SelectionPolicy::PyCA, SelectionPolicy::OrbSlam or "
+                     "SelectionPolicy::LevelHarris");
+    if (detail::per_level_policy(cfg)) detail::validate_orbslam(cfg, where);
     if (cfg.selection == SelectionPolicy::PyCA) {
         for (int k = 0; k < cfg.pyramid.levels; ++k) {
             const int c = cfg.pyca.cell[static_cast<std::size_t>(k)];
@@ -42,6 +47,8 @@ const char* to_string(SelectionPolicy p) {
     switch (p) {
         case SelectionPolicy::Grid: return "grid";
         case SelectionPolicy::PyCA: return "pyca";
+        case SelectionPolicy::OrbSlam: return "orb-slam";
+        case SelectionPolicy::LevelHarris: return "level-harris";
     }
     return "unknown";
 }
@@ -93,6 +100,7 @@ GridGeometry grid_geometry(const char* where, int width, int height, const Detec
     }
     const long long slots = static_cast<long long>(g.cols) * g.rows * cfg.per_cell;
     g.capacity = static_cast<int>(cfg.max_features > 0 && cfg.max_features < slots ? cfg.max_features : slots);
+    if (per_level_policy(cfg)) g.capacity = cfg.max_features;  // the per-level budgets sum to max_features
     return g;
 }
 

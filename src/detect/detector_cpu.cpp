@@ -2,12 +2,13 @@
 // and threads. Same results as the stages run one after the other on fresh memory (detect_cpu's definition).
 #include "detector_cpu.hpp"
 
+#include "orbslam_geometry.hpp"
 #include "pyca_geometry.hpp"
 
 namespace kestrel::detail {
 
 CpuDetector::CpuDetector(const DetectorConfig& cfg, ThreadPool* pool)
-    : cfg_(cfg), pool_(pool), lut_(corner_lut(cfg.fast.arc_min, cfg.fast.arc_max)) {
+    : cfg_(cfg), fast_(score_config(cfg)), pool_(pool), lut_(corner_lut(cfg.fast.arc_min, cfg.fast.arc_max)) {
     const int workers = pool ? pool->size() : 1;
     rows_.resize(static_cast<std::size_t>(workers));
     corners_.parts = pool && workers > 1 ? workers * 4 : 1;
@@ -42,7 +43,7 @@ void CpuDetector::detect(const char* where, HostView image, const DetectionMasks
         std::vector<std::uint32_t>& list = corners_.lists[static_cast<std::size_t>(task)];
         for (std::uint32_t c : list) m.scores[static_cast<std::size_t>(c >> 16) * m.width + (c & 0xFFFFu)] = 0.0f;
         list.clear();
-        fast_score_rows(pyramid_[static_cast<std::size_t>(k)].view(), cfg_.fast, lut_.data(), m.scores.data(),
+        fast_score_rows(pyramid_[static_cast<std::size_t>(k)].view(), fast_, lut_.data(), m.scores.data(),
                         split_begin(m.height, parts, p), split_begin(m.height, parts, p + 1),
                         rows_[static_cast<std::size_t>(worker)], &list);
     };
@@ -50,7 +51,9 @@ void CpuDetector::detect(const char* where, HostView image, const DetectionMasks
         pool_->run(levels * parts, score);
     else
         for (int t = 0; t < levels * parts; ++t) score(t, 0);
-    if (cfg_.selection == SelectionPolicy::PyCA)
+    if (per_level_policy(cfg_))
+        out = orbslam_select_reference(geometry_, maps_, pyramid_, cfg_, masks.cell_skip, masks.pixel_mask);
+    else if (cfg_.selection == SelectionPolicy::PyCA)
         out = pyca_select_reference(geometry_, maps_, cfg_, masks.cell_skip, masks.pixel_mask);
     else
         grid_select_into(geometry_, maps_, cfg_, masks.cell_skip, masks.pixel_mask, &corners_, grid_, out);

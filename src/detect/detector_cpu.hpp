@@ -28,6 +28,7 @@ private:
     void prepare(const char* where, int width, int height);
 
     DetectorConfig cfg_;
+    FastConfig fast_;  // the score maps' configuration (score_config: the per-level policies score at their thresholds)
     ThreadPool* pool_;
     std::vector<std::uint32_t> lut_;
     GridGeometry geometry_{};

@@ -20,6 +20,7 @@
 #include "frame_graph_cuda.hpp"
 #include "grid_select_cuda.hpp"
 #include "kestrel/device_image.hpp"
+#include "orbslam_select_cuda.hpp"
 #include "pyca_cuda.hpp"
 
 namespace kestrel::detail {
@@ -47,6 +48,10 @@ struct CudaDetector::Frame {
     // frames whose mask pointers differ from the captured ones are launched directly.
     bool pyca = false;
     PycaStage pyca_stage;
+    // SelectionPolicy::OrbSlam / LevelHarris: the two-kernel path's score maps (score_config), then the cells and the
+    // distribution (src/detect/orbslam_select_cuda.hpp) into `select`'s result block. Graph as PyCA's.
+    bool orbslam = false;
+    OrbSlamStage orbslam_stage;
     // DetectorConfig::orb_descriptors: angles and descriptors of the selected keypoints on this pyramid.
     std::unique_ptr<DeviceOrb> orb;
 };
@@ -93,7 +98,9 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->plan = GridSelectAccess::params(f->select, f->geometry, DeviceDetectionMasks{});
     f->pyca = cfg_.selection == SelectionPolicy::PyCA;
     if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
-    f->fused = !f->pyca && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
+    f->orbslam = per_level_policy(cfg_);
+    if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
+    f->fused = !f->pyca && !f->orbslam && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
                kernels::cell_detect_fits_one_wave(f->plan);
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     if (cfg_.orb_descriptors) {  // ORB reads every level: the pyramid is always built, level 0 its own
@@ -103,7 +110,7 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     if (f->fused) {  // only the 8 KiB lookup table: no score maps
         f->lut = device_corner_lut(cfg_.fast.arc_min, cfg_.fast.arc_max, "detector lookup table");
     } else {
-        f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), cfg_.fast);
+        f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), score_config(cfg_));
     }
     frame_ = std::move(f);
     return *frame_;
@@ -149,7 +156,9 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
     const auto enqueue = [&f, &p, input](cudaStream_t s) {
         if (!f.fused) f.scores.compute_fused(input, f.pyramid, s);
         else if (!f.in_place) f.pyramid.build(s);
-        if (f.pyca)
+        if (f.orbslam)
+            f.orbslam_stage.run(p, f.scores, f.pyramid, input, s);
+        else if (f.pyca)
             f.pyca_stage.run(p, s);
         else
             kernels::launch_grid_nms(p, s);
@@ -163,7 +172,8 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
     if (cfg_.cuda_graph && own_level0 && FrameGraph::capturable(stream)) {
         if (!f.graph_tried) {
             f.graph_tried = true;  // one attempt per size; on failure ordinary launches from then on
-            (void)f.graph.capture(stream, p, enqueue, !f.pyca);  // PyCA: replays the captured masks only
+            // PyCA, OrbSlam, LevelHarris: replay the captured masks only
+            (void)f.graph.capture(stream, p, enqueue, !f.pyca && !f.orbslam);
         }
         if (f.graph.ready() && f.graph.accepts(p)) {
             f.graph.launch(stream, p);

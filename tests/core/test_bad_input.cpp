@@ -257,6 +257,23 @@ std::vector<Row> cpu_rows() {
         c.fast.arc_min = 13;
         c.fast.arc_max = 10;
     }));
+    add(detector_cfg("detector_orbslam_no_budget", "max_features", ">= 1 under selection orb-slam",
+        [](DetectorConfig& c) { c.selection = SelectionPolicy::OrbSlam; }));
+    add(detector_cfg("detector_orbslam_cell_8", "orbslam.cell", "[16, 256]", [](DetectorConfig& c) {
+        c.selection = SelectionPolicy::OrbSlam;
+        c.max_features = 1000;
+        c.orbslam.cell = 8;
+    }));
+    add(detector_cfg("detector_orbslam_threshold_min_zero", "orbslam.threshold_min", "[1, 254]", [](DetectorConfig& c) {
+        c.selection = SelectionPolicy::OrbSlam;
+        c.max_features = 1000;
+        c.orbslam.threshold_min = 0;
+    }));
+    add(detector_cfg("detector_level_harris_sad_score", "fast.score", "must be MaxThreshold", [](DetectorConfig& c) {
+        c.selection = SelectionPolicy::LevelHarris;
+        c.max_features = 1000;
+        c.fast.score = ScoreType::SadCircle;
+    }));
     add(detector_cfg("detector_levels_zero", "levels", "[1, 8]", [](DetectorConfig& c) { c.pyramid.levels = 0; }));
     add(detector_cfg("detector_scale_nan", "scale", "(1, 2]", [](DetectorConfig& c) { c.pyramid.scale = kNaN; }));
     add(fn("detector_backend_unknown", "backend", "Backend::Cuda or Backend::Cpu",
