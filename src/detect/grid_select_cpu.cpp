@@ -3,6 +3,7 @@
 // Rules: include/kestrel/detail/grid_rules.hpp (geometry, eligibility) and fast_rules.hpp (order, NMS).
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <functional>
 
 #include "detector_geometry.hpp"
@@ -65,6 +66,27 @@ void fill_axis(std::vector<int>& pixel, std::vector<int>& cell, int len, float s
     }
 }
 
+/// nms_is_maximum_radius (grid_rules.hpp) inside the level, restated for early exit: p (score sp > 0 at `at`,
+/// rows w floats apart) survives iff every neighbour before it in raster order scores < sp and every one after
+/// it <= sp. The neighbours are visited nearest rows first and the visit stops at the first one that
+/// suppresses p: the same answer (the rule is "no neighbour suppresses"), fewer reads for the many corners
+/// that a neighbour of their own blob suppresses.
+inline bool nms_survives(const float* at, int w, int n, float sp) {
+    for (int dx = 1; dx <= n; ++dx)
+        if (at[-dx] >= sp || at[dx] > sp) return false;
+    for (int dy = 1; dy <= n; ++dy) {
+        const float* up = at - static_cast<std::ptrdiff_t>(dy) * w;  // before p
+        const float* dn = at + static_cast<std::ptrdiff_t>(dy) * w;  // after p
+        float mu = 0.0f, md = 0.0f;
+        for (int dx = -n; dx <= n; ++dx) {
+            mu = up[dx] > mu ? up[dx] : mu;
+            md = dn[dx] > md ? dn[dx] : md;
+        }
+        if (mu >= sp || md > sp) return false;
+    }
+    return true;
+}
+
 struct LevelTables {
     const int *X0, *Y0, *cx, *cy;
 };
@@ -84,10 +106,8 @@ inline void consider(const GridGeometry& g, const ScoreMap& m, const DetectorCon
     if (key <= top[cfg.per_cell - 1]) return;
     const int n = cfg.nms_radius;
     if (x >= n && y >= n && x < m.width - n && y < m.height - n) {
-        // Inside the level: nms_is_maximum restated as nms_is_maximum_radius (grid_rules.hpp) on direct reads.
-        const float* at = m.scores.data() + static_cast<std::size_t>(y) * m.width + x;
-        const int w = m.width;
-        if (!nms_is_maximum_radius([at, w](int dx, int dy) { return at[dy * w + dx]; }, n, sp)) return;
+        // Inside the level: nms_is_maximum restated (nms_survives) on direct reads.
+        if (!nms_survives(m.scores.data() + static_cast<std::size_t>(y) * m.width + x, m.width, n, sp)) return;
     } else {
         const std::size_t pitch = sizeof(float) * static_cast<std::size_t>(m.width);
         if (!nms_is_maximum(m.scores.data(), pitch, m.width, m.height, x, y, n, sp)) return;

@@ -9,9 +9,11 @@
 
 namespace kestrel::detail {
 
-/// Per-object scratch of the CPU pyramid (the source taps of every output column and row).
+/// Per-object scratch of the CPU pyramid (the source taps of every output column and row, and one row of
+/// vertical blends per task).
 struct PyramidScratch {
     std::vector<Tap> tx, ty;
+    std::vector<std::uint32_t> columns;
 };
 
 /// The pyramid of `image` into `out` (levels resized only when the geometry changes: no allocation per
