@@ -212,14 +212,19 @@ KESTREL_FAST_INLINE void min_step(__m128i& lo, __m128i& hi) {
 }
 
 /// The same in SSE2 registers (16-bit lanes, the circle as two registers per polarity): the same minima and
-/// maximum, so the same result.
+/// maximum, so the same result. The circle pixels q[i][x] are gathered into two 64-bit words in registers
+/// (vector loads of pixels just stored to memory would stall on the stores).
 template <int N>
-int max_threshold_n(const int* p, int c) {
+int max_threshold_n(const std::uint8_t* const* q, int x, int c) {
     constexpr int k = pow2_floor(N);
-    const __m128i lo = _mm_packs_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)),
-                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4)));
-    const __m128i hi = _mm_packs_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)),
-                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)));
+    std::uint64_t w0 = 0, w1 = 0;
+    for (int i = 0; i < 8; ++i) {
+        w0 |= static_cast<std::uint64_t>(q[i][x]) << (8 * i);
+        w1 |= static_cast<std::uint64_t>(q[i + 8][x]) << (8 * i);
+    }
+    const __m128i bytes = _mm_set_epi64x(static_cast<long long>(w1), static_cast<long long>(w0));
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i lo = _mm_unpacklo_epi8(bytes, zero), hi = _mm_unpackhi_epi8(bytes, zero);
     const __m128i cv = _mm_set1_epi16(static_cast<short>(c));
     __m128i blo = _mm_sub_epi16(lo, cv), bhi = _mm_sub_epi16(hi, cv);  // p - c
     __m128i dlo = _mm_sub_epi16(cv, lo), dhi = _mm_sub_epi16(cv, hi);  // c - p
@@ -239,12 +244,14 @@ int max_threshold_n(const int* p, int c) {
 }
 #else
 template <int N>
-int max_threshold_n(const int* p, int c) {
+int max_threshold_n(const std::uint8_t* const* q, int x, int c) {
+    int p[kCircleSize];
+    for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
     return max_threshold_portable_n<N>(p, c);
 }
 #endif
 
-using MaxThresholdFn = int (*)(const int*, int);
+using MaxThresholdFn = int (*)(const std::uint8_t* const*, int, int);  // (circle rows q, x, centre)
 MaxThresholdFn max_threshold_for(int arc_min) {
     static constexpr MaxThresholdFn fns[17] = {
         nullptr,             max_threshold_n<1>,  max_threshold_n<2>,  max_threshold_n<3>,  max_threshold_n<4>,
@@ -256,10 +263,18 @@ MaxThresholdFn max_threshold_for(int arc_min) {
 
 }  // namespace
 
-int max_threshold_full_arc(const int* p, int c, int arc_min) { return max_threshold_for(arc_min)(p, c); }
+int max_threshold_full_arc(const int* p, int c, int arc_min) {
+    std::uint8_t bytes[kCircleSize];
+    const std::uint8_t* q[kCircleSize];
+    for (int i = 0; i < kCircleSize; ++i) {
+        bytes[i] = static_cast<std::uint8_t>(p[i]);
+        q[i] = bytes + i;
+    }
+    return max_threshold_for(arc_min)(q, 0, c);
+}
 
 int max_threshold_full_arc_portable(const int* p, int c, int arc_min) {
-    static constexpr MaxThresholdFn fns[17] = {
+    static constexpr int (*fns[17])(const int*, int) = {
         nullptr,
         max_threshold_portable_n<1>,  max_threshold_portable_n<2>,  max_threshold_portable_n<3>,
         max_threshold_portable_n<4>,  max_threshold_portable_n<5>,  max_threshold_portable_n<6>,
@@ -303,15 +318,16 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
                 const std::uint32_t md = dlo[x] | static_cast<std::uint32_t>(dhi[x]) << 8;
                 if (!lut_test(lut, mb) && !lut_test(lut, md)) continue;
                 const int c = mid[x];
-                int p[kCircleSize];
-                for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
                 float s;
-                if (harris)
+                if (harris) {
                     s = harris_cpu(image, x, y);
-                else if (full_arc_mt)  // score_max_threshold of a corner, restated (max_threshold_full_arc)
-                    s = static_cast<float>(max_threshold(p, c));
-                else
+                } else if (full_arc_mt) {  // score_max_threshold of a corner, restated (max_threshold_full_arc)
+                    s = static_cast<float>(max_threshold(q, x, c));
+                } else {
+                    int p[kCircleSize];
+                    for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
                     s = static_cast<float>(circle_score(cfg.score, lut, p, c, t, cfg.arc_min, cfg.arc_max == 16));
+                }
                 out[x] = s;
                 if (s > 0.0f && corners) corners->push_back(static_cast<std::uint32_t>(y) << 16 | static_cast<std::uint32_t>(x));
             }

@@ -19,8 +19,9 @@ struct FastRowScratch {
 /// largest t' at which it is a corner is M - 1, M the largest such window minimum over both polarities
 /// (M - 1 >= t, and M <= 255 keeps it within the bisection's [t, 254]). Equal to
 /// detail::score_max_threshold(lut, p, c, t, arc_min, true) for every corner (tests/detect/test_fast.cpp).
-/// p: 16 ints (the circle), 16-byte alignment not needed. On x86 the windows run in SSE2 registers;
-/// max_threshold_full_arc_portable is the plain C++ form every other CPU runs (both are tested on x86).
+/// p: the 16 circle values (0..255). max_threshold_full_arc runs the score stage's own function (on x86 the
+/// windows in SSE2 registers); max_threshold_full_arc_portable is the plain C++ form every other CPU runs
+/// (both are tested on x86).
 int max_threshold_full_arc(const int* p, int c, int arc_min);
 int max_threshold_full_arc_portable(const int* p, int c, int arc_min);
 
