@@ -1,6 +1,7 @@
 // Internal: the CPU pyramid into reused images, its rows spread over a thread pool (src/core/thread_pool.hpp).
 // build_pyramid_cpu() is this with one thread and fresh images.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -13,6 +14,7 @@ namespace kestrel::detail {
 /// vertical blends per task).
 struct PyramidScratch {
     std::vector<Tap> tx, ty;
+    std::vector<std::int32_t> i0, w1;     // tx split into its first column and weight
     std::vector<std::uint32_t> columns;
 };
 
