@@ -9,8 +9,12 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
+// x86-64: the scores of a corner read its circle into one SSE2 register (circle_bytes).
+#if defined(__SSE2__) && defined(__x86_64__)
+#define KESTREL_FAST_SSE2 1
 #include <emmintrin.h>
+#else
+#define KESTREL_FAST_SSE2 0
 #endif
 
 #include "kestrel/detail/fast_rules.hpp"
@@ -218,7 +222,26 @@ int max_threshold_portable_n(const int* p, int c) {
     return m - 1;
 }
 
-#if defined(__SSE2__)
+#if KESTREL_FAST_SSE2
+/// The 16 circle pixels q[i][x] as the bytes of one register, in circle order, gathered through two 64-bit
+/// general registers (a vector load of pixels just stored to memory would stall on the stores).
+KESTREL_FAST_INLINE __m128i circle_bytes(const std::uint8_t* const* q, int x) {
+    std::uint64_t w0 = 0, w1 = 0;
+    for (int i = 0; i < 8; ++i) {
+        w0 |= static_cast<std::uint64_t>(q[i][x]) << (8 * i);
+        w1 |= static_cast<std::uint64_t>(q[i + 8][x]) << (8 * i);
+    }
+    return _mm_unpacklo_epi64(_mm_cvtsi64_si128(static_cast<long long>(w0)),
+                              _mm_cvtsi64_si128(static_cast<long long>(w1)));
+}
+
+/// score_sad_circle (sum of |p_i - c|) of the circle at x: psadbw sums the absolute byte differences of each
+/// half, exactly.
+KESTREL_FAST_INLINE int sad_circle(const std::uint8_t* const* q, int x, int c) {
+    const __m128i sad = _mm_sad_epu8(circle_bytes(q, x), _mm_set1_epi8(static_cast<char>(c)));
+    return _mm_cvtsi128_si32(sad) + _mm_cvtsi128_si32(_mm_srli_si128(sad, 8));
+}
+
 /// Lanes L..L+7 (mod 16) of the 16-lane circle held as (lo = lanes 0..7, hi = lanes 8..15); L in [0, 8].
 template <int L>
 KESTREL_FAST_INLINE __m128i rotate_lanes(__m128i lo, __m128i hi) {
@@ -235,17 +258,11 @@ KESTREL_FAST_INLINE void min_step(__m128i& lo, __m128i& hi) {
 }
 
 /// The same in SSE2 registers (16-bit lanes, the circle as two registers per polarity): the same minima and
-/// maximum, so the same result. The circle pixels q[i][x] are gathered into two 64-bit words in registers
-/// (vector loads of pixels just stored to memory would stall on the stores).
+/// maximum, so the same result.
 template <int N>
 int max_threshold_n(const std::uint8_t* const* q, int x, int c) {
     constexpr int k = pow2_floor(N);
-    std::uint64_t w0 = 0, w1 = 0;
-    for (int i = 0; i < 8; ++i) {
-        w0 |= static_cast<std::uint64_t>(q[i][x]) << (8 * i);
-        w1 |= static_cast<std::uint64_t>(q[i + 8][x]) << (8 * i);
-    }
-    const __m128i bytes = _mm_set_epi64x(static_cast<long long>(w1), static_cast<long long>(w0));
+    const __m128i bytes = circle_bytes(q, x);
     const __m128i zero = _mm_setzero_si128();
     const __m128i lo = _mm_unpacklo_epi8(bytes, zero), hi = _mm_unpackhi_epi8(bytes, zero);
     const __m128i cv = _mm_set1_epi16(static_cast<short>(c));
@@ -322,6 +339,7 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
     const bool harris = cfg.score == ScoreType::Harris;
     const bool full_arc_mt = cfg.score == ScoreType::MaxThreshold && cfg.arc_max == 16;
     const MaxThresholdFn max_threshold = max_threshold_for(cfg.arc_min);
+    [[maybe_unused]] const bool sad = cfg.score == ScoreType::SadCircle;
     const std::uint8_t* q[kCircleSize];
     const SegmentFn segment = segment_for_this_cpu();
     for (int y = y0; y < y1; ++y) {
@@ -346,6 +364,10 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
                     s = harris_cpu(image, x, y);
                 } else if (full_arc_mt) {  // score_max_threshold of a corner, restated (max_threshold_full_arc)
                     s = static_cast<float>(max_threshold(q, x, c));
+#if KESTREL_FAST_SSE2
+                } else if (sad) {  // score_sad_circle
+                    s = static_cast<float>(sad_circle(q, x, c));
+#endif
                 } else {
                     int p[kCircleSize];
                     for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
