@@ -337,6 +337,7 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
     std::uint8_t *blo = flag + len, *bhi = blo + len, *dlo = bhi + len, *dhi = dlo + len;
     std::memset(flag + (w - b), 0, static_cast<std::size_t>(b) + 8);  // the word scan may read past w - b
     const bool harris = cfg.score == ScoreType::Harris;
+    const bool flag_exact = cfg.arc_max == 16;  // segment_row's flag is the segment test itself
     const bool full_arc_mt = cfg.score == ScoreType::MaxThreshold && cfg.arc_max == 16;
     const MaxThresholdFn max_threshold = max_threshold_for(cfg.arc_min);
     [[maybe_unused]] const bool sad = cfg.score == ScoreType::SadCircle;
@@ -352,12 +353,15 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
             std::memcpy(&word, flag + x0, sizeof word);
             for (unsigned bits = static_cast<unsigned>((word * 0x0102040810204080ull) >> 56); bits; bits &= bits - 1) {
                 const int x = x0 + __builtin_ctz(bits);
-                // The segment test of the rules (is_corner): the table's bit of each mask (with arc_max = 16
-                // the flag already is that test, so this branch is taken). mask_is_arc's popcount gate only
-                // skips lookups whose bit is 0.
-                const std::uint32_t mb = blo[x] | static_cast<std::uint32_t>(bhi[x]) << 8;
-                const std::uint32_t md = dlo[x] | static_cast<std::uint32_t>(dhi[x]) << 8;
-                if (!lut_test(lut, mb) && !lut_test(lut, md)) continue;
+                // The segment test of the rules (is_corner): the table's bit of each mask. With arc_max = 16 the
+                // flag already is that test (a run of arc_min ones is the table's bit; tests check it for every
+                // arc_min), so the lookups only run for arc_max < 16. mask_is_arc's popcount gate only skips
+                // lookups whose bit is 0.
+                if (!flag_exact) {
+                    const std::uint32_t mb = blo[x] | static_cast<std::uint32_t>(bhi[x]) << 8;
+                    const std::uint32_t md = dlo[x] | static_cast<std::uint32_t>(dhi[x]) << 8;
+                    if (!lut_test(lut, mb) && !lut_test(lut, md)) continue;
+                }
                 const int c = mid[x];
                 float s;
                 if (harris) {
