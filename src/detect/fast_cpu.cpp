@@ -1,10 +1,12 @@
 // CPU reference of the FAST score stage: the definition kernels/detect/fast_score.cu matches bit for bit.
-// All semantics come from include/kestrel/detail/fast_rules.hpp. Per row, one vectorizable pass computes
-// the segment test's bright and dark masks of every pixel (bytes only) and whether either mask has a circular
-// run of arc_min ones (runs_of: 16-bit shifts and ands; with arc_max = 16 exactly the segment test, otherwise
-// a necessary condition of it, never a rule); the table lookups and the score then run, as the rules state
-// them, on the pixels it flags only. ScoreType::MaxThreshold with arc_max = 16 is computed by its closed form
-// (max_threshold_full_arc, equal to the rules' bisection for every corner).
+// All semantics come from include/kestrel/detail/fast_rules.hpp. Per row, in blocks of 32 pixels: the compass
+// pre-test first (compass_run_holds: a necessary condition of the segment test, never a rule; a block where no
+// pixel passes it has no corner), then one vectorizable pass computes the segment test's bright and dark masks
+// (bytes) and whether either mask has a circular run of arc_min ones (runs_of: 16-bit shifts and ands; with
+// arc_max = 16 exactly the segment test, otherwise a necessary condition of it); the table lookups (arc_max < 16)
+// and the score then run on the flagged pixels only, SAD-B by psadbw and MaxThreshold with arc_max = 16 by its
+// closed form (max_threshold_full_arc, equal to the rules' bisection for every corner) on the circle read into
+// one register (x86-64), the other scores by the rules' functions.
 #include "fast_cpu.hpp"
 
 #include <cstring>
@@ -100,54 +102,56 @@ KESTREL_FAST_INLINE void segment_row(const std::uint8_t* const* q, const std::ui
                        *__restrict q15 = q[15];
     constexpr int kBlock = 32;  // pixels per pre-tested block
     for (int xb = x0; xb < x1; xb += kBlock) {
-    const int xe = xb + kBlock < x1 ? xb + kBlock : x1;
-    if constexpr (N >= 4) {
-        // The compass pre-test (compass_run_holds of the rules: a necessary condition of the segment test,
-        // never a rule) over the block first: where no pixel of it passes, no pixel is a corner.
-        std::uint8_t any = 0;
+        const int xe = xb + kBlock < x1 ? xb + kBlock : x1;
+        if constexpr (N >= 4) {
+            // The compass pre-test (compass_run_holds of the rules: a necessary condition of the segment test,
+            // never a rule) over the block first: where no pixel of it passes, no pixel is a corner.
+            std::uint8_t any = 0;
+            for (int x = xb; x < xe; ++x) {
+                const std::uint8_t c = mid[x];
+                std::uint8_t hi = static_cast<std::uint8_t>(c + t);
+                hi = hi < c ? 255 : hi;
+                std::uint8_t lo = static_cast<std::uint8_t>(c - t);
+                lo = lo > c ? 0 : lo;
+                const std::uint8_t cb =
+                    compass_run_holds<std::uint8_t>(q0[x] > hi, q4[x] > hi, q8[x] > hi, q12[x] > hi, 1, N);
+                const std::uint8_t cd =
+                    compass_run_holds<std::uint8_t>(q0[x] < lo, q4[x] < lo, q8[x] < lo, q12[x] < lo, 1, N);
+                any = static_cast<std::uint8_t>(any | cb | cd);
+            }
+            if (!any) {
+                for (int x = xb; x < xe; ++x) flag[x] = 0;
+                continue;
+            }
+        }
         for (int x = xb; x < xe; ++x) {
             const std::uint8_t c = mid[x];
             std::uint8_t hi = static_cast<std::uint8_t>(c + t);
-            hi = hi < c ? 255 : hi;
+            hi = hi < c ? 255 : hi;  // saturating c + t
             std::uint8_t lo = static_cast<std::uint8_t>(c - t);
-            lo = lo > c ? 0 : lo;
-            const std::uint8_t cb = compass_run_holds<std::uint8_t>(q0[x] > hi, q4[x] > hi, q8[x] > hi, q12[x] > hi, 1, N);
-            const std::uint8_t cd = compass_run_holds<std::uint8_t>(q0[x] < lo, q4[x] < lo, q8[x] < lo, q12[x] < lo, 1, N);
-            any = static_cast<std::uint8_t>(any | cb | cd);
-        }
-        if (!any) {
-            for (int x = xb; x < xe; ++x) flag[x] = 0;
-            continue;
-        }
-    }
-    for (int x = xb; x < xe; ++x) {
-        const std::uint8_t c = mid[x];
-        std::uint8_t hi = static_cast<std::uint8_t>(c + t);
-        hi = hi < c ? 255 : hi;  // saturating c + t
-        std::uint8_t lo = static_cast<std::uint8_t>(c - t);
-        lo = lo > c ? 0 : lo;  // saturating c - t
+            lo = lo > c ? 0 : lo;  // saturating c - t
 #define KESTREL_BIT(a, v, k) static_cast<std::uint8_t>(static_cast<std::uint8_t>((a)[x] v) << (k))
-        const std::uint8_t b0 = KESTREL_BIT(q0, > hi, 0) | KESTREL_BIT(q1, > hi, 1) | KESTREL_BIT(q2, > hi, 2) |
-                                KESTREL_BIT(q3, > hi, 3) | KESTREL_BIT(q4, > hi, 4) | KESTREL_BIT(q5, > hi, 5) |
-                                KESTREL_BIT(q6, > hi, 6) | KESTREL_BIT(q7, > hi, 7);
-        const std::uint8_t b1 = KESTREL_BIT(q8, > hi, 0) | KESTREL_BIT(q9, > hi, 1) | KESTREL_BIT(q10, > hi, 2) |
-                                KESTREL_BIT(q11, > hi, 3) | KESTREL_BIT(q12, > hi, 4) | KESTREL_BIT(q13, > hi, 5) |
-                                KESTREL_BIT(q14, > hi, 6) | KESTREL_BIT(q15, > hi, 7);
-        const std::uint8_t d0 = KESTREL_BIT(q0, < lo, 0) | KESTREL_BIT(q1, < lo, 1) | KESTREL_BIT(q2, < lo, 2) |
-                                KESTREL_BIT(q3, < lo, 3) | KESTREL_BIT(q4, < lo, 4) | KESTREL_BIT(q5, < lo, 5) |
-                                KESTREL_BIT(q6, < lo, 6) | KESTREL_BIT(q7, < lo, 7);
-        const std::uint8_t d1 = KESTREL_BIT(q8, < lo, 0) | KESTREL_BIT(q9, < lo, 1) | KESTREL_BIT(q10, < lo, 2) |
-                                KESTREL_BIT(q11, < lo, 3) | KESTREL_BIT(q12, < lo, 4) | KESTREL_BIT(q13, < lo, 5) |
-                                KESTREL_BIT(q14, < lo, 6) | KESTREL_BIT(q15, < lo, 7);
+            const std::uint8_t b0 = KESTREL_BIT(q0, > hi, 0) | KESTREL_BIT(q1, > hi, 1) | KESTREL_BIT(q2, > hi, 2) |
+                                    KESTREL_BIT(q3, > hi, 3) | KESTREL_BIT(q4, > hi, 4) | KESTREL_BIT(q5, > hi, 5) |
+                                    KESTREL_BIT(q6, > hi, 6) | KESTREL_BIT(q7, > hi, 7);
+            const std::uint8_t b1 = KESTREL_BIT(q8, > hi, 0) | KESTREL_BIT(q9, > hi, 1) | KESTREL_BIT(q10, > hi, 2) |
+                                    KESTREL_BIT(q11, > hi, 3) | KESTREL_BIT(q12, > hi, 4) | KESTREL_BIT(q13, > hi, 5) |
+                                    KESTREL_BIT(q14, > hi, 6) | KESTREL_BIT(q15, > hi, 7);
+            const std::uint8_t d0 = KESTREL_BIT(q0, < lo, 0) | KESTREL_BIT(q1, < lo, 1) | KESTREL_BIT(q2, < lo, 2) |
+                                    KESTREL_BIT(q3, < lo, 3) | KESTREL_BIT(q4, < lo, 4) | KESTREL_BIT(q5, < lo, 5) |
+                                    KESTREL_BIT(q6, < lo, 6) | KESTREL_BIT(q7, < lo, 7);
+            const std::uint8_t d1 = KESTREL_BIT(q8, < lo, 0) | KESTREL_BIT(q9, < lo, 1) | KESTREL_BIT(q10, < lo, 2) |
+                                    KESTREL_BIT(q11, < lo, 3) | KESTREL_BIT(q12, < lo, 4) | KESTREL_BIT(q13, < lo, 5) |
+                                    KESTREL_BIT(q14, < lo, 6) | KESTREL_BIT(q15, < lo, 7);
 #undef KESTREL_BIT
-        blo[x] = b0;
-        bhi[x] = b1;
-        dlo[x] = d0;
-        dhi[x] = d1;
-        const std::uint16_t mb = static_cast<std::uint16_t>(b0 | b1 << 8);
-        const std::uint16_t md = static_cast<std::uint16_t>(d0 | d1 << 8);
-        flag[x] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(runs_of<N>(mb) | runs_of<N>(md)) != 0);
-    }
+            blo[x] = b0;
+            bhi[x] = b1;
+            dlo[x] = d0;
+            dhi[x] = d1;
+            const std::uint16_t mb = static_cast<std::uint16_t>(b0 | b1 << 8);
+            const std::uint16_t md = static_cast<std::uint16_t>(d0 | d1 << 8);
+            flag[x] = static_cast<std::uint8_t>(static_cast<std::uint16_t>(runs_of<N>(mb) | runs_of<N>(md)) != 0);
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 // CPU reference of ORB: the smoothing, the intensity-centroid angle and the steered descriptor
 // (include/kestrel/detail/orb_rules.hpp); the definition kernels/features/orb.cu matches bit for bit.
 // The rules per pixel and per keypoint, restructured for speed (the straightforward form is the tests' oracle,
-// tests/support/cpu_oracle.hpp, and equals this bit for bit):
+// tests/support/orb_oracle.hpp, and equals this bit for bit):
 //   - smoothing: the row pass over a ring of 8 float rows (each source row once), the interior columns as
 //     one vectorizable loop with the rule's products and sums in the rule's order, the 3 border columns on
 //     each side through the rule's own functions; the column pass vectorizable the same way, its rounding
