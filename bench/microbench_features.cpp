@@ -5,8 +5,8 @@
 //   orb/detector-only/end-to-end/752x480/8x1.2/1000  the same detector without descriptors, same pyramid
 //   orb/device/752x480/8x1.2/1000                the ORB detector from a device image: device time (events)
 //   cpu/cv-orb/752x480/8x1.2/1000                cv::ORB::detectAndCompute (1000 features, 8 levels, 1.2) on
-//                                                the CPU, one thread (cv::setNumThreads(1)), when OpenCV is found
-//   cpu/kestrel-orb/752x480/8x1.2/1000           the same detector on Backend::Cpu with one thread (threads = 1)
+//                                                the CPU, when OpenCV is found
+//   cpu/kestrel-orb/752x480/8x1.2/1000           the same detector on Backend::Cpu (the reference)
 //   matcher/device/1000x1000/ratio[/cross-check] HammingMatcher::match_async, descriptors in device memory:
 //                                                device time (events)
 // GPU rows skip with a message on a machine without a CUDA device.
@@ -113,7 +113,7 @@ void register_features() {
     add("cpu/cv-orb/" + tag, 100, [](benchmark::State& st) {
         const HostImage& img = g_frame0.at("752x480");
         const cv::Mat m(img.height(), img.width(), CV_8UC1, const_cast<std::uint8_t*>(img.data()));
-        cv::setNumThreads(1);
+        cv::setNumThreads(1);  // one thread, as cpu/kestrel-orb
         auto orb = cv::ORB::create(kOrbFeatures, 1.2f, 8);
         std::vector<cv::KeyPoint> kps;
         cv::Mat desc;
