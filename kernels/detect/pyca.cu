@@ -174,7 +174,7 @@ struct SurvivorReader {
 };
 
 template <int K>
-__global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaParams p_in) {
+__global__ void __launch_bounds__(kThreads, 4) pyca_aggregate_kernel(const PycaParams p_in) {
     KESTREL_PYCA_SHARED_PARAMS(p_in, p)
     __shared__ int rect[kMaxLevels][4];           // the grid cell's rectangle on level k: x0, x1, y0, y1
     __shared__ int cells_begin[kMaxLevels + 1];   // culling cells overlapping it, levels flattened

@@ -93,20 +93,30 @@ struct PycaRuleCoords {
 template <typename Survivors, typename Coords>
 KESTREL_HD PycaAggregate pyca_aggregate_at(const PycaGeometry& g, const Survivors& survivors, const Coords& coords,
                                            int X0, int Y0) {
+    // Every level's survivor slot is read first (the reads do not depend on each other), then the levels are
+    // combined in level order.
+    std::uint64_t key[kMaxLevels];
+    int xs[kMaxLevels], ys[kMaxLevels];
+    KESTREL_UNROLL
+    for (int j = 0; j < kMaxLevels; ++j) {
+        key[j] = 0;
+        xs[j] = ys[j] = -1;
+        if (j < g.levels) {
+            xs[j] = coords.x(j, X0);
+            ys[j] = coords.y(j, Y0);
+            if (xs[j] >= 0 && ys[j] >= 0) key[j] = survivors[pyca_slot(g, j, xs[j], ys[j])];
+        }
+    }
     PycaAggregate a{0.0f, 0, 0};
-    for (int j = 0; j < g.levels; ++j) {
-        const int x = coords.x(j, X0);
-        if (x < 0) continue;
-        const int y = coords.y(j, Y0);
-        if (y < 0) continue;
-        const std::uint64_t key = survivors[pyca_slot(g, j, x, y)];
-        if (key == 0 || key_x(key) != x || key_y(key) != y) continue;
+    KESTREL_UNROLL
+    for (int j = 0; j < kMaxLevels; ++j) {
+        if (key[j] == 0 || key_x(key[j]) != xs[j] || key_y(key[j]) != ys[j]) continue;
 #if defined(__CUDA_ARCH__)
-        a.kr = __fadd_rn(a.kr, key_score(key));
+        a.kr = __fadd_rn(a.kr, key_score(key[j]));
 #else
-        a.kr = a.kr + key_score(key);
+        a.kr = a.kr + key_score(key[j]);
 #endif
-        if (a.kl == 0) a.rep = key;
+        if (a.kl == 0) a.rep = key[j];
         ++a.kl;
     }
     return a;
