@@ -24,6 +24,7 @@
 #include "kernels/common/cuda_check.hpp"
 #endif
 #if KESTREL_BENCH_OPENCV
+#include <opencv2/core/utility.hpp>
 #include <opencv2/features2d.hpp>
 #endif
 
@@ -135,8 +136,11 @@ void register_features() {
             });
     }
 #endif
-    add("cpu/kestrel-orb/" + tag, 20, [](benchmark::State& st) {
-        FeatureDetector det(orb_detector(true), Backend::Cpu);
+    add("cpu/kestrel-orb/" + tag, 100, [](benchmark::State& st) {
+        DetectorConfig c = orb_detector(true);
+        c.threads = 1;  // the issue target: one thread, against cv-orb on one thread
+        FeatureDetector det(c, Backend::Cpu);
+        st.SetLabel("target: <= cpu/cv-orb (both one thread)");
         const HostImage& img = g_frame0.at("752x480");
         wall_loop(st, [&] { benchmark::DoNotOptimize(det.detect(img.view())); });
         st.counters["keypoints"] = det.host_count();
@@ -153,6 +157,7 @@ void register_features() {
     add("cpu/cv-orb/" + tag, 100, [](benchmark::State& st) {
         const HostImage& img = g_frame0.at("752x480");
         const cv::Mat m(img.height(), img.width(), CV_8UC1, const_cast<std::uint8_t*>(img.data()));
+        cv::setNumThreads(1);  // one thread, as cpu/kestrel-orb
         auto orb = cv::ORB::create(kOrbFeatures, 1.2f, 8);
         std::vector<cv::KeyPoint> kps;
         cv::Mat desc;

@@ -26,14 +26,20 @@
 //    cell with min(c^2, 256) threads, each thread one location (or c^2 / 256 of them), then a log2 tree
 //    reduction in shared memory with a barrier per step.
 // 2. Aggregation (pyca_aggregate_kernel): one block (256 threads) per level-0 grid cell, as the grid-NMS
-//    kernel. begin_cell gives the grid cell's rectangle on every level (detail::cell_begin); the block's
-//    8 warps share the PyCA cells overlapping it, one warp per cell. For a survivor inside the rectangle
-//    every lane computes its level-0 pixel's aggregate (detail::pyca_aggregate, the reference's own
-//    function: K_r summed in level order with __fadd_rn, K_l, the representative), and when the survivor
-//    is the representative, lane i asks detail::pyca_window_suppresses for window position i (the
-//    neighbour's aggregate gathered from the survivor slots, the Pareto rule): a warp vote says whether
-//    any position suppresses it, the same answer as the reference's loop over the positions
-//    (detail::pyca_keypoint_key). Lane 0 puts the keypoint into its best-K list; merge_and_finish
+//    kernel. begin_cell gives the grid cell's rectangle on every level (detail::cell_begin). The work is spread
+//    over the block's threads, not walked by one warp survivor after survivor:
+//      a. the culling cells overlapping the rectangle on every level, flattened into one index range: one
+//         cell per thread; its survivor, when inside the rectangle, joins a list in shared memory (in any
+//         order: each survivor's outcome and the block's best K do not depend on it, keys being unique);
+//      b. per round of 256 / q^2 listed survivors, one thread per (survivor, q x q window position): the
+//         aggregate of that level-0 pixel (detail::pyca_aggregate_at, the rules' own function: K_r summed in
+//         level order with __fadd_rn, K_l, the representative; 0 outside the image), into shared memory;
+//      c. the survivor's thread then applies the rules' tests of pyca_keypoint_key: its pixel's representative,
+//         and no window position dominating it (detail::pyca_dominates), and puts keypoint_key(K_r, ...) into
+//         its best-K list.
+//    The level-j column and row of a level-0 pixel are read from tables computed by the rule once per image
+//    size on the host (pyca_coord_tables: PycaRuleCoords' values) instead of evaluating cell_begin's search at
+//    every lookup, and the levels' loads of one aggregate are independent of each other. merge_and_finish
 //    (kernels/detect/grid_select_block.cuh) writes the cell's K slots, and the last block caps, compacts and
 //    counts, writing the list to device memory and, mapped, to pinned host memory.
 #include "kernels/common/cuda_check.hpp"
@@ -138,38 +144,115 @@ __global__ void pyca_cull_tree_kernel(const PycaParams p_in, int k) {
     if (threadIdx.x == 0) p.survivors[g.offset[k] + cell] = part[0];
 }
 
+/// The level coordinates of a level-0 column / row from the tables (p.coords: pyca_coord_tables, the rule's
+/// values, read through the read-only cache).
+struct TableCoords {
+    const std::int16_t* xs;
+    const std::int16_t* ys;
+    int width, height;
+    __host__ __device__ __forceinline__ int x(int j, int X0) const { return load(xs + j * width + X0); }
+    __host__ __device__ __forceinline__ int y(int j, int Y0) const { return load(ys + j * height + Y0); }
+    __host__ __device__ __forceinline__ static int load(const std::int16_t* a) {
+#if defined(__CUDA_ARCH__)
+        return __ldg(a);
+#else
+        return *a;
+#endif
+    }
+};
+
+/// Reads survivor slots through the read-only cache (written by the culling launch before this one).
+struct SurvivorReader {
+    const unsigned long long* keys;
+    __host__ __device__ __forceinline__ unsigned long long operator[](int i) const {
+#if defined(__CUDA_ARCH__)
+        return __ldg(keys + i);
+#else
+        return keys[i];
+#endif
+    }
+};
+
 template <int K>
-__global__ void __launch_bounds__(kThreads) pyca_aggregate_kernel(const PycaParams p_in) {
+__global__ void __launch_bounds__(kThreads, 4) pyca_aggregate_kernel(const PycaParams p_in) {
     KESTREL_PYCA_SHARED_PARAMS(p_in, p)
-    __shared__ int rect[kMaxLevels][4];  // the grid cell's rectangle on level k: x0, x1, y0, y1
+    __shared__ int rect[kMaxLevels][4];           // the grid cell's rectangle on level k: x0, x1, y0, y1
+    __shared__ int cells_begin[kMaxLevels + 1];   // culling cells overlapping it, levels flattened
+    __shared__ Key list[kThreads];                // one round's survivors inside the rectangle
+    __shared__ int list_n;
+    __shared__ detail::PycaAggregate agg[kThreads];  // one aggregate per (survivor, window position)
     const int cell = static_cast<int>(blockIdx.x);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int tid = static_cast<int>(threadIdx.x);
     const detail::PycaGeometry& g = p.geo;
-    Key top[K];  // lane 0 of each warp collects its warp's keypoints; the other lanes' lists stay empty
-    if (!begin_cell(p.grid, cell, rect, top))
-        for (int k = 0; k < g.levels; ++k) {
-            const int x0 = rect[k][0], x1 = rect[k][1], y0 = rect[k][2], y1 = rect[k][3];
-            if (x1 <= x0 || y1 <= y0) continue;
-            const int c = g.cell[k];
-            const int px0 = x0 / c, py0 = y0 / c;
-            const int pw = (x1 - 1) / c - px0 + 1, ph = (y1 - 1) / c - py0 + 1;
-            // One warp per culling cell overlapping the rectangle (every branch below is warp-uniform).
-            for (int i = warp; i < pw * ph; i += kWarps) {
-                const Key key = p.survivors[g.offset[k] + (py0 + i / pw) * g.cols[k] + px0 + i % pw];
-                if (key == 0) continue;
-                const int x = detail::key_x(key), y = detail::key_y(key);
-                if (x < x0 || x >= x1 || y < y0 || y >= y1) continue;  // another grid cell's
-                const int X0 = detail::level0_pixel(x, g.scale[k], g.width);
-                const int Y0 = detail::level0_pixel(y, g.scale[k], g.height);
-                const detail::PycaAggregate a = detail::pyca_aggregate(g, p.survivors, X0, Y0);
-                if (a.rep != key) continue;
-                bool suppressed = false;  // the q x q window, one position per lane
-                for (int w = lane; w < g.q * g.q; w += 32)
-                    suppressed = suppressed || detail::pyca_window_suppresses(g, p.survivors, X0, Y0, a, w);
-                if (__any_sync(kFullMask, suppressed)) continue;
-                if (lane == 0) detail::topk_insert(top, static_cast<Key>(detail::keypoint_key(a.kr, k, x, y)));
+    const TableCoords coords{p.coords, p.coords + g.levels * g.width, g.width, g.height};
+    const SurvivorReader survivors{p.survivors};
+    Key top[K];  // each thread's best-K list of the keypoints it evaluated
+    if (!begin_cell(p.grid, cell, rect, top)) {  // block-uniform
+        if (tid == 0) {
+            int n = 0;
+            for (int k = 0; k < g.levels; ++k) {
+                cells_begin[k] = n;
+                const int c = g.cell[k];
+                if (rect[k][1] > rect[k][0] && rect[k][3] > rect[k][2])
+                    n += ((rect[k][1] - 1) / c - rect[k][0] / c + 1) * ((rect[k][3] - 1) / c - rect[k][2] / c + 1);
             }
+            cells_begin[g.levels] = n;
         }
+        __syncthreads();
+        const int total = cells_begin[g.levels];
+        const int q = g.q, qq = q * q, r = q / 2, centre = qq / 2;
+        const int per_round = kThreads / qq;  // survivors evaluated together (q <= 9: at least 3)
+        for (int base = 0; base < total; base += kThreads) {
+            // 1. This round's culling cells, one per thread: their survivors inside the rectangle, listed.
+            if (tid == 0) list_n = 0;
+            __syncthreads();
+            const int i = base + tid;
+            if (i < total) {
+                int k = 0;
+                while (i >= cells_begin[k + 1]) ++k;
+                const int c = g.cell[k];
+                const int x0 = rect[k][0], x1 = rect[k][1], y0 = rect[k][2], y1 = rect[k][3];
+                const int px0 = x0 / c, py0 = y0 / c, pw = (x1 - 1) / c - px0 + 1;
+                const int local = i - cells_begin[k];
+                const Key key = survivors[g.offset[k] + (py0 + local / pw) * g.cols[k] + px0 + local % pw];
+                const int x = detail::key_x(key), y = detail::key_y(key);
+                if (key != 0 && x >= x0 && x < x1 && y >= y0 && y < y1) list[atomicAdd(&list_n, 1)] = key;
+            }
+            __syncthreads();
+            const int n = list_n;
+            // 2. Per survivor, the aggregates of its level-0 pixel P and of the q x q window around it, one
+            //    (survivor, position) per thread; then each survivor's thread applies the rules' tests
+            //    (pyca_keypoint_key: P's representative, no window position dominating it) and keeps the key.
+            for (int s0 = 0; s0 < n; s0 += per_round) {
+                const int sl = tid / qq, w = tid % qq;
+                if (sl < per_round && s0 + sl < n) {
+                    const Key key = list[s0 + sl];
+                    const int k = detail::key_level(key);
+                    const int X = detail::level0_pixel(detail::key_x(key), g.scale[k], g.width) + w % q - r;
+                    const int Y = detail::level0_pixel(detail::key_y(key), g.scale[k], g.height) + w / q - r;
+                    agg[tid] = X >= 0 && Y >= 0 && X < g.width && Y < g.height
+                                   ? detail::pyca_aggregate_at(g, survivors, coords, X, Y)
+                                   : detail::PycaAggregate{0.0f, 0, 0};  // outside: suppresses nothing
+                }
+                __syncthreads();
+                if (tid < per_round && s0 + tid < n) {
+                    const Key key = list[s0 + tid];
+                    const detail::PycaAggregate* a = agg + tid * qq;
+                    if (a[centre].rep == key) {
+                        bool suppressed = false;
+                        for (int v = 0; v < qq && !suppressed; ++v)
+                            suppressed = v != centre && detail::pyca_dominates(a[v], a[centre], v % q - r, v / q - r);
+                        if (!suppressed)
+                            detail::topk_insert(top, static_cast<Key>(detail::keypoint_key(
+                                                         a[centre].kr, detail::key_level(key), detail::key_x(key),
+                                                         detail::key_y(key))));
+                    }
+                }
+                __syncthreads();  // agg is rewritten by the next round
+            }
+            __syncthreads();  // list and list_n are rewritten by the next round
+        }
+    }
     merge_and_finish<K>(p.grid, top, cell);
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "grid_nms.cuh"
 #include "kestrel/detail/pyca_rules.hpp"
 
@@ -13,6 +15,7 @@ struct PycaParams {
     GridNmsParams grid;              // score maps, level-0 grid, masks, grid slots, ticket, result (as grid NMS)
     detail::PycaGeometry geo;        // PyCA cells of every level
     unsigned long long* survivors;   // geo.total survivor slots (0 = none), written by the culling
+    const std::int16_t* coords;      // pyca_coord_tables(geo) (src/detect/pyca_geometry.hpp): level coordinates
     int warp_begin[kMaxLevels + 1];  // culling (TEWA): first warp of level k; warp_begin[levels] = all warps
 };
 
@@ -29,7 +32,7 @@ void launch_pyca_cull(const PycaParams& p, cudaStream_t stream);
 /// (benchmarks and tests only).
 void launch_pyca_cull_tree(const PycaParams& p, cudaStream_t stream);
 /// Aggregation + q x q NMS + best per_cell per grid cell + cap + compaction + count: one launch (one
-/// block per level-0 grid cell, kernels/detect/grid_select_block.cuh's merge and finish).
+/// block per level-0 grid cell, kernels/detect/grid_select_block.cuh's merge and finish); reads p.coords.
 void launch_pyca_aggregate(const PycaParams& p, cudaStream_t stream);
 
 }  // namespace kestrel::kernels

@@ -23,6 +23,8 @@ public:
     void detect(const char* where, HostView image, const DetectionMasks& masks, std::vector<Keypoint>& out);
     /// cells * per_cell (or max_features when smaller) of the last image size; 0 before the first call.
     int capacity() const { return geometry_.capacity; }
+    /// The last image's pyramid (build_pyramid_cpu of it; empty before the first call).
+    const std::vector<HostImage>& pyramid() const { return pyramid_; }
 
 private:
     void prepare(const char* where, int width, int height);

@@ -10,6 +10,7 @@
 #include "src/core/backend.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/orb.hpp"
+#include "src/features/orb_internal.hpp"
 
 namespace kestrel {
 
@@ -29,6 +30,7 @@ struct FeatureDetector::Impl {
     std::unique_ptr<detail::CpuDetector> cpu;    // Backend::Cpu
     std::vector<Keypoint> cpu_result;            // Backend::Cpu: the last detect()
     OrbFeatures cpu_orb;                         // Backend::Cpu with orb_descriptors: the last detect()
+    detail::OrbCpu cpu_orb_scratch;              // Backend::Cpu with orb_descriptors: the smoothed levels
 };
 
 FeatureDetector::FeatureDetector(const DetectorConfig& cfg, Backend backend) {
@@ -65,8 +67,8 @@ std::vector<Keypoint> FeatureDetector::detect(HostView image, const DetectionMas
     Impl& m = impl("detect");
     if (m.cuda) return m.cuda->detect(image, masks);
     m.cpu->detect("detect_cpu", image, masks, m.cpu_result);
-    if (m.cfg.orb_descriptors)
-        m.cpu_orb = orb_compute_cpu(build_pyramid_cpu(image, m.cfg.pyramid), m.cfg.pyramid, m.cpu_result);
+    if (m.cfg.orb_descriptors)  // on the detector's own pyramid (build_pyramid_cpu of the image)
+        detail::orb_compute_into(m.cpu->pyramid(), m.cfg.pyramid, m.cpu_result, m.cpu_orb_scratch, m.cpu_orb);
     return m.cpu_result;
 }
 

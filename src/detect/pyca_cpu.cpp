@@ -31,6 +31,18 @@ PycaGeometry pyca_geometry(const GridGeometry& g, const DetectorConfig& cfg) {
     return pg;
 }
 
+std::vector<std::int16_t> pyca_coord_tables(const PycaGeometry& pg) {
+    std::vector<std::int16_t> t(static_cast<std::size_t>(pg.levels) * (pg.width + pg.height));
+    const PycaRuleCoords rule{pg};
+    std::int16_t* xs = t.data();
+    std::int16_t* ys = t.data() + static_cast<std::size_t>(pg.levels) * pg.width;
+    for (int j = 0; j < pg.levels; ++j) {
+        for (int X0 = 0; X0 < pg.width; ++X0) xs[j * pg.width + X0] = static_cast<std::int16_t>(rule.x(j, X0));
+        for (int Y0 = 0; Y0 < pg.height; ++Y0) ys[j * pg.height + Y0] = static_cast<std::int16_t>(rule.y(j, Y0));
+    }
+    return t;
+}
+
 std::vector<std::uint64_t> pyca_cull_reference(const GridGeometry& g, const PycaGeometry& pg,
                                                const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,
                                                const std::uint8_t* cell_skip, HostView pixel_mask) {

@@ -16,6 +16,13 @@ PycaStage::PycaStage(const GridGeometry& g, const DetectorConfig& cfg) {
     survivors_ = device_bytes(sizeof(unsigned long long) * static_cast<std::size_t>(params_.geo.total),
                               "pyca allocation");
     params_.survivors = static_cast<unsigned long long*>(survivors_.get());
+    // The aggregation's level coordinates (geometry only): computed by the rule on the host and uploaded
+    // once per image size (a synchronous copy, like the allocations of the first call at a size).
+    const std::vector<std::int16_t> coords = pyca_coord_tables(params_.geo);
+    coords_ = device_bytes(sizeof(std::int16_t) * coords.size(), "pyca allocation");
+    KESTREL_CUDA(cudaMemcpy(coords_.get(), coords.data(), sizeof(std::int16_t) * coords.size(), cudaMemcpyHostToDevice),
+                 "pyca coordinate tables");
+    params_.coords = static_cast<const std::int16_t*>(coords_.get());
 }
 
 void PycaStage::cull(const kernels::GridNmsParams& grid, cudaStream_t stream, PycaReduction reduction) const {

@@ -14,7 +14,7 @@ namespace kestrel::detail {
 class PycaStage {
 public:
     PycaStage() = default;
-    PycaStage(const GridGeometry& g, const DetectorConfig& cfg);  ///< allocates the survivor slots
+    PycaStage(const GridGeometry& g, const DetectorConfig& cfg);  ///< allocates the slots, uploads the coordinate tables
 
     /// Enqueues culling + aggregation on `grid` (the kernel arguments of the grid policy on the same score
     /// maps, masks and result block): two launches.
@@ -28,6 +28,7 @@ public:
 private:
     kernels::PycaParams params_{};
     DeviceBytes survivors_;
+    DeviceBytes coords_;  // pyca_coord_tables of the geometry, uploaded once
 };
 
 }  // namespace kestrel::detail

@@ -12,6 +12,12 @@ namespace kestrel::detail {
 /// PyCA cells of every level for geometry g (cfg validated with selection == PyCA).
 PycaGeometry pyca_geometry(const GridGeometry& g, const DetectorConfig& cfg);
 
+/// The level coordinates of every level-0 column and row by the rule (pyca_level_coord; -1: none): the level-j
+/// column of level-0 column X0 at [j * width + X0], the level-j row of level-0 row Y0 at
+/// [levels * width + j * height + Y0]. The aggregation kernel reads them (PycaRuleCoords' values, computed once
+/// per image size) instead of evaluating the rule at every lookup.
+std::vector<std::int16_t> pyca_coord_tables(const PycaGeometry& pg);
+
 /// Feature culling: survivor keys, pg.total slots (0 = none). Masks already checked.
 std::vector<std::uint64_t> pyca_cull_reference(const GridGeometry& g, const PycaGeometry& pg,
                                                const std::vector<ScoreMap>& maps, const DetectorConfig& cfg,

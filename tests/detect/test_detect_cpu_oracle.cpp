@@ -123,6 +123,10 @@ std::vector<DetectorConfig> detector_configs() {
     h->fast.arc_min = 12;
     h->border = 3;
     add(1, 2.0f, ScoreType::MaxThreshold, 5, 1, 8, 32, 32)->fast.arc_max = 12;
+    // The ORB configuration (docs/features.md): 8 levels of 1.2, MaxThreshold at 20, 9x9 NMS, 6 per cell, 1000.
+    DetectorConfig* orb = add(8, 1.2f, ScoreType::MaxThreshold, 20, 4, 6, 32, 32);
+    orb->max_features = 1000;
+    orb->border = 31;
     return v;
 }
 

@@ -81,25 +81,50 @@ struct PycaAggregate {
     std::uint64_t rep;
 };
 
-template <typename Survivors>
-KESTREL_HD PycaAggregate pyca_aggregate(const PycaGeometry& g, const Survivors& survivors, int X0, int Y0) {
+/// The level-j coordinates of level-0 pixel (X0, Y0) by the rule above (pyca_level_coord; -1: none). The
+/// kernel passes a reader of tables filled with these same values (pyca_coord_tables, src/detect/pyca_cpu.cpp).
+struct PycaRuleCoords {
+    const PycaGeometry& g;
+    KESTREL_HD int x(int j, int X0) const { return pyca_level_coord(X0, g.scale[j], g.level_w[j], g.width); }
+    KESTREL_HD int y(int j, int Y0) const { return pyca_level_coord(Y0, g.scale[j], g.level_h[j], g.height); }
+};
+
+/// pyca_aggregate with the level coordinates read from `coords` (x(j, X0), y(j, Y0), as PycaRuleCoords).
+template <typename Survivors, typename Coords>
+KESTREL_HD PycaAggregate pyca_aggregate_at(const PycaGeometry& g, const Survivors& survivors, const Coords& coords,
+                                           int X0, int Y0) {
+    // Every level's survivor slot is read first (the reads do not depend on each other), then the levels are
+    // combined in level order.
+    std::uint64_t key[kMaxLevels];
+    int xs[kMaxLevels], ys[kMaxLevels];
+    KESTREL_UNROLL
+    for (int j = 0; j < kMaxLevels; ++j) {
+        key[j] = 0;
+        xs[j] = ys[j] = -1;
+        if (j < g.levels) {
+            xs[j] = coords.x(j, X0);
+            ys[j] = coords.y(j, Y0);
+            if (xs[j] >= 0 && ys[j] >= 0) key[j] = survivors[pyca_slot(g, j, xs[j], ys[j])];
+        }
+    }
     PycaAggregate a{0.0f, 0, 0};
-    for (int j = 0; j < g.levels; ++j) {
-        const int x = pyca_level_coord(X0, g.scale[j], g.level_w[j], g.width);
-        if (x < 0) continue;
-        const int y = pyca_level_coord(Y0, g.scale[j], g.level_h[j], g.height);
-        if (y < 0) continue;
-        const std::uint64_t key = survivors[pyca_slot(g, j, x, y)];
-        if (key == 0 || key_x(key) != x || key_y(key) != y) continue;
+    KESTREL_UNROLL
+    for (int j = 0; j < kMaxLevels; ++j) {
+        if (key[j] == 0 || key_x(key[j]) != xs[j] || key_y(key[j]) != ys[j]) continue;
 #if defined(__CUDA_ARCH__)
-        a.kr = __fadd_rn(a.kr, key_score(key));
+        a.kr = __fadd_rn(a.kr, key_score(key[j]));
 #else
-        a.kr = a.kr + key_score(key);
+        a.kr = a.kr + key_score(key[j]);
 #endif
-        if (a.kl == 0) a.rep = key;
+        if (a.kl == 0) a.rep = key[j];
         ++a.kl;
     }
     return a;
+}
+
+template <typename Survivors>
+KESTREL_HD PycaAggregate pyca_aggregate(const PycaGeometry& g, const Survivors& survivors, int X0, int Y0) {
+    return pyca_aggregate_at(g, survivors, PycaRuleCoords{g}, X0, Y0);
 }
 
 /// Does Q (at raster offset dx, dy from P) suppress P? Step 3 above.
