@@ -5,7 +5,8 @@
 # KESTREL_GPU_BASE_MICROBENCH); the library path of the bundle comes from the caller's environment.
 #
 # Usage: gpu_compare.sh THIS_BIN BASE_BIN LOG_DIR BASE_LABEL [loader prefix...]
-# Environment: KESTREL_COMPARE_FILTER (rows), KESTREL_COMPARE_ROUNDS (default 3)
+# Environment: KESTREL_COMPARE_FILTER (rows), KESTREL_COMPARE_ROUNDS (default 3), KESTREL_COMPARE_ARGS (more
+#              kestrel_microbench arguments for both builds, e.g. "--sm-count 8")
 set -euo pipefail
 this_bin="$1" base_bin="$2" logdir="$3" base_label="$4"
 shift 4
@@ -15,7 +16,8 @@ for ((r = 1; r <= rounds; r++)); do
     for side in this base; do
         bin="$this_bin"
         [[ $side == base ]] && bin="$base_bin"
-        "$@" "$bin" --benchmark_min_time=0.05 --benchmark_filter="$filter" \
+        # shellcheck disable=SC2086
+        "$@" "$bin" ${KESTREL_COMPARE_ARGS:-} --benchmark_min_time=0.05 --benchmark_filter="$filter" \
             --benchmark_out="$logdir/compare_${side}_$r.json" --benchmark_out_format=json >/dev/null
     done
 done
