@@ -357,6 +357,25 @@ TEST(RelativePoseBearings, UnprojectBearingReachesBeyond90Degrees) {
     EXPECT_GT(behind, 50);
     EXPECT_LT(worst_px, 1e-6);
     EXPECT_LT(worst_dir, 1e-9);
+    // Pinhole: the normalized (x, y, 1) made unit, also for a pixel far outside the image (no overflow).
+    Camera pin;
+    pin.model = CameraModel::Pinhole;
+    pin.width = 640;
+    pin.height = 480;
+    pin.fx = 400.0;
+    pin.fy = 500.0;
+    pin.cx = 320.0;
+    pin.cy = 240.0;
+    for (const Point2d px : {Point2d{10.0, 470.0}, Point2d{320.0, 240.0}, Point2d{1e200, -3e199}}) {
+        const BearingUnprojection b = unproject_bearing(pin, px);
+        ASSERT_EQ(b.status, UnprojectStatus::Ok);
+        const double x = (px.x - pin.cx) / pin.fx, y = (px.y - pin.cy) / pin.fy;
+        const double m = std::fmax(std::fmax(std::fabs(x), std::fabs(y)), 1.0);
+        const double l = std::sqrt((x / m) * (x / m) + (y / m) * (y / m) + (1 / m) * (1 / m));
+        EXPECT_NEAR(b.bearing[0], x / m / l, 1e-15);
+        EXPECT_NEAR(b.bearing[1], y / m / l, 1e-15);
+        EXPECT_NEAR(b.bearing[2], 1 / m / l, 1e-15);
+    }
     const BearingUnprojection nan = unproject_bearing(cam, {NAN, 3.0});
     EXPECT_EQ(nan.status, UnprojectStatus::NonFinite);
     EXPECT_TRUE(std::isnan(nan.bearing[0]));

@@ -346,10 +346,14 @@ KESTREL_HD UnprojectStatus unproject_bearing_pixel(const CameraSetup& s, double 
     Point2d p;
     const UnprojectStatus st = unproject_pixel(s, ud, vd, p);
     if (st != UnprojectStatus::Ok) return st;
-    const double len = dsqrt(dadd(dadd(dmul(p.x, p.x), dmul(p.y, p.y)), 1.0));
-    b[0] = ddiv(p.x, len);
-    b[1] = ddiv(p.y, len);
-    b[2] = ddiv(1.0, len);
+    // (x, y, 1) / |(x, y, 1)|, scaled first by its largest component (no overflow for far-off-axis points)
+    const double ax = p.x < 0.0 ? -p.x : p.x, ay = p.y < 0.0 ? -p.y : p.y;
+    const double m = ax > ay ? (ax > 1.0 ? ax : 1.0) : (ay > 1.0 ? ay : 1.0);
+    const double x = ddiv(p.x, m), y = ddiv(p.y, m), z = ddiv(1.0, m);
+    const double len = dsqrt(dadd(dadd(dmul(x, x), dmul(y, y)), dmul(z, z)));
+    b[0] = ddiv(x, len);
+    b[1] = ddiv(y, len);
+    b[2] = ddiv(z, len);
     return UnprojectStatus::Ok;
 }
 
