@@ -58,10 +58,11 @@ struct DetectorConfig {
     /// CUDA backend: after the first call on a created stream (not the legacy/per-thread default), replay the
     /// per-frame work (pyramid, scores, NMS, download) as one CUDA graph. Same results either way.
     bool cuda_graph = true;
-    SelectionPolicy selection = SelectionPolicy::Grid;  ///< Grid (default) or PyCA
+    SelectionPolicy selection = SelectionPolicy::Grid;  ///< Grid (default), PyCA, OrbSlam or LevelHarris
     PycaConfig pyca{};                                  ///< PyCA's cells and q (selection == PyCA)
-    /// OrbSlam / LevelHarris: thresholds, cells and border; max_features (> 0) is the total budget, fast.arc_min
-    /// the segment test's arc (fast.arc_max must be 16, fast.score MaxThreshold; fast.threshold is unused).
+    /// OrbSlam / LevelHarris: thresholds, cells and border; max_features (in [1, 20000]) is the total budget,
+    /// fast.arc_min the segment test's arc (fast.arc_max must be 16, fast.score MaxThreshold; fast.threshold is
+    /// unused).
     OrbSlamConfig orbslam{};
     /// Also compute every keypoint's ORB angle and 256-bit descriptor on its level (docs/features.md;
     /// rules: detail/orb_rules.hpp): host_angles()/host_descriptors() and the device twins. CUDA backend:

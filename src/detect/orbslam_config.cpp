@@ -14,6 +14,9 @@ void validate_orbslam(const DetectorConfig& cfg, const char* where) {
     if (cfg.max_features < 1)
         fail(where, "max_features", "= " + to_text(cfg.max_features) + " must be >= 1 under selection " +
                                         to_string(cfg.selection) + " (the budget spread over the levels)");
+    if (cfg.max_features > kOrbSlamMaxFeatures)
+        fail(where, "max_features", "= " + to_text(cfg.max_features) + " must be <= " + to_text(kOrbSlamMaxFeatures) +
+                                        " under selection " + to_string(cfg.selection));
     if (cfg.fast.arc_max != 16)
         fail(where, "fast.arc_max", "= " + to_text(cfg.fast.arc_max) + " must be 16 under selection " +
                                         to_string(cfg.selection) + " (one score map serves both thresholds)");

@@ -259,6 +259,10 @@ TEST(OrbSlamConfig, InvalidParametersAreRejectedByName) {
         DetectorConfig c = ok;
         c.max_features = 0;
         rejects(c, "max_features");
+        c.max_features = 20001;
+        rejects(c, "max_features");
+        c.max_features = 20000;
+        EXPECT_NO_THROW(validate(c));
         c = ok;
         c.orbslam.threshold_initial = 0;
         rejects(c, "orbslam.threshold_initial");

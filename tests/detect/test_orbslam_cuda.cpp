@@ -134,6 +134,7 @@ TEST(OrbSlamGpu, AsyncFromPinnedAndDeviceImagesWithMasksAndGraphs) {
                     det.detect_async(pinned.view(), stream);
                     CUDA_OK(cudaStreamSynchronize(stream));
                     test::expect_same_keypoints(host_result(det), plain, "pinned, frame " + std::to_string(frame));
+                    EXPECT_EQ(det.uses_cuda_graph(), graph) << "every level in one graph launch, frame " << frame;
                     det.detect_async(pinned_other.view(), stream);
                     CUDA_OK(cudaStreamSynchronize(stream));
                     test::expect_same_keypoints(host_result(det), plain_other, "other image, frame " + std::to_string(frame));

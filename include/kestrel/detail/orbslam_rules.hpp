@@ -52,6 +52,9 @@ namespace kestrel::detail {
 
 constexpr int kOrbSlamMinCell = 16, kOrbSlamMaxCell = 256;
 constexpr int kOrbSlamMinBorder = 4, kOrbSlamMaxBorder = 64;  // 4: the Harris window fits inside the level
+/// Largest max_features under these policies: the GPU ranks a level's nodes (or LevelHarris' pool of 2 N_l) by
+/// counting, a cost that grows with the square of the level's budget (ORB-SLAM runs 1000 to 5000 features).
+constexpr int kOrbSlamMaxFeatures = 20000;
 
 /// Step 1 (host): budgets[0..levels-1] of `features` over `levels` levels of factor `scale`.
 inline void orbslam_level_budgets(int features, int levels, float scale, int* budgets) {
