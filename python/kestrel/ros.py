@@ -215,6 +215,13 @@ def bt601_grey(r, g, b):
     return y.astype(np.uint8)
 
 
+def _bytes_array(data):
+    """A message's data field as a flat uint8 array: a NumPy array (rosbags), bytes or array('B') (rclpy)."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return np.frombuffer(data, dtype=np.uint8)
+    return np.asarray(data, dtype=np.uint8).reshape(-1)
+
+
 _CHANNELS = {"mono8": (1, 1), "8uc1": (1, 1), "mono16": (1, 2), "16uc1": (1, 2),
              "rgb8": (3, 1), "bgr8": (3, 1), "rgba8": (4, 1), "bgra8": (4, 1), "8uc3": (3, 1), "8uc4": (4, 1)}
 
@@ -235,7 +242,7 @@ def image_to_grey(msg, where="image") -> Tuple[np.ndarray, int]:
     row = w * ch * nbytes
     if step < row:
         raise BagError("%s: step %d is smaller than width x bytes per pixel = %d (%s)" % (where, step, row, enc))
-    data = np.asarray(msg.data, dtype=np.uint8).reshape(-1)
+    data = _bytes_array(msg.data)
     need = step * (h - 1) + row
     if data.size < need:
         raise BagError("%s: the image holds %d bytes; %dx%d %s with step %d needs %d"
@@ -337,7 +344,7 @@ def _png_colour_to_grey(rgb, bits, gamma):
 def compressed_to_grey(msg, where="image") -> Tuple[np.ndarray, int]:
     """A sensor_msgs/CompressedImage (PNG or JPEG, told by the data's signature) as a 2-D uint8 array and the
     source's bits per sample. Needs OpenCV (cv2) or Pillow; the error says what to install."""
-    data = bytes(np.asarray(msg.data, dtype=np.uint8).tobytes())
+    data = _bytes_array(msg.data).tobytes()
     fmt = str(getattr(msg, "format", ""))
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         kind = "PNG"
