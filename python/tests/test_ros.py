@@ -573,6 +573,28 @@ def test_euroc_folder_and_bag_give_the_same_tracks(tmp_path, kind, how):
     assert summary(out) == summary(cpp_out)
 
 
+def test_reject_outliers_matches_the_cpp_tool(tmp_path):
+    """The geometric check with the camera of a sensor.yaml: the same Outlier rows as track_sequence's."""
+    files = vtest_frames(10)
+    yaml = tmp_path / "cam0.yaml"
+    yaml.write_text((ROOT / "examples" / "data" / "euroc_cam0_sensor.yaml").read_text()
+                    .replace("resolution: [752, 480]", "resolution: [768, 576]"))
+    stamps = make_euroc(tmp_path / "euroc", {"cam0": files})
+    b = Bag(tmp_path / "vt", "ros1")
+    for f, t in zip(files, stamps):
+        b.image("/cam0/image_raw", t, decode_png_grey(f))
+    path = b.close()
+    args = ["--features", "200", "--reject-outliers", "--sensor", yaml, "--outlier-threshold", "0.5"]
+    code, out, err = run_track([path, "--topic", "/cam0/image_raw", "--backend", "cpu", "--out", tmp_path / "py"]
+                               + args)
+    assert code == 0, err
+    assert "geometric check: camera %s (PinholeRadtan 768x576), threshold 0.5 px" % yaml in out
+    got = (tmp_path / "py" / "tracks.csv").read_text()
+    want, cpp_out = cpp_csv(tmp_path, [tmp_path / "euroc"] + args, "cpp")
+    assert got == want
+    assert ",Outlier\n" in got  # the check did end tracks (the vtest scene moves people, not the camera)
+
+
 def test_colour_png_and_jpeg_bags_match_the_cpp_folder(tmp_path):
     """Colour PNG (the tools' libpng rule) and JPEG (libjpeg's luma) frames: the folder through the C++ tool, the
     same files as CompressedImage messages through the bag."""
