@@ -39,7 +39,7 @@ import numpy as np
 __all__ = [
     "BagError", "MissingDependency", "Frame", "StereoFrame", "TopicInfo", "open_bag", "topics", "frames",
     "stereo_frames", "image_to_grey", "compressed_to_grey", "camera_from_info", "read_camera_info",
-    "rig_from_infos", "read_gyro", "gyro_rotation", "bt601_grey",
+    "rig_from_infos", "read_gyro", "gyro_rotation", "predict_rotation", "bt601_grey",
 ]
 
 IMAGE = "sensor_msgs/msg/Image"
@@ -768,3 +768,24 @@ def gyro_rotation(t_ns, omega, t0, t1, R_BS=None):
         return R_cur_prev_body
     R_BS = np.asarray(R_BS, np.float64).reshape(3, 3)
     return R_BS.T @ R_cur_prev_body @ R_BS
+
+
+def predict_rotation(camera, R, xy):
+    """Where points seen at pixels `xy` (N, 2) appear after the camera rotates by R (X_cur = R X_prev) and does
+    not move: each pixel unprojected through `camera`, rotated, projected. A point that cannot be unprojected, or
+    that the rotation takes behind the camera, keeps its position. Returns (N, 2) float32: the `predictions` that
+    FeatureTracker.track takes for the tracks of its previous call."""
+    import kestrel
+    xy = np.asarray(xy, dtype=np.float32).reshape(-1, 2)
+    if len(xy) == 0:
+        return xy.copy()
+    norm, status = kestrel.unproject(camera, xy)
+    rays = np.column_stack([norm, np.ones(len(norm))]) @ np.asarray(R, np.float64).reshape(3, 3).T
+    ok = (status == 0) & np.isfinite(rays).all(1) & (rays[:, 2] > 1e-6)
+    out = xy.copy()
+    if ok.any():
+        px = kestrel.project(camera, rays[ok, :2] / rays[ok, 2:3])
+        good = np.isfinite(px).all(1)
+        idx = np.flatnonzero(ok)[good]
+        out[idx] = px[good].astype(np.float32)
+    return out

@@ -35,8 +35,9 @@ else Pillow). The stamps must increase; a gap (an interval over 1.5 times the us
 Camera of --reject-outliers: --sensor (EuRoC/Kalibr sensor.yaml), else the first message of --camera-info-topic.
 Stereo rig: --rectified F,CX,CY,B; or --sensor and --right-sensor (T_BS of both); or --camera-info-topic and
 --right-camera-info-topic (a ROS stereo calibration: K, D, R, P of both cameras).
-IMU (--imu-topic, with --reject-outliers, mono): the gyro integrated between frames is the geometric check's
-rotation prior, rotated into the camera by --sensor's T_BS (EuRoC: the body frame is the IMU's)."""
+IMU (--imu-topic, mono): the gyro integrated between frames, rotated into the camera by --sensor's T_BS (EuRoC:
+the body frame is the IMU's), is the geometric check's rotation prior (--reject-outliers) and, with --gyro-predict,
+moves each track's starting point."""
 
 
 class UsageError(Exception):
@@ -57,6 +58,9 @@ def _parser():
     p.add_argument("--right-sensor", metavar="FILE", help="stereo: the right camera's sensor.yaml")
     p.add_argument("--imu-in-camera-axes", action="store_true",
                    help="the IMU's axes are the camera's (instead of --sensor's T_BS)")
+    p.add_argument("--gyro-predict", action="store_true",
+                   help="mono, with --imu-topic: start each track where the gyro's rotation moves it (the camera "
+                        "from --sensor or --camera-info-topic); changes the tracks against track_sequence's")
     p.add_argument("--out", default="out/track_sequence", metavar="DIR",
                    help="output folder (default out/track_sequence): tracks.csv")
     p.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"),
@@ -374,11 +378,13 @@ def run(opts) -> int:
                 raise UsageError("--%s is a stereo option: add --right-topic" % name.replace("_", "-"))
     if not opts.reject_outliers and opts.outlier_threshold is not None:
         raise UsageError("--outlier-threshold is an option of --reject-outliers")
-    if opts.imu_topic and not opts.reject_outliers:
-        raise UsageError("--imu-topic feeds the gyro to the geometric check as its rotation prior: add "
-                         "--reject-outliers (the tracking itself takes no IMU)")
+    if opts.gyro_predict and not opts.imu_topic:
+        raise UsageError("--gyro-predict needs the gyro: --imu-topic TOPIC")
+    if opts.imu_topic and not (opts.reject_outliers or opts.gyro_predict):
+        raise UsageError("--imu-topic feeds the gyro to the geometric check as its rotation prior (add "
+                         "--reject-outliers) or to the tracks' predicted positions (add --gyro-predict)")
     if opts.imu_topic and stereo:
-        raise UsageError("--imu-topic: the stereo tracker takes no rotation prior; use it with a mono run")
+        raise UsageError("--imu-topic is a mono option: the stereo tracker takes no rotation prior")
     if opts.max_frames < 0:
         raise UsageError("--max-frames must be >= 0 (0 = all), not %d" % opts.max_frames)
     cfg = tracker_config(opts)
@@ -412,9 +418,17 @@ def run(opts) -> int:
                                  "EuRoC's body frame is the IMU's), or --imu-in-camera-axes")
             t_ns, omega = ros.read_gyro(bag_path, opts.imu_topic, bag=bag)
             R_BS = None if sensor is None or opts.imu_in_camera_axes else np.asarray(sensor[1]).reshape(4, 4)[:3, :3]
-            gyro = (t_ns, omega, R_BS)
-            print("imu: %s: %d gyro readings over %.2f s; the rotation prior of the geometric check"
-                  % (opts.imu_topic, len(t_ns), (t_ns[-1] - t_ns[0]) * 1e-9))
+            predict_cam = None
+            if opts.gyro_predict:
+                predict_cam = sensor[0] if sensor is not None else info[0] if info is not None else None
+                if predict_cam is None:
+                    raise UsageError("--gyro-predict needs the camera: --sensor SENSOR.yaml or --camera-info-topic "
+                                     "TOPIC")
+            gyro = (t_ns, omega, R_BS, predict_cam)
+            uses = [u for u, on in (("the rotation prior of the geometric check", opts.reject_outliers),
+                                    ("the tracks' predicted positions", opts.gyro_predict)) if on]
+            print("imu: %s: %d gyro readings over %.2f s; %s"
+                  % (opts.imu_topic, len(t_ns), (t_ns[-1] - t_ns[0]) * 1e-9, " and ".join(uses)))
 
         if stereo:
             return _run_stereo(opts, bag, cfg, backend, backend_text, sensor, right_sensor, info, right_info, total)
@@ -447,6 +461,7 @@ def _run_mono(opts, bag, cfg, backend, gyro, total):
     tracker = None
     n = 0
     prev_t = None
+    live = ()
     no_prior = 0
     interrupted = False
     t_total = time.perf_counter()
@@ -472,11 +487,14 @@ def _run_mono(opts, bag, cfg, backend, gyro, total):
                         raise RuntimeError("frame (%s) is %dx%d: %s" % (where, w, h, e)) from None
                     print("frames: %dx%d; tracker set up in %.1f ms" % (w, h, (time.perf_counter() - t1) * 1e3))
                     t1 = time.perf_counter()
-                prior = None
+                rot = predictions = None
                 if gyro is not None and prev_t is not None:
-                    prior = ros.gyro_rotation(gyro[0], gyro[1], prev_t, fr.timestamp_ns, gyro[2])
-                    no_prior += prior is None
-                live = tracker.track(fr.image, rotation_prior=prior)
+                    rot = ros.gyro_rotation(gyro[0], gyro[1], prev_t, fr.timestamp_ns, gyro[2])
+                    no_prior += rot is None
+                    if rot is not None and gyro[3] is not None and len(live):
+                        predictions = ros.predict_rotation(gyro[3], rot, np.column_stack([live["x"], live["y"]]))
+                live = tracker.track(fr.image, predictions,
+                                     rotation_prior=rot if opts.reject_outliers else None)
                 lost = tracker.lost_tracks
                 t2 = time.perf_counter()
                 ms = (t2 - t1) * 1e3
@@ -559,8 +577,8 @@ def _run_mono(opts, bag, cfg, backend, gyro, total):
         print("  gaps              %d in %s (the first at message %d)" % (len(notes.gaps), opts.topic,
                                                                        notes.gaps[0][0]))
     if gyro is not None and no_prior:
-        sys.stderr.write("kestrel.track: note: %d frames had no gyro readings around them: checked without a "
-                         "rotation prior\n" % no_prior)
+        sys.stderr.write("kestrel.track: note: %d frames had no gyro readings around them: tracked without the "
+                         "gyro\n" % no_prior)
     print("  tracking error    no ground truth for this source (the synthetic default has one)")
     return INTERRUPT_EXIT if interrupted else 0
 
