@@ -747,6 +747,33 @@ distortion_coefficients: []
     assert got == want
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_stereo_bag_gives_the_api_tracks(tmp_path, kind):
+    """Left and right interleaved in the bag, paired by stamp: the StereoTracker's rows of the same pairs."""
+    left = synthetic_frames(8)
+    right = [shifted(img, -9, 0) for img in left]
+    stamps = [T0 + i * STEP for i in range(len(left))]
+    b = Bag(tmp_path / "st", kind)
+    for l_img, r_img, t in zip(left, right, stamps):
+        b.image("/cam1/image_raw", t, r_img)  # the right one first: the bag's order does not matter
+        b.image("/cam0/image_raw", t, l_img)
+    path = b.close()
+    code, out, err = run_track([path, "--topic", "/cam0/image_raw", "--right-topic", "/cam1/image_raw", "--rectified",
+                                "300,160,120,0.1", "--backend", "cpu", "--features", "120", "--out", tmp_path / "o"])
+    assert code == 0, err
+    rig = kestrel.rectified_rig(300, 160, 120, 0.1)
+    trk = kestrel.StereoTracker(320, 240, rig, kestrel.StereoConfig(tracker=kestrel.TrackerConfig(target_features=120)),
+                                kestrel.Backend.Cpu)
+    want = "frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,stereo_status\n"
+    for n, (l_img, r_img, t) in enumerate(zip(left, right, stamps)):
+        live = trk.track(l_img, r_img)
+        want += ktrack.stereo_rows(n, ros._seconds(t), live, trk.lost_tracks)
+    got = (tmp_path / "o" / "tracks.csv").read_text()
+    assert got == want
+    matched = [r.split(",") for r in got.splitlines()[1:] if r.endswith(",Matched")]
+    assert len(matched) > 100 and np.median([float(r[9]) for r in matched]) == pytest.approx(9.0, abs=0.05)
+
+
 def test_stereo_pairing_errors(tmp_path):
     imgs = synthetic_frames(4)
     b = Bag(tmp_path / "sp", "sqlite3")
