@@ -32,7 +32,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -60,13 +60,11 @@ class MissingDependency(ImportError):
 
 def _rosbags():
     try:
-        from rosbags.highlevel import AnyReader  # noqa: F401
-        from rosbags.typesys import Stores, get_typestore  # noqa: F401
+        import rosbags.highlevel
+        import rosbags.typesys
     except ImportError as e:
         raise MissingDependency("reading ROS bags needs the 'rosbags' package, which is not installed (%s): %s"
                                 % (e, INSTALL_HINT)) from None
-    import rosbags.highlevel
-    import rosbags.typesys
     return rosbags.highlevel, rosbags.typesys
 
 
