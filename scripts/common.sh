@@ -91,15 +91,16 @@ source_hash() {
 }
 
 # python_env DIR: a virtual environment in DIR holding what the Python module's build and tests need (nanobind,
-# scikit-build-core, numpy, pytest, matplotlib for the example's test), from PyPI; made once, reused after.
+# scikit-build-core, numpy, pytest, matplotlib for the example's test, rosbags for the ROS bag tests), from PyPI;
+# made once, reused after (a package missing from it is installed).
 # Prints its interpreter. KESTREL_PYTHON picks the Python it is made from (default: python3).
 python_env() {
     local dir="$1" py="${KESTREL_PYTHON:-python3}"
-    local need='import nanobind, scikit_build_core, numpy, pytest, matplotlib'
+    local need='import nanobind, scikit_build_core, numpy, pytest, matplotlib, rosbags, PIL'
     if ! { [[ -x "$dir/bin/python" ]] && "$dir/bin/python" -c "$need" 2>/dev/null; }; then
         mkdir -p "$(dirname "$dir")"
         "$py" -m venv "$dir" >&2 || return 1
-        "$dir/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest matplotlib >&2 || return 1
+        "$dir/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest matplotlib rosbags pillow >&2 || return 1
     fi
     echo "$dir/bin/python"
 }
