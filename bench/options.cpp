@@ -12,6 +12,7 @@
 namespace kestrel::bench {
 namespace {
 
+// The usage text; {--option} stands for that option's default (option_defaults(), from the config structs).
 const char* kUsage = R"(kestrel_bench: Kestrel's detector and tracker against OpenCV on a real sequence.
 
 usage: kestrel_bench [INPUT] [options]
@@ -28,25 +29,25 @@ input (default: a camera moving over a real photo, the demo's sequence: opencv-d
                         $KESTREL_TEST_DATA, else the build tree's testdata/; the photo also from opencv-doc)
   --photo PATH          the default input's photo (default graf1.png; e.g. opencv-doc's starry_night.jpg
                         for dense texture)
-  --size WxH            the default input's frame size (default 752x480)
-  --magnify F           the photo's magnification in the default input, in [1, 16] (default 2)
-  --period N            frames of one period of the default input's motion, >= 20 (default 200, the
+  --size WxH            the default input's frame size (default {--size})
+  --magnify F           the photo's magnification in the default input, in [1, 16] (default {--magnify})
+  --period N            frames of one period of the default input's motion, >= 20 (default {--period}, the
                         demo's; longer runs loop it)
-  --speed PX            the pan's speed cap in x, px per frame, in (0, 64] (default 16, the demo's 8 at
+  --speed PX            the pan's speed cap in x, px per frame, in (0, 64] (default {--speed}, the demo's 8 at
                         2x; y: 5/8 of it)
   --crop WxH            centre crop of every frame (e.g. 752x480, EuRoC's size)
   --resize WxH          resize (bilinear) after the crop (e.g. --crop 768x432 --resize 1280x720)
   --max-width N, --max-height N
                         scale down, keeping the aspect ratio, until the frame fits
-  --frames N            measured frames (default 300; statistics want >= 300)
-  --warmup N            frames run first and not recorded (default 30)
+  --frames N            measured frames (default {--frames}; statistics want >= 300)
+  --warmup N            frames run first and not recorded (default {--warmup})
 
 Kestrel
-  --backend B           cuda | cpu | auto (default auto: cuda when a GPU is usable)
-  --device N            CUDA device (default 0)
+  --backend B           cuda | cpu | auto (default {--backend}; auto = cuda when a GPU is usable)
+  --device N            CUDA device (default {--device})
   --zero-copy M         auto | on | off: frames in mapped pinned memory read in place by the GPU
-                        (auto: tried on integrated GPUs such as Jetson, kept when faster)
-  --spin-us US          GPU spin before each event-timed stage sequence (default 1000)
+                        (default {--zero-copy}; auto = tried on integrated GPUs such as Jetson, kept when faster)
+  --spin-us US          GPU spin before each event-timed stage sequence (default {--spin-us})
   --rate HZ[,HZ...]     paced passes after the back-to-back run: frames released on a fixed schedule at
                         each rate, as a camera delivers them (the GPU idles between frames); latency
                         median, p99 and max of the floor, detection and the tracker frame, from release
@@ -54,33 +55,38 @@ Kestrel
   --sm-count N          run all GPU work on a green context of N SMs (CUDA 12.4+; rounded up to the
                         split's granularity, 8 on sm_90): 16 approximates Orin AGX, 8 Orin NX / Xavier
  detector (also the tracker's re-detection)
-  --threshold T         FAST threshold (default 10)
-  --arc-min N, --arc-max N   bounded rectification (default 9, 16)
-  --score S             sad-b | sad-a | mt | harris (default sad-b)
-  --levels N            detector pyramid levels (default 2)
-  --scale F             pyramid factor in (1, 2] (default 2)
-  --cell WxH            grid cell in level-0 pixels (default 32x32)
-  --per-cell K          best K per cell (default 1)
-  --nms-radius N        n in [1, 4] (default 1)
-  --max-features N      global cap, best by score (default 0 = none)
-  --border N            extra level-0 margin (default 0)
+  --threshold T         FAST threshold (default {--threshold})
+  --arc-min N, --arc-max N   bounded rectification (defaults {--arc-min}, {--arc-max})
+  --score S             sad-b | sad-a | mt | harris (default {--score})
+  --levels N            detector pyramid levels (default {--levels})
+  --scale F             pyramid factor in (1, 2] (default {--scale})
+  --cell WxH            grid cell in level-0 pixels (default {--cell})
+  --per-cell K          best K per cell (default {--per-cell})
+  --nms-radius N        n in [1, 4] (default {--nms-radius})
+  --max-features N      global cap, best by score (default {--max-features}; 0 = none)
+  --border N            extra level-0 margin (default {--border}, the tracker's: new tracks start that far
+                        from the edges)
   --no-graph            do not replay the detector's frame as a CUDA graph
  tracker
-  --features N          target live tracks (default 200)
-  --lk-levels N         tracking pyramid levels (default 3)
-  --lk-mode M           translation | offset | gain | gain-offset (default gain-offset)
-  --template S          previous | first (default previous)
-  --patch N, --coarse-patch N, --coarse-from K   patch sides and first coarse level (16, 8, 2)
-  --iterations N        Gauss-Newton iterations per level (default 30)
-  --min-update F        stop below this update, px (default 0.01)
-  --max-residual F      lost when mean |residual| exceeds it (default 30)
-  --redetect-fraction F re-detect when live < F * features (default 0.3)
-  --fb [--fb-max-error PX]   forward-backward check
+  --features N          target live tracks (default {--features})
+  --lk-levels N         tracking pyramid levels (default {--lk-levels})
+  --lk-scale F          tracking pyramid factor in (1, 2] (default {--lk-scale})
+  --lk-mode M           translation | offset | gain | gain-offset (default {--lk-mode})
+  --template S          previous | first (default {--template})
+  --patch N, --coarse-patch N, --coarse-from K   patch sides and first coarse level
+                        (defaults {--patch}, {--coarse-patch}, {--coarse-from})
+  --iterations N        Gauss-Newton iterations per level (default {--iterations})
+  --min-update F        stop below this update, px (default {--min-update})
+  --max-residual F      lost when mean |residual| exceeds it (default {--max-residual})
+  --redetect-fraction F re-detect when live < F * features (default {--redetect-fraction})
+  --fb [--fb-max-error PX]   forward-backward check (default off; the round trip's bound
+                        defaults to {--fb-max-error} px)
 
 baselines
   --baselines LIST      comma list of opencv, opencv-mt, opencv-cuda, none (default: all available)
-  --cv-threads N        threads of the multi-threaded OpenCV baselines (default: all cores)
-  --gftt-quality F, --gftt-min-distance PX   goodFeaturesToTrack settings (0.01, 8)
+  --cv-threads N        threads of the multi-threaded OpenCV baselines (default {--cv-threads}: all cores)
+  --gftt-quality F, --gftt-min-distance PX   goodFeaturesToTrack settings
+                        (defaults {--gftt-quality}, {--gftt-min-distance})
 
 output
   --json FILE           everything measured, per frame and summarised (bench/plot_bench.py plots it)
@@ -139,6 +145,84 @@ LkMode to_mode(const std::string& v) {
     if (v == "gain" || v == "translation-gain") return LkMode::TranslationGain;
     if (v == "gain-offset" || v == "translation-gain-offset") return LkMode::TranslationGainOffset;
     throw Bad("--lk-mode expects translation, offset, gain or gain-offset, got '" + v + "'");
+}
+
+const char* score_option(ScoreType t) {  // the --score spelling
+    switch (t) {
+        case ScoreType::SadCircle: return "sad-b";
+        case ScoreType::SadArc: return "sad-a";
+        case ScoreType::MaxThreshold: return "mt";
+        case ScoreType::Harris: return "harris";
+    }
+    return "?";
+}
+
+std::string num(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+}
+
+std::string wxh(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> option_defaults() {
+    const Options o;  // the values a run uses when the option is not given
+    const DetectorConfig& d = o.tracker.detector;
+    const LkConfig& lk = o.tracker.lk;
+    return {
+        {"--size", wxh(o.camera.width, o.camera.height)},
+        {"--magnify", num(o.camera.magnification)},
+        {"--period", std::to_string(o.camera.period)},
+        {"--speed", num(o.camera.max_speed)},
+        {"--frames", std::to_string(o.frames)},
+        {"--warmup", std::to_string(o.warmup)},
+        {"--backend", o.backend},
+        {"--device", std::to_string(o.device)},
+        {"--zero-copy", o.zero_copy},
+        {"--spin-us", num(o.spin_us)},
+        {"--threshold", std::to_string(d.fast.threshold)},
+        {"--arc-min", std::to_string(d.fast.arc_min)},
+        {"--arc-max", std::to_string(d.fast.arc_max)},
+        {"--score", score_option(d.fast.score)},
+        {"--levels", std::to_string(d.pyramid.levels)},
+        {"--scale", num(d.pyramid.scale)},
+        {"--cell", wxh(d.cell_width, d.cell_height)},
+        {"--per-cell", std::to_string(d.per_cell)},
+        {"--nms-radius", std::to_string(d.nms_radius)},
+        {"--max-features", std::to_string(d.max_features)},
+        {"--border", std::to_string(d.border)},
+        {"--features", std::to_string(o.tracker.target_features)},
+        {"--lk-levels", std::to_string(lk.pyramid.levels)},
+        {"--lk-scale", num(lk.pyramid.scale)},
+        {"--lk-mode", lk_mode_name(lk.mode)},
+        {"--template", lk.template_source == TemplateSource::FirstFrame ? "first" : "previous"},
+        {"--patch", std::to_string(lk.patch_size)},
+        {"--coarse-patch", std::to_string(lk.coarse_patch_size)},
+        {"--coarse-from", std::to_string(lk.coarse_from_level)},
+        {"--iterations", std::to_string(lk.max_iterations)},
+        {"--min-update", num(lk.min_update)},
+        {"--max-residual", num(lk.max_residual)},
+        {"--redetect-fraction", num(o.tracker.redetect_fraction)},
+        {"--fb-max-error", num(o.tracker.fb_max_error)},
+        {"--cv-threads", std::to_string(o.cv_threads)},
+        {"--gftt-quality", num(o.gftt_quality)},
+        {"--gftt-min-distance", num(o.gftt_min_distance)},
+    };
+}
+
+namespace {
+
+// kUsage with every {--option} replaced by its default.
+std::string usage() {
+    std::string text = kUsage;
+    for (const auto& [opt, value] : option_defaults()) {
+        const std::string key = "{" + opt + "}";
+        for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+            text.replace(at, key.size(), value);
+    }
+    return text;
 }
 
 }  // namespace
@@ -200,7 +284,11 @@ int parse_options(int argc, char** argv, Options& o) {
                 return argv[++i];
             };
             if (a == "-h" || a == "--help") {
-                std::fputs(kUsage, stdout);
+                std::fputs(usage().c_str(), stdout);
+                return 1;
+            }
+            if (a == "--print-defaults") {  // for the help's test: `option value`, one a line
+                for (const auto& [opt, value] : option_defaults()) std::printf("%s %s\n", opt.c_str(), value.c_str());
                 return 1;
             }
             if (a == "--euroc") o.euroc = val();

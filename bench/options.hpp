@@ -1,6 +1,7 @@
 // kestrel_bench's command line (parse_options prints the usage for --help).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frames.hpp"
@@ -37,6 +38,10 @@ constexpr double kMaxRateHz = 1000;  ///< --rate bound (a period of 1 ms)
 
 /// Parses argv. Returns 0 to run, 1 after printing --help, 2 on a usage error (message printed).
 int parse_options(int argc, char** argv, Options& o);
+
+/// The default of every option that has one, as `--option` and the value in the option's own spelling, taken
+/// from a default-constructed Options (the config structs): --help states these, --print-defaults lists them.
+std::vector<std::pair<std::string, std::string>> option_defaults();
 
 std::string describe_detector(const DetectorConfig& d);
 std::string describe_tracker(const TrackerConfig& t);

@@ -100,4 +100,8 @@ cmake --build "$dir/consumer"
 out="$("$dir/consumer/kestrel_consumer")"
 echo "$out"
 grep -q '^kestrel consumer: OK' <<<"$out" || die "the consumer did not report OK"
+# The README's program, built from the README's lines against this install: tracks into the third frame.
+out="$("$dir/consumer/readme_snippet" "$dir/testdata/vtest_000.png" "$dir/testdata/vtest_001.png" \
+    "$dir/testdata/vtest_002.png")" || die "the README program failed"
+grep -Eq '^3 [0-9]+ [0-9.]+ [0-9.]+ 2$' <<<"$out" || die "the README program tracked nothing into the third frame"
 log "build without CUDA passed"
