@@ -56,11 +56,14 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
         r.floor_key = "floor";
         r.add("detect_e2e", "detection end to end: pinned frame -> keypoints on host", "kestrel", "wall");
     } else {
-        r.add("detect_e2e", "detection (CPU backend): frame -> keypoints", "kestrel", "wall");
+        const int threads = d.threads > 0 ? d.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        r.add("detect_e2e", "detection (CPU backend, " + std::to_string(threads) + " threads): frame -> keypoints",
+              "kestrel", "wall");
     }
     r.add("frame_e2e", "tracker frame end to end, all frames", "kestrel", "wall");
     r.add("frame_track", "tracker frame end to end, frames without re-detection", "kestrel", "wall");
     r.add("frame_redetect", "tracker frame end to end, frames with re-detection", "kestrel", "wall");
+    if (!cuda) r.add("detect_1thread", "detection on one thread (the footing of the stage rows)", "kestrel", "wall");
     const std::string k = cuda ? "device" : "wall";
     if (cuda) r.add("upload", "stage: upload (pinned frame -> device)", "kestrel", "device");
     r.add("pyramid", cuda ? "stage: pyramid, " + levels + " (DevicePyramid alone)" : "stage: pyramid, " + levels,
@@ -69,7 +72,7 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
           "kestrel", k);
     // The CUDA detector computes scores, NMS and selection in one fused kernel (kernels/detect/cell_detect.cu) where
     // its plan fits: there is no NMS stage to derive, only the detector's whole device time.
-    if (!cuda) r.add("nms", "stage: NMS + selection (detector - pyramid - score)", "kestrel", "derived");
+    if (!cuda) r.add("nms", "stage: NMS + selection on the score maps", "kestrel", "wall");
     if (cuda) {
         r.add("download", "stage: keypoint buffer download", "kestrel", "device");
         r.add("detect_device", "detection from a device image (all stages: one fused kernel where it applies)",
@@ -349,7 +352,10 @@ int run(Options& o) {
     r.notes.push_back(cuda ? "the pyramid and score rows time those stage APIs alone (the detector fuses its scores, NMS "
                              "and selection into one kernel where it applies: no NMS row); device rows are GPU "
                              "time behind a spin kernel, wall rows include launch and synchronisation"
-                           : "the NMS row is derived (the detector's total minus its pyramid and score stages)");
+                           : "the stage rows time each stage's function alone on one thread, with fresh memory "
+                             "and passes over whole maps: they show where the time goes, and their sum exceeds the "
+                             "one-thread detection row (the detector reuses its memory and visits only the corners it "
+                             "found); the detection and tracker rows run on every hardware thread");
 
     print_report(r, std::cout);
     if (!o.json.empty()) {
