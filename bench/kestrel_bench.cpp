@@ -20,6 +20,8 @@
 #endif
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/pyramid.hpp"
 #include "runner.hpp"
 
 #ifndef KESTREL_BENCH_COMMIT
@@ -192,6 +194,41 @@ std::unique_ptr<FrameSource> open_source(const Options& o) {
     return open_moving_camera(o.camera, dir);
 }
 
+/// The frames must fit the detector (every pyramid level at least 7x7, sides at least 2 * border + 7) and the
+/// tracker's LK pyramid: else a message naming the input, the frame size and the smallest size that fits, before
+/// any object is made (whose own message would name only the parameter).
+void check_frame_size(const Sequence& seq, const Options& o) {
+    const auto fits = [&o](int w, int h) {
+        try {
+            validate_image_size(w, h, o.tracker.detector, "check");
+            (void)pyramid_sizes(w, h, o.tracker.lk.pyramid);
+            return true;
+        } catch (const InvalidArgument&) {
+            return false;
+        }
+    };
+    if (fits(seq.width(), seq.height())) return;
+    int lo = 7, hi = kMaxImageSide;  // the smallest square side that fits (fits() is monotonic in the side)
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(mid, mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    const DetectorConfig& d = o.tracker.detector;
+    const bool prepared = seq.width() != seq.source_width() || seq.height() != seq.source_height();
+    throw std::runtime_error(
+        "input " + seq.description() + ": its frames are " + std::to_string(seq.source_width()) + "x" +
+        std::to_string(seq.source_height()) + " pixels" +
+        (prepared ? " (" + std::to_string(seq.width()) + "x" + std::to_string(seq.height()) + " after " +
+                        o.geometry.describe() + ")"
+                  : std::string()) +
+        ": too small for this configuration, which needs at least " + std::to_string(lo) + "x" + std::to_string(lo) +
+        " (each of the " + std::to_string(d.pyramid.levels) + " detector levels of --levels at --scale " +
+        rate_text(d.pyramid.scale) + " at least 7x7, each side at least 2 * --border + 7 = " +
+        std::to_string(2 * d.border + 7) + ", each of the " + std::to_string(o.tracker.lk.pyramid.levels) +
+        " levels of --lk-levels at least 7x7)");
+}
+
 int run(Options& o) {
     validate(o.tracker.detector, "detector settings");
     validate(o.tracker.lk, "tracker settings");
@@ -235,6 +272,7 @@ int run(Options& o) {
     Progress loading("loading", total);
     Sequence seq(open_source(o), o.geometry, total, [&](int d, int) { loading.update(d); });
     loading.done();
+    check_frame_size(seq, o);
 
     Results r;
     r.frames = o.frames;
