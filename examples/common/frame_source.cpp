@@ -111,7 +111,8 @@ public:
         if (announced_ <= 0 || n_ >= announced_) return "";
         return "video '" + path_ + "' ended early: frame " + std::to_string(n_ - 1) + " was the last that could be "
                "decoded, " + std::to_string(n_) + " of the " + std::to_string(announced_) +
-               " frames its header announces (the file is truncated or damaged after it)";
+               " frames its header announces (the file is cut short there, or its next frame is damaged or in a form this "
+               "OpenCV cannot decode)";
     }
 
 private:
