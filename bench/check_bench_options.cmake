@@ -49,6 +49,17 @@ if(DEFINED ENV{KESTREL_TEST_DATA} AND EXISTS "$ENV{KESTREL_TEST_DATA}/box.png")
     ${BENCH} --photo $ENV{KESTREL_TEST_DATA}/box.png ${quick})
 endif()
 
+# Sizes must be positive; frames too small for the configuration stop the run naming the input and the size.
+expect_refusal("--crop 0x0" "--crop 0x0: each size must be at least 1 pixel" ${BENCH} --crop 0x0)
+expect_refusal("--resize 0x480" "--resize 0x480: each size must be at least 1 pixel" ${BENCH} --resize 0x480)
+expect_refusal("--size -752x480" "--size -752x480: each size must be at least 1 pixel" ${BENCH} --size -752x480)
+set(one_px "${CMAKE_CURRENT_BINARY_DIR}/bench_one_pixel_euroc")  # a EuRoC folder of one 1x1 frame (binary PGM)
+file(REMOVE_RECURSE "${one_px}")
+file(WRITE "${one_px}/mav0/cam0/data.csv" "#timestamp [ns],filename\n1403636579763555584,1403636579763555584.pgm\n")
+file(WRITE "${one_px}/mav0/cam0/data/1403636579763555584.pgm" "P5\n1 1\n255\nA")
+expect_error("EuRoC of 1x1 frames" "input EuRoC ${one_px}/mav0/cam0: its frames are 1x1 pixels: too small for this configuration, which needs at least"
+  ${BENCH} --euroc ${one_px} ${quick})
+
 expect_refusal("--rate 0" "--rate must be in (0, 1000] Hz, got '0'" ${BENCH} --rate 0)
 expect_refusal("--rate -5" "--rate must be in (0, 1000] Hz" ${BENCH} --rate=-5)
 expect_refusal("--rate 1500" "--rate must be in (0, 1000] Hz, got '1500'" ${BENCH} --rate 1500)

@@ -27,7 +27,8 @@ message("${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "kestrel_bench failed (${rc}): ${err}")
 endif()
-foreach(line "backend: CPU" "Per-frame times in microseconds over ${FRAMES} measured frames" "detection (CPU backend)"
+foreach(line "backend: CPU" "Per-frame times in microseconds over ${FRAMES} measured frames" "detection (CPU backend, "
+             "detection on one thread (the footing of the stage rows)" "stage: NMS + selection on the score maps"
              "input: a camera moving over " "(the demo's sequence: 752x480" "frames: 752x480 -> 752x480"
              "tracker frame end to end, frames without re-detection" "tracker frame end to end, frames with re-detection")
   string(FIND "${out}" "${line}" at)
@@ -52,16 +53,31 @@ foreach(i RANGE ${last})
   if(NOT per EQUAL FRAMES)
     message(FATAL_ERROR "series ${key}: ${per} per-frame values, expected ${FRAMES}")
   endif()
-  if(key MATCHES "^(detect_e2e|pyramid|score|frame_e2e|n_detected|cv_fast_grid)$")
+  # Every row is a time measured around a call: none is derived from others (a difference of times taken on
+  # different footings, e.g. the threaded detector minus one-thread stages, can come out negative).
+  string(JSON kind GET "${j}" series ${i} kind)
+  if(kind STREQUAL "derived")
+    message(FATAL_ERROR "series ${key} is derived from other rows, not measured")
+  endif()
+  if(key MATCHES "^(detect_e2e|detect_1thread|pyramid|score|nms|frame_e2e|n_detected|cv_fast_grid)$")
     string(JSON median GET "${j}" series ${i} median)
     if(NOT n EQUAL FRAMES OR NOT median GREATER 0)
       message(FATAL_ERROR "series ${key}: n = ${n}, median = ${median}; expected ${FRAMES} frames and a positive median")
+    endif()
+    if(NOT key MATCHES "^n_")  # a time: every frame's value positive
+      math(EXPR lastf "${FRAMES} - 1")
+      foreach(f RANGE ${lastf})
+        string(JSON v GET "${j}" series ${i} per_frame ${f})
+        if(NOT v GREATER 0)
+          message(FATAL_ERROR "series ${key}: frame ${f} took ${v} us; every time must be positive")
+        endif()
+      endforeach()
     endif()
     list(APPEND found ${key})
   endif()
 endforeach()
 list(LENGTH found nfound)
-if(nfound LESS 5)  # cv_fast_grid only when OpenCV is built in
+if(nfound LESS 7)  # cv_fast_grid only when OpenCV is built in
   message(FATAL_ERROR "JSON lacks expected series (found: ${found})")
 endif()
 string(FIND "${out}" "   p99       max" at)

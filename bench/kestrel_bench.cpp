@@ -20,6 +20,8 @@
 #endif
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
+#include "kestrel/feature_detector.hpp"
+#include "kestrel/pyramid.hpp"
 #include "runner.hpp"
 
 #ifndef KESTREL_BENCH_COMMIT
@@ -56,11 +58,14 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
         r.floor_key = "floor";
         r.add("detect_e2e", "detection end to end: pinned frame -> keypoints on host", "kestrel", "wall");
     } else {
-        r.add("detect_e2e", "detection (CPU backend): frame -> keypoints", "kestrel", "wall");
+        const int threads = d.threads > 0 ? d.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        r.add("detect_e2e", "detection (CPU backend, " + std::to_string(threads) + " threads): frame -> keypoints",
+              "kestrel", "wall");
     }
     r.add("frame_e2e", "tracker frame end to end, all frames", "kestrel", "wall");
     r.add("frame_track", "tracker frame end to end, frames without re-detection", "kestrel", "wall");
     r.add("frame_redetect", "tracker frame end to end, frames with re-detection", "kestrel", "wall");
+    if (!cuda) r.add("detect_1thread", "detection on one thread (the footing of the stage rows)", "kestrel", "wall");
     const std::string k = cuda ? "device" : "wall";
     if (cuda) r.add("upload", "stage: upload (pinned frame -> device)", "kestrel", "device");
     r.add("pyramid", cuda ? "stage: pyramid, " + levels + " (DevicePyramid alone)" : "stage: pyramid, " + levels,
@@ -69,7 +74,7 @@ void add_kestrel_series(Results& r, const Options& o, bool cuda, int width, int 
           "kestrel", k);
     // The CUDA detector computes scores, NMS and selection in one fused kernel (kernels/detect/cell_detect.cu) where
     // its plan fits: there is no NMS stage to derive, only the detector's whole device time.
-    if (!cuda) r.add("nms", "stage: NMS + selection (detector - pyramid - score)", "kestrel", "derived");
+    if (!cuda) r.add("nms", "stage: NMS + selection on the score maps", "kestrel", "wall");
     if (cuda) {
         r.add("download", "stage: keypoint buffer download", "kestrel", "device");
         r.add("detect_device", "detection from a device image (all stages: one fused kernel where it applies)",
@@ -189,6 +194,41 @@ std::unique_ptr<FrameSource> open_source(const Options& o) {
     return open_moving_camera(o.camera, dir);
 }
 
+/// The frames must fit the detector (every pyramid level at least 7x7, sides at least 2 * border + 7) and the
+/// tracker's LK pyramid: else a message naming the input, the frame size and the smallest size that fits, before
+/// any object is made (whose own message would name only the parameter).
+void check_frame_size(const Sequence& seq, const Options& o) {
+    const auto fits = [&o](int w, int h) {
+        try {
+            validate_image_size(w, h, o.tracker.detector, "check");
+            (void)pyramid_sizes(w, h, o.tracker.lk.pyramid);
+            return true;
+        } catch (const InvalidArgument&) {
+            return false;
+        }
+    };
+    if (fits(seq.width(), seq.height())) return;
+    int lo = 7, hi = kMaxImageSide;  // the smallest square side that fits (fits() is monotonic in the side)
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(mid, mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    const DetectorConfig& d = o.tracker.detector;
+    const bool prepared = seq.width() != seq.source_width() || seq.height() != seq.source_height();
+    throw std::runtime_error(
+        "input " + seq.description() + ": its frames are " + std::to_string(seq.source_width()) + "x" +
+        std::to_string(seq.source_height()) + " pixels" +
+        (prepared ? " (" + std::to_string(seq.width()) + "x" + std::to_string(seq.height()) + " after " +
+                        o.geometry.describe() + ")"
+                  : std::string()) +
+        ": too small for this configuration, which needs at least " + std::to_string(lo) + "x" + std::to_string(lo) +
+        " (each of the " + std::to_string(d.pyramid.levels) + " detector levels of --levels at --scale " +
+        rate_text(d.pyramid.scale) + " at least 7x7, each side at least 2 * --border + 7 = " +
+        std::to_string(2 * d.border + 7) + ", each of the " + std::to_string(o.tracker.lk.pyramid.levels) +
+        " levels of --lk-levels at least 7x7)");
+}
+
 int run(Options& o) {
     validate(o.tracker.detector, "detector settings");
     validate(o.tracker.lk, "tracker settings");
@@ -232,6 +272,7 @@ int run(Options& o) {
     Progress loading("loading", total);
     Sequence seq(open_source(o), o.geometry, total, [&](int d, int) { loading.update(d); });
     loading.done();
+    check_frame_size(seq, o);
 
     Results r;
     r.frames = o.frames;
@@ -349,7 +390,10 @@ int run(Options& o) {
     r.notes.push_back(cuda ? "the pyramid and score rows time those stage APIs alone (the detector fuses its scores, NMS "
                              "and selection into one kernel where it applies: no NMS row); device rows are GPU "
                              "time behind a spin kernel, wall rows include launch and synchronisation"
-                           : "the NMS row is derived (the detector's total minus its pyramid and score stages)");
+                           : "the stage rows time each stage's function alone on one thread, with fresh memory "
+                             "and passes over whole maps: they show where the time goes, and their sum exceeds the "
+                             "one-thread detection row (the detector reuses its memory and visits only the corners it "
+                             "found); the detection and tracker rows run on every hardware thread");
 
     print_report(r, std::cout);
     if (!o.json.empty()) {

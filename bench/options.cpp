@@ -94,22 +94,26 @@ output
   -h, --help
 )";
 
-bool parse_size(const std::string& s, int& w, int& h) {
+struct Bad : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// "WxH" into w, h: false when `s` is not two integers around an x; Bad when a size is not positive.
+bool parse_size(const std::string& opt, const std::string& s, int& w, int& h) {
     const auto x = s.find_first_of("xX");
     if (x == std::string::npos) return false;
     try {
         std::size_t a = 0, b = 0;
         w = std::stoi(s.substr(0, x), &a);
         h = std::stoi(s.substr(x + 1), &b);
-        return a == x && b == s.size() - x - 1 && w > 0 && h > 0;
+        if (a != x || b != s.size() - x - 1) return false;
     } catch (...) {
         return false;
     }
+    if (w < 1 || h < 1)
+        throw Bad(opt + " " + s + ": each size must be at least 1 pixel (WxH, e.g. 752x480)");
+    return true;
 }
-
-struct Bad : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 int to_int(const std::string& opt, const std::string& v) {
     try {
@@ -297,7 +301,7 @@ int parse_options(int argc, char** argv, Options& o) {
             else if (a == "--data") o.data = val();
             else if (a == "--photo") o.camera.photo = val();
             else if (a == "--size") {
-                if (!parse_size(val(), o.camera.width, o.camera.height)) throw Bad("--size expects WxH");
+                if (!parse_size(a, val(), o.camera.width, o.camera.height)) throw Bad("--size expects WxH");
                 default_input_option = a;
             } else if (a == "--magnify") {
                 o.camera.magnification = to_double(a, val());
@@ -315,9 +319,9 @@ int parse_options(int argc, char** argv, Options& o) {
                 default_input_option = a;
             }
             else if (a == "--crop") {
-                if (!parse_size(val(), o.geometry.crop_width, o.geometry.crop_height)) throw Bad("--crop expects WxH");
+                if (!parse_size(a, val(), o.geometry.crop_width, o.geometry.crop_height)) throw Bad("--crop expects WxH");
             } else if (a == "--resize") {
-                if (!parse_size(val(), o.geometry.resize_width, o.geometry.resize_height))
+                if (!parse_size(a, val(), o.geometry.resize_width, o.geometry.resize_height))
                     throw Bad("--resize expects WxH");
             } else if (a == "--max-width") o.geometry.max_width = to_int(a, val());
             else if (a == "--max-height") o.geometry.max_height = to_int(a, val());
@@ -349,7 +353,7 @@ int parse_options(int argc, char** argv, Options& o) {
             else if (a == "--levels") d.pyramid.levels = to_int(a, val());
             else if (a == "--scale") d.pyramid.scale = static_cast<float>(to_double(a, val()));
             else if (a == "--cell") {
-                if (!parse_size(val(), d.cell_width, d.cell_height)) throw Bad("--cell expects WxH");
+                if (!parse_size(a, val(), d.cell_width, d.cell_height)) throw Bad("--cell expects WxH");
             } else if (a == "--per-cell") d.per_cell = to_int(a, val());
             else if (a == "--nms-radius") d.nms_radius = to_int(a, val());
             else if (a == "--max-features") d.max_features = to_int(a, val());

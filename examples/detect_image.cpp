@@ -98,6 +98,31 @@ void levels_and_maps(kestrel::HostView img, const kestrel::DetectorConfig& cfg, 
     }
 }
 
+/// How the keypoints were selected, for the summary line: the grid (and PyCA's culling before it), or the per-level
+/// policies' budget.
+std::string selection_text(int width, int height, const kestrel::DetectorConfig& cfg) {
+    const kestrel::Size2 g = kestrel::grid_size(width, height, cfg);
+    char b[256];
+    switch (cfg.selection) {
+        case kestrel::SelectionPolicy::OrbSlam:
+        case kestrel::SelectionPolicy::LevelHarris:
+            std::snprintf(b, sizeof b, "%s: a budget of %d over %d levels, cells of %d px, border %d px per level",
+                          cfg.selection == kestrel::SelectionPolicy::OrbSlam ? "ORB-SLAM's extractor"
+                                                                             : "cv::ORB's per-level Harris ranking",
+                          cfg.max_features, cfg.pyramid.levels, cfg.orbslam.cell, cfg.orbslam.border);
+            return b;
+        case kestrel::SelectionPolicy::PyCA:
+            std::snprintf(b, sizeof b, "PyCA: culling cells of %d px on level 0, %dx%d aggregation, then grid %dx%d "
+                          "cells of %dx%d px, %d per cell", cfg.pyca.cell[0], cfg.pyca.q, cfg.pyca.q, g.width, g.height,
+                          cfg.cell_width, cfg.cell_height, cfg.per_cell);
+            return b;
+        case kestrel::SelectionPolicy::Grid: break;
+    }
+    std::snprintf(b, sizeof b, "grid %dx%d cells of %dx%d px, %d per cell", g.width, g.height, cfg.cell_width,
+                  cfg.cell_height, cfg.per_cell);
+    return b;
+}
+
 int run(int argc, char** argv) {
     Args args(argc, argv, option_flags({"orb"}));
     if (args.flag("help")) {
@@ -126,6 +151,8 @@ int run(int argc, char** argv) {
     if (const std::string note = depth_notice(image_path, info); !note.empty())
         std::fprintf(stderr, "detect_image: note: %s\n", note.c_str());
     check_image_size(img.width(), img.height(), cfg, "image '" + image_path + "'");
+    if (const std::string note = orb_border_note(img.width(), img.height(), cfg); !note.empty())
+        std::fprintf(stderr, "detect_image: note: %s\n", note.c_str());
     std::printf("image: %s (%dx%d%s)\n%s\n", image_path.c_str(), img.width(), img.height(),
                 info.channels >= 3 ? ", colour converted to grey as cv::imread IMREAD_GRAYSCALE does" : "",
                 backend_line(backend, explicit_backend).c_str());
@@ -141,10 +168,7 @@ int run(int argc, char** argv) {
 
     std::vector<int> per_level(cfg.pyramid.levels, 0);
     for (const kestrel::Keypoint& k : kps) ++per_level[k.level];
-    std::printf("%zu keypoints (grid %dx%d cells of %dx%d px, %d per cell):", kps.size(),
-                kestrel::grid_size(img.width(), img.height(), cfg).width,
-                kestrel::grid_size(img.width(), img.height(), cfg).height, cfg.cell_width, cfg.cell_height,
-                cfg.per_cell);
+    std::printf("%zu keypoints (%s):", kps.size(), selection_text(img.width(), img.height(), cfg).c_str());
     for (int k = 0; k < cfg.pyramid.levels; ++k) std::printf("  level %d: %d", k, per_level[k]);
     std::printf("\n");
 

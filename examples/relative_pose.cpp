@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -33,20 +34,26 @@ using namespace kestrel_examples;
 namespace {
 
 const char* kUsage =
-    "usage: relative_pose MATCHES.csv (--sensor SENSOR.yaml | --fx F --fy F --cx C --cy C) [options]\n"
+    "usage: relative_pose MATCHES.csv (--sensor SENSOR.yaml | --fx F --fy F --cx C --cy C --size WxH) [options]\n"
     "       relative_pose --make-scene OUT.csv [--points N] [--outliers R] [--sensor SENSOR.yaml]\n"
-    "  MATCHES.csv            x1,y1,x2,y2 per line, pixels (a non-numeric first line is a header)\n"
+    "  MATCHES.csv            x1,y1,x2,y2 per line, pixels as decimal numbers (a first line without a number\n"
+    "                         is a header)\n"
     "  --sensor FILE          the camera of both views from a EuRoC/Kalibr sensor.yaml (intrinsics and\n"
     "                         distortion): raw pixels are undistorted with the camera model\n"
     "  --fx --fy --cx --cy    or pinhole intrinsics in pixels (both views); points must be undistorted\n"
+    "  --size WxH             the image size of --fx ...: the principal point must lie within the image\n"
+    "                         extended by half its size on each side\n"
     "  --threshold PX         inlier threshold on the Sampson error (default 1.0)\n"
     "  --confidence P         adaptive stop (default 0.999)\n"
     "  --max-hypotheses N     (default 4096)\n"
     "  --seed S               sampler seed (default 0)\n"
+    "  --min-inliers N        the fewest inliers a pose is accepted with, [2, 1048576] (default 8)\n"
     "  --method five-point|two-point  two-point needs --rotation r00,r01,...,r22 (the gyro prior)\n"
     "  --no-refine            skip the refinement on the inliers\n"
     "  --mask FILE            write the inlier mask as CSV index,inlier\n"
-    "  --pose FILE            write status, R, t, E, inliers, hypotheses (every digit: backends compare exactly)\n";
+    "  --pose FILE            write status, R, t, E, inliers, hypotheses (every digit: backends compare exactly)\n"
+    "  --make-scene: --points N in [1, 1000000] (default 300), --outliers R the fraction of them made outliers,\n"
+    "  in [0, 1] (default 0.3)\n";
 
 const char* model_name(kestrel::CameraModel m) {
     switch (m) {
@@ -59,6 +66,21 @@ const char* model_name(kestrel::CameraModel m) {
 
 /// The bound on a pixel coordinate of the CSV (far beyond any image: kestrel::kMaxImageSide is 16383).
 constexpr double kMaxCoordinate = 1e6;
+
+/// The fields of `line` split at commas, semicolons and tabs, blanks trimmed.
+std::vector<std::string> split_fields(const std::string& line) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t end = line.find_first_of(",;\t", start);
+        std::string f = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        const std::size_t a = f.find_first_not_of(" \r"), b = f.find_last_not_of(" \r");
+        fields.push_back(a == std::string::npos ? std::string() : f.substr(a, b - a + 1));
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return fields;
+}
 
 /// Splits `line` at commas, semicolons and tabs; each field must be one number (strtod reads all of it).
 bool parse_numbers(const std::string& line, std::vector<double>& out) {
@@ -81,19 +103,28 @@ bool parse_numbers(const std::string& line, std::vector<double>& out) {
 }
 
 std::vector<double> read_csv(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw std::runtime_error("'" + path + "' is a directory, not a CSV file of correspondences x1,y1,x2,y2");
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read '" + path + "'");
     std::vector<double> v, row;
     std::string line;
     int lineno = 0;
+    const char* const columns[4] = {"x1", "y1", "x2", "y2"};
     while (std::getline(in, line)) {
         ++lineno;
         if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
         const std::string where = path + ":" + std::to_string(lineno) + ": ";
-        if (!parse_numbers(line, row)) {
-            if (lineno == 1) continue;  // header
+        const std::vector<std::string> fields = split_fields(line);
+        const bool any_number = std::any_of(fields.begin(), fields.end(), is_decimal);
+        if (lineno == 1 && !any_number) continue;  // header: a first line without a number
+        for (std::size_t c = 0; c < fields.size() && c < 4; ++c)
+            if (!is_decimal(fields[c]))
+                throw std::runtime_error(where + "column " + columns[c] + ": '" + fields[c] +
+                                         "' is not a decimal number (digits, an optional sign, point and exponent)");
+        if (!parse_numbers(line, row))
             throw std::runtime_error(where + "expected four numbers x1,y1,x2,y2, got '" + line + "'");
-        }
         if (row.size() != 4)
             throw std::runtime_error(where + "expected 4 columns x1,y1,x2,y2, got " + std::to_string(row.size()));
         for (double x : row)
@@ -212,6 +243,11 @@ int run(int argc, char** argv) {
         const double outl = args.get_double("outliers", 0.3);
         const std::string sensor = args.get("sensor", "");
         args.reject_unknown();
+        if (n < 1 || n > 1000000)
+            throw UsageError("--points " + std::to_string(n) + " is outside [1, 1000000] (the correspondences written)");
+        if (!(outl >= 0.0 && outl <= 1.0))
+            throw UsageError("--outliers " + args.get("outliers", "") +
+                             " is outside [0, 1] (the fraction of the points made outliers)");
         if (sensor.empty()) return make_scene(path, n, outl, nullptr);
         const kestrel::Camera cam = read_sensor_yaml(sensor).camera;
         return make_scene(path, n, outl, &cam);
@@ -227,13 +263,21 @@ int run(int argc, char** argv) {
         cam = read_sensor_yaml(sensor).camera;
     } else {
         if (!args.has("fx") || !args.has("fy") || !args.has("cx") || !args.has("cy"))
-            throw UsageError("the camera is needed: --sensor SENSOR.yaml, or --fx --fy --cx --cy (pixels)");
+            throw UsageError("the camera is needed: --sensor SENSOR.yaml, or --fx --fy --cx --cy (pixels) and --size WxH");
+        if (!args.has("size"))
+            throw UsageError("--fx --fy --cx --cy need the image size: --size WxH (pixels; the principal point is "
+                             "checked against it)");
         cam.model = kestrel::CameraModel::Pinhole;
         cam.fx = args.get_double("fx", 0.0);
         cam.fy = args.get_double("fy", 0.0);
         cam.cx = args.get_double("cx", 0.0);
         cam.cy = args.get_double("cy", 0.0);
+        const std::string size = args.get("size", "");
+        char tail = 0;
+        if (std::sscanf(size.c_str(), "%dx%d%c", &cam.width, &cam.height, &tail) != 2)
+            throw UsageError("--size expects WxH (e.g. 752x480), not '" + size + "'");
         if (!(cam.fx > 0) || !(cam.fy > 0)) throw UsageError("--fx and --fy must be positive");
+        kestrel::validate(cam, "--fx --fy --cx --cy --size");  // the principal point against the image, the sizes
     }
     kestrel::RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);  // pixels per normalized unit: the threshold is in pixels
@@ -242,6 +286,7 @@ int run(int argc, char** argv) {
     cfg.max_hypotheses = args.get_int("max-hypotheses", cfg.max_hypotheses);
     cfg.seed = static_cast<std::uint64_t>(args.get_uint64("seed", 0));
     cfg.refine = !args.flag("no-refine");
+    cfg.min_inliers = args.get_int("min-inliers", cfg.min_inliers);
     const std::string method = args.get("method", "five-point");
     std::vector<double> prior;
     if (method == "two-point") {
@@ -250,7 +295,11 @@ int run(int argc, char** argv) {
         prior = parse_matrix(args.get("rotation", ""));
     } else if (method != "five-point") {
         throw UsageError("--method must be five-point or two-point");
+    } else if (args.has("rotation")) {
+        throw UsageError("--rotation is the rotation prior of --method two-point: add --method two-point (the "
+                         "five-point method estimates the rotation itself)");
     }
+    kestrel::validate(cfg, "command line");  // --threshold, --confidence, --max-hypotheses, --min-inliers
     const std::string mask_path = args.get("mask", "");
     const std::string pose_path = args.get("pose", "");
     args.reject_unknown();
@@ -262,6 +311,10 @@ int run(int argc, char** argv) {
         throw std::runtime_error(args.positional()[0] + ": " + std::to_string(n) + " correspondence" + (n == 1 ? "" : "s") +
                                  ", the " + (need == 5 ? "five-point" : "two-point") + " method needs at least " +
                                  std::to_string(need) + " (rows x1,y1,x2,y2)");
+    if (n < cfg.min_inliers)
+        throw std::runtime_error(args.positional()[0] + ": " + std::to_string(n) + " correspondences, fewer than --min-inliers " +
+                                 std::to_string(cfg.min_inliers) + " (the fewest inliers a pose is accepted with): no "
+                                 "pose can be accepted; give more rows, or a smaller --min-inliers (at least 2)");
     // Normalized coordinates of both views; `used[k]` is the input line of estimator point k.
     std::vector<double> x1, x2;
     std::vector<int> used;
@@ -305,8 +358,8 @@ int run(int argc, char** argv) {
         }
     }
     const int m = static_cast<int>(used.size());
-    std::printf("%d correspondences, method %s, threshold %.3g px, confidence %.6g\n", m, kestrel::to_string(cfg.method),
-                cfg.threshold_px, cfg.confidence);
+    std::printf("%d correspondences, method %s, threshold %.3g px, confidence %.6g, min inliers %d\n", m,
+                kestrel::to_string(cfg.method), cfg.threshold_px, cfg.confidence, cfg.min_inliers);
     kestrel::RelativePoseEstimator est(m > 0 ? m : 1, cfg, backend);
     std::vector<std::uint8_t> used_mask(static_cast<std::size_t>(m));
     const kestrel::RelativePoseResult r =

@@ -183,9 +183,16 @@ kestrel::StereoRig stereo_rig(const StereoOptions& so, const StereoFrameSource& 
         throw UsageError("the stereo rig is needed: --rectified F,CX,CY,B, or a EuRoC folder with cam0/sensor.yaml and "
                          "cam1/sensor.yaml");
     const SensorYaml a = read_sensor_yaml(y0), b = read_sensor_yaml(y1);
+    for (const auto& [yaml, path] : {std::pair<const SensorYaml&, const std::string&>{a, y0}, {b, y1}})
+        if (const std::string why = rigid_transform_problem(yaml.T_BS); !why.empty())
+            throw std::runtime_error(path + ":" + std::to_string(yaml.T_BS_line) + ": T_BS " + why);
     std::printf("rig: %s and %s (%s / %s, T_rl = inv(T_BS1) * T_BS0)\n", y0.c_str(), y1.c_str(),
                 kestrel::to_string(a.camera.model), kestrel::to_string(b.camera.model));
-    return kestrel::rig_from_body_poses(a.camera, pose16(a.T_BS), b.camera, pose16(b.T_BS));
+    try {
+        return kestrel::rig_from_body_poses(a.camera, pose16(a.T_BS), b.camera, pose16(b.T_BS));
+    } catch (const kestrel::InvalidArgument& e) {
+        throw std::runtime_error("the rig of " + y0 + " and " + y1 + " (their T_BS and cameras): " + e.what());
+    }
 }
 
 Rgb stereo_colour(kestrel::StereoStatus s) {
@@ -200,6 +207,13 @@ std::FILE* open_output(const std::string& out_dir, const std::string& csv_path, 
     std::fprintf(csv, "%s\n", header);
     if (png_frames) fs::create_directories(fs::path(out_dir) / "frames");
     return csv;
+}
+
+/// A number as the library's messages print it (%g-like: 5000, 639.5, -320.5).
+std::string num_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
 }
 
 std::string csv_float(float v) {
@@ -252,6 +266,8 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const Ch
     std::map<std::string, long long> by_status;
     std::vector<float> disparities, tracker_ms;
     long long track_frames = 0;
+    int frames_16bit = 0;  // pairs with a 16-bit image (either side), and the first such file
+    std::string first_16bit;
     int n = 0;
     Stopwatch total;
     for (;; ++n) {
@@ -259,6 +275,12 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const Ch
         Stopwatch sw;
         if (!source->next(left, right)) break;
         times.add("read + decode (both images)", sw.lap());
+        if ((left.source_bits > 8 || right.source_bits > 8) && frames_16bit++ == 0) {
+            const Frame& f = left.source_bits > 8 ? left : right;
+            first_16bit = f.path;
+            std::fprintf(stderr, "track_sequence: note: %s; every 16-bit image is reduced the same way\n",
+                         depth_notice(f.path, GreyInfo{f.source_bits, 1, "", ""}).c_str());
+        }
         const int w = left.image.width(), h = left.image.height();
         if (right.image.width() != w || right.image.height() != h)
             throw std::runtime_error("right image '" + right.path + "' is " + std::to_string(right.image.width()) + "x" +
@@ -266,11 +288,16 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const Ch
                                      std::to_string(w) + "x" + std::to_string(h));
         if (!tracker) {
             check_frame_size(w, h, tcfg, "frame '" + left.path + "'");
-            if (so.have_rectified && !(so.rect[1] >= -0.5 && so.rect[1] <= w - 0.5 && so.rect[2] >= -0.5 && so.rect[2] <= h - 0.5))
-                throw UsageError("--rectified: the principal point (" + std::to_string(so.rect[1]) + ", " +
-                                 std::to_string(so.rect[2]) + ") is outside the " + std::to_string(w) + "x" +
-                                 std::to_string(h) + " image: CX must be in [-0.5, " + std::to_string(w - 0.5) +
-                                 "] and CY in [-0.5, " + std::to_string(h - 0.5) + "]");
+            if (const std::string note = orb_border_note(w, h, tcfg.detector, "det-"); !note.empty())
+                std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
+            // The principal point: where kestrel::validate(Camera) accepts it, the image extended by half its size.
+            const kestrel::PrincipalPointRange rx = kestrel::principal_point_range(w), ry = kestrel::principal_point_range(h);
+            if (so.have_rectified && !(so.rect[1] >= rx.lo && so.rect[1] <= rx.hi && so.rect[2] >= ry.lo && so.rect[2] <= ry.hi))
+                throw UsageError("--rectified: the principal point (" + num_text(so.rect[1]) + ", " +
+                                 num_text(so.rect[2]) + ") is outside the " + std::to_string(w) + "x" +
+                                 std::to_string(h) + " image extended by half its size on each side: CX must be in [" +
+                                 num_text(rx.lo) + ", " + num_text(rx.hi) + "] and CY in [" + num_text(ry.lo) + ", " +
+                                 num_text(ry.hi) + "]");
             if (co.on && !cfg.tracker.geometric_check.enabled) {  // a rectified rig: its pinhole camera
                 kestrel::Camera& c = cfg.tracker.geometric_check.camera;
                 c.model = kestrel::CameraModel::Pinhole;
@@ -394,6 +421,9 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const Ch
     if (!disparities.empty())
         std::printf("  disparity         Matched: median %.3f px, 5 %% %.3f px, 95 %% %.3f px\n", percentile(disparities, 0.5),
                     percentile(disparities, 0.05), percentile(disparities, 0.95));
+    if (frames_16bit > 0)
+        std::fprintf(stderr, "track_sequence: note: %d of %d pairs had a 16-bit image (the first: %s), reduced to 8 bits "
+                     "(v >> 8)\n", frames_16bit, n, first_16bit.c_str());
     return 0;
 }
 
@@ -423,6 +453,9 @@ int run(int argc, char** argv) {
     const std::string video_name = args.get("video", "tracks.avi");
     const bool draw_output = !args.flag("no-draw");
     const int max_frames = args.get_int("max-frames", 0);
+    if (args.has("max-frames") && max_frames < 1)
+        throw UsageError("--max-frames " + std::to_string(max_frames) +
+                         " is outside [1, 2147483647] (leave it out to track every frame)");
     source_opt.fps = args.get_float("fps", 0.0f);
     const int trail_len = std::max(1, args.get_int("trail", 10));
     const int print_every = args.get_int("print-every", 10);
@@ -446,6 +479,9 @@ int run(int argc, char** argv) {
     if (!so.stereo && stereo_options)
         throw UsageError("--rectified, --epipolar-tolerance, --max-round-trip, --min/max-disparity are stereo options: "
                          "add --stereo (EuRoC cam0 + cam1) or --right DIR");
+    if (args.flag("stereo") && !so.right_dir.empty())
+        throw UsageError("--stereo and --right are two kinds of stereo input: --stereo reads a EuRoC folder's cam0 and "
+                         "cam1, --right DIR pairs SOURCE (the left image folder) with DIR; pass one of them");
     if (so.stereo) {
         if (synthetic || args.positional().size() != 1)
             throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
@@ -509,6 +545,8 @@ int run(int argc, char** argv) {
             frame.image = syn->render(n);
             frame.timestamp_ns = static_cast<long long>(std::llround(n * 1e9 / fps));
         } else if (!source->next(frame)) {
+            if (const std::string note = source->end_notice(); !note.empty())
+                std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
             break;
         }
         times.add(syn ? "render synthetic frame" : "read + decode", sw.lap());
@@ -521,6 +559,9 @@ int run(int argc, char** argv) {
         if (!tracker) {
             check_frame_size(frame.image.width(), frame.image.height(), cfg,
                              syn ? "the synthetic frame" : "frame '" + (frame.path.empty() ? frame.name : frame.path) + "'");
+            if (const std::string note = orb_border_note(frame.image.width(), frame.image.height(), cfg.detector, "det-");
+                !note.empty())
+                std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
             tracker = std::make_unique<kestrel::FeatureTracker>(frame.image.width(), frame.image.height(), cfg, backend);
             std::printf("frames: %dx%d; tracker set up in %.1f ms (it allocates here and in the first frame only)\n",
                         frame.image.width(), frame.image.height(), sw.lap());

@@ -228,6 +228,15 @@ int run(int argc, char** argv) {
     std::vector<kestrel::Keypoint> prev_kps;
     for (const std::string& f : files) {
         const kestrel::HostImage img = load_grey(f);
+        // Too small for the detector or the LK pyramid: say so naming the file (not the library's "parameter 'width'").
+        check_image_size(img.width(), img.height(), dcfg, "image '" + f + "'");
+        try {
+            (void)kestrel::pyramid_sizes(img.width(), img.height(), lk.pyramid);
+        } catch (const kestrel::InvalidArgument&) {
+            throw std::runtime_error("image '" + f + "' is " + std::to_string(img.width()) + "x" +
+                                     std::to_string(img.height()) + " pixels: too small for the LK pyramid (each of the " +
+                                     std::to_string(lk.pyramid.levels) + " levels of --lk-levels at least 7x7)");
+        }
         check.begin();
         const long long diffs_before = check.differences;
         std::printf("%s (%dx%d)\n", f.c_str(), img.width(), img.height());

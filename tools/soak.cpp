@@ -75,6 +75,7 @@ Options parse(int argc, char** argv) {
                 if (v == "cpu") o.backend = Backend::Cpu;
                 else if (v == "cuda") o.backend = Backend::Cuda;
                 else usage("--backend must be cpu or cuda");
+                if (v == "cuda" && !kestrel::cuda_available()) usage("--backend cuda: no usable CUDA device on this machine (use --backend cpu)");
             } else if (a == "--frames") o.frames = std::stoll(v);
             else if (a == "--sample-every") o.sample_every = std::stoll(v);
             else if (a == "--warmup") o.warmup = std::stoll(v);

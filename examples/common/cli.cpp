@@ -6,6 +6,23 @@
 
 namespace kestrel_examples {
 
+bool is_decimal(const std::string& f) {
+    std::size_t i = 0, digits = 0;
+    if (i < f.size() && (f[i] == '+' || f[i] == '-')) ++i;
+    for (; i < f.size() && f[i] >= '0' && f[i] <= '9'; ++i) ++digits;
+    if (i < f.size() && f[i] == '.')
+        for (++i; i < f.size() && f[i] >= '0' && f[i] <= '9'; ++i) ++digits;
+    if (digits == 0) return false;
+    if (i < f.size() && (f[i] == 'e' || f[i] == 'E')) {
+        ++i;
+        if (i < f.size() && (f[i] == '+' || f[i] == '-')) ++i;
+        std::size_t e = 0;
+        for (; i < f.size() && f[i] >= '0' && f[i] <= '9'; ++i) ++e;
+        if (e == 0) return false;
+    }
+    return i == f.size();
+}
+
 Args::Args(int argc, char** argv, std::set<std::string> flags) : flags_(std::move(flags)) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -65,7 +82,7 @@ float Args::get_float(const std::string& name, float fallback) {
     char* end = nullptr;
     errno = 0;
     const float v = std::strtof(o->value.c_str(), &end);
-    if (o->value.empty() || *end != '\0' || errno != 0)
+    if (o->value.empty() || *end != '\0' || !is_decimal(o->value) || errno != 0)
         throw UsageError("option --" + name + ": '" + o->value + "' is not a number");
     return v;
 }
@@ -76,7 +93,7 @@ double Args::get_double(const std::string& name, double fallback) {
     char* end = nullptr;
     errno = 0;
     const double v = std::strtod(o->value.c_str(), &end);
-    if (o->value.empty() || *end != '\0' || o->value.find_first_of(" \t\n") != std::string::npos)
+    if (o->value.empty() || *end != '\0' || !is_decimal(o->value))
         throw UsageError("option --" + name + ": '" + o->value + "' is not a number");
     if (errno == ERANGE || !std::isfinite(v))
         throw UsageError("option --" + name + ": " + o->value + " is not a finite number of double range");

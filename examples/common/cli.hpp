@@ -13,6 +13,10 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// A decimal number: [sign] digits [. digits] [e [sign] digits], at least one digit before the exponent (no
+/// hexadecimal "0x10", no "inf" or "nan", which strtod would also read).
+bool is_decimal(const std::string& text);
+
 class Args {
 public:
     /// `flags`: names (without "--") that take no value; every other "--name" takes one.
@@ -22,8 +26,10 @@ public:
     bool has(const std::string& name);   ///< true when --name value was given
     std::string get(const std::string& name, const std::string& fallback);
     int get_int(const std::string& name, int fallback);
+    /// A float, read strictly as get_double reads (one decimal number).
     float get_float(const std::string& name, float fallback);
-    /// A finite double, read strictly (the whole value must be one number: "3px" and "abc" are UsageErrors).
+    /// A finite double, read strictly (the whole value must be one decimal number: "3px", "abc", "0x10" and "inf"
+    /// are UsageErrors).
     double get_double(const std::string& name, double fallback);
     /// An unsigned 64-bit integer, read strictly (digits only).
     unsigned long long get_uint64(const std::string& name, unsigned long long fallback);

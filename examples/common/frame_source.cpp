@@ -88,18 +88,37 @@ private:
 
 class Video : public FrameSource {
 public:
-    explicit Video(const std::string& path) : in_(path), path_(path) {}
+    explicit Video(const std::string& path) : in_(path), path_(path), announced_(in_.frame_count()) {}
     bool next(Frame& f) override {
-        if (!in_.read(f.image, f.timestamp_ns)) return false;
+        if (!in_.read(f.image, f.timestamp_ns)) {
+            if (n_ == 0)
+                throw std::runtime_error("video '" + path_ + "': no frame could be decoded" +
+                                         (announced_ > 0 ? " (its header announces " + std::to_string(announced_) +
+                                                               " frames)"
+                                                         : std::string()) +
+                                         ": the file opens, but its frames are missing or damaged (a truncated or "
+                                         "incomplete file?)");
+            return false;
+        }
         f.name = "frame " + std::to_string(n_++);
         return true;
     }
-    std::string describe() const override { return "video " + path_; }
+    std::string describe() const override {
+        return "video " + path_ + (announced_ > 0 ? " (" + std::to_string(announced_) + " frames)" : std::string());
+    }
     double fps() const override { return in_.fps(); }
+    std::string end_notice() const override {
+        if (announced_ <= 0 || n_ >= announced_) return "";
+        return "video '" + path_ + "' ended early: frame " + std::to_string(n_ - 1) + " was the last that could be "
+               "decoded, " + std::to_string(n_) + " of the " + std::to_string(announced_) +
+               " frames its header announces (the file is cut short there, or its next frame is damaged or in a form this "
+               "OpenCV cannot decode)";
+    }
 
 private:
     VideoIn in_;
     std::string path_;
+    long long announced_;
     long long n_ = 0;
 };
 
@@ -319,6 +338,10 @@ std::unique_ptr<StereoFrameSource> open_stereo_source(const std::string& left, c
     }
     if (!fs::is_directory(right)) throw std::runtime_error("--right '" + right + "' is not a folder");
     const std::vector<std::string> a = list_images(left), b = list_images(right);
+    for (const fs::path& root : {p / "mav0", p})
+        if (a.empty() && fs::exists(root / "cam0" / "data.csv"))
+            throw std::runtime_error("'" + left + "' is a EuRoC folder, not a folder of left images: read its cam0 and "
+                                     "cam1 with --stereo (without --right), or give the left image folder with --right");
     if (a.empty()) throw std::runtime_error("folder '" + left + "' holds no images");
     if (b.empty()) throw std::runtime_error("folder '" + right + "' holds no images");
     if (a.size() != b.size()) {

@@ -28,6 +28,9 @@ public:
     virtual double fps() const = 0;
     /// A note for stderr about how the source was read (e.g. frames sorted by timestamp); "" if none.
     virtual std::string notice() const { return ""; }
+    /// After next() returned false: a note for stderr when the source ended before its end (a video whose
+    /// header announces more frames than could be decoded: a truncated file); "" if none.
+    virtual std::string end_notice() const { return ""; }
     /// EuRoC: the camera's sensor.yaml (<cam0>/sensor.yaml; "" when the file is not there); others: "".
     virtual std::string sensor_yaml() const { return ""; }
 };

@@ -400,6 +400,11 @@ double VideoIn::fps() const {
     const double f = impl_->cap.get(cv::CAP_PROP_FPS);
     return f > 0.0 && std::isfinite(f) ? f : 30.0;
 }
+
+long long VideoIn::frame_count() const {
+    const double n = impl_->cap.get(cv::CAP_PROP_FRAME_COUNT);
+    return n >= 1.0 && n < 1e12 ? static_cast<long long>(std::llround(n)) : -1;
+}
 #else
 struct VideoOut::Impl {};
 VideoOut::VideoOut(const std::string& path, double, int, int) {
@@ -414,6 +419,7 @@ VideoIn::VideoIn(const std::string& path) {
 }
 bool VideoIn::read(kestrel::HostImage&, long long&) { return false; }
 double VideoIn::fps() const { return 30.0; }
+long long VideoIn::frame_count() const { return -1; }
 #endif
 
 VideoOut::~VideoOut() = default;

@@ -72,6 +72,8 @@ public:
     /// Next frame as grey and its timestamp in nanoseconds; false at the end.
     bool read(kestrel::HostImage& grey, long long& timestamp_ns);
     double fps() const;
+    /// The frame count the file's header announces (CAP_PROP_FRAME_COUNT); -1 when it gives none.
+    long long frame_count() const;
 
 private:
     struct Impl;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 #include <sstream>
+#include <vector>
 
 #include "kestrel/device_image.hpp"
 #include "kestrel/error.hpp"
@@ -97,7 +98,8 @@ static void parse_selection(Args& args, const std::string& p, kestrel::DetectorC
         else throw UsageError("--" + p + "selection must be grid, pyca, orb-slam or level-harris (got '" + s + "')");
         const bool per_level = c.selection == kestrel::SelectionPolicy::OrbSlam ||
                                c.selection == kestrel::SelectionPolicy::LevelHarris;
-        if (per_level && c.max_features == 0) c.max_features = 1000;  // their budget; --max-features sets another
+        // Their budget: 1000 unless --max-features gives another (a given 0 is left to validate(), which rejects it).
+        if (per_level && c.max_features == 0 && !args.has(p + "max-features")) c.max_features = 1000;
     }
     c.orbslam.threshold_initial = args.get_int(p + "orb-threshold", c.orbslam.threshold_initial);
     c.orbslam.threshold_min = args.get_int(p + "orb-threshold-min", c.orbslam.threshold_min);
@@ -208,6 +210,31 @@ void check_image_size(int width, int height, const kestrel::DetectorConfig& cfg,
     if (detector_fits(width, height, cfg)) return;
     const int need = smallest_side([&cfg](int s) { return detector_fits(s, s, cfg); });
     throw std::runtime_error(too_small_text(width, height, need, what, detector_rules(cfg, prefix)));
+}
+
+std::string orb_border_note(int width, int height, const kestrel::DetectorConfig& cfg, const std::string& p) {
+    if (cfg.selection != kestrel::SelectionPolicy::OrbSlam && cfg.selection != kestrel::SelectionPolicy::LevelHarris)
+        return "";
+    const std::vector<kestrel::Size2> sizes = kestrel::pyramid_sizes(width, height, cfg.pyramid);
+    const int b = cfg.orbslam.border;
+    std::vector<int> empty;
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+        if (sizes[k].width <= 2 * b || sizes[k].height <= 2 * b) empty.push_back(static_cast<int>(k));
+    if (empty.empty()) return "";
+    std::string levels;
+    for (std::size_t i = 0; i < empty.size(); ++i) levels += (i ? ", " : "") + std::to_string(empty[i]);
+    const kestrel::Size2 s0 = sizes[static_cast<std::size_t>(empty.front())];
+    std::string out = "--" + p + "orb-border " + num(b) + " leaves no room on level" + (empty.size() > 1 ? "s " : " ") +
+                      levels + " of " + num(sizes.size()) + " (level " + num(empty.front()) + " is " + num(s0.width) +
+                      "x" + num(s0.height) + " px: a margin of " + num(b) + " px on each side covers it)";
+    if (empty.size() == sizes.size()) {
+        const int most = (std::min(sizes[0].width, sizes[0].height) - 1) / 2;
+        out += ": no keypoint can be found; use --" + p + "orb-border " +
+               (most >= 4 ? "at most " + num(most) : std::string("4 (its least)")) + ", or a larger image";
+    } else {
+        out += ": those levels give no keypoint";
+    }
+    return out;
 }
 
 std::string detector_help(const std::string& p, const kestrel::DetectorConfig& d) {

@@ -43,6 +43,10 @@ kestrel::TrackerConfig parse_tracker(Args& args);
 /// needs at least 7x7 ...". `what` names the image; `prefix` is the options' prefix ("det-").
 void check_image_size(int width, int height, const kestrel::DetectorConfig& cfg, const std::string& what,
                       const std::string& prefix = "");
+/// A legal but useless --orb-border (selection orb-slam or level-harris): the levels whose region inside the border
+/// is empty (a side <= 2 * border) can give no keypoint; the note names them and the largest border that leaves
+/// level 0 some room. "" when every level has room (or another selection runs).
+std::string orb_border_note(int width, int height, const kestrel::DetectorConfig& cfg, const std::string& prefix = "");
 /// The same for a tracker: its detector and its LK pyramid.
 void check_frame_size(int width, int height, const kestrel::TrackerConfig& cfg, const std::string& what);
 

@@ -2,7 +2,9 @@
 // camera assembled and validated; every message names "<file>:<line>".
 #include "sensor_yaml.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -160,6 +162,7 @@ SensorYaml parse_sensor_yaml(const std::string& text, const std::string& name) {
     const Value& data = need(tbs, "data");
     const std::vector<double> m = numbers_n(name, "T_BS data", data, 16);
     for (int i = 0; i < 16; ++i) out.T_BS[i] = m[i];
+    out.T_BS_line = data.line;
 
     try {
         kestrel::validate(cam, "sensor.yaml camera");
@@ -171,6 +174,34 @@ SensorYaml parse_sensor_yaml(const std::string& text, const std::string& name) {
         fail(name, at, e.what());
     }
     return out;
+}
+
+std::string rigid_transform_problem(const double* T) {
+    for (int i = 0; i < 16; ++i)
+        if (!std::isfinite(T[i])) return "entry " + std::to_string(i) + " is not finite";
+    if (T[12] != 0.0 || T[13] != 0.0 || T[14] != 0.0 || T[15] != 1.0)
+        return "is not a rigid transform: its last row must be 0, 0, 0, 1";
+    double worst = 0.0;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            double d = 0.0;
+            for (int c = 0; c < 3; ++c) d += T[4 * c + a] * T[4 * c + b];
+            worst = std::max(worst, std::fabs(d - (a == b ? 1.0 : 0.0)));
+        }
+    char buf[160];
+    if (!(worst <= 1e-6)) {
+        std::snprintf(buf, sizeof buf, "is not a rigid transform: its rotation block R has |R^T R - I| = %.3g, above 1e-06 "
+                      "(per entry)", worst);
+        return buf;
+    }
+    const double det = T[0] * (T[5] * T[10] - T[6] * T[9]) - T[1] * (T[4] * T[10] - T[6] * T[8]) +
+                       T[2] * (T[4] * T[9] - T[5] * T[8]);
+    if (!(det > 0.0)) {
+        std::snprintf(buf, sizeof buf, "is not a rigid transform: its rotation block is a reflection (det %.6g, must be "
+                      "+1)", det);
+        return buf;
+    }
+    return "";
 }
 
 SensorYaml read_sensor_yaml(const std::string& path) {

@@ -27,8 +27,15 @@ struct SensorYamlError : std::runtime_error {
 
 struct SensorYaml {
     kestrel::Camera camera;  ///< validated (kestrel::validate)
-    double T_BS[16] = {};    ///< row-major 4x4: a point in the sensor frame -> the body frame
+    double T_BS[16] = {};    ///< row-major 4x4: a point in the sensor frame -> the body frame (not checked: a
+                             ///< mono camera does not use it; rigid_transform_problem() checks it)
+    int T_BS_line = 0;       ///< the line of T_BS's data
 };
+
+/// What makes the row-major 4x4 `T` no rigid transform ("" when it is one): its rotation block must be orthonormal
+/// within 1e-6 per entry of R^T R - I with det +1 (the bound kestrel::validate(StereoRig) puts on R_rl), its last row
+/// 0 0 0 1, every entry finite.
+std::string rigid_transform_problem(const double* T);
 
 /// Reads and parses `path` (SensorYamlError when it cannot be read, naming it).
 SensorYaml read_sensor_yaml(const std::string& path);

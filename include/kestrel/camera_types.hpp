@@ -22,7 +22,9 @@ struct Camera {
     int width = 0;   ///< image size in pixels, each in [1, kMaxImageSide = 16383] (image.hpp)
     int height = 0;
     double fx = 0, fy = 0;  ///< focal lengths in pixels, finite and > 0
-    double cx = 0, cy = 0;  ///< principal point in pixels, finite (anywhere: calibrations put it off-centre)
+    /// Principal point in pixels: within the image extended by kPrincipalPointMargin of its size on each side
+    /// (principal_point_range(); calibrations put it off-centre, a crop can leave it near or past the border).
+    double cx = 0, cy = 0;
     /// Distortion coefficients, each finite with |value| <= kMaxDistortionCoefficient.
     /// PinholeRadtan: d = {k1, k2, p1, p2, k3} (k3 = 0 for the 4-coefficient model).
     /// Fisheye:       d = {k1, k2, k3, k4, 0} (the fifth must be 0).
@@ -32,6 +34,21 @@ struct Camera {
 
 /// The bound validate() puts on every distortion coefficient (real calibrations stay far below it).
 constexpr double kMaxDistortionCoefficient = 1e3;
+
+/// How far past the image validate() lets the principal point lie, as a fraction of the image's size on each
+/// side: a principal point far outside the image is a wrong calibration (a value in the wrong unit, a sign lost),
+/// which would otherwise give wrong geometry in silence.
+constexpr double kPrincipalPointMargin = 0.5;
+
+/// The range validate() accepts for the principal point's coordinate along an image side of `size` pixels (cx:
+/// the width, cy: the height): the image, whose pixels span [-0.5, size - 0.5], extended by
+/// kPrincipalPointMargin * size on each side. E.g. 752 px: cx in [-376.5, 1127.5].
+struct PrincipalPointRange {
+    double lo, hi;
+};
+constexpr PrincipalPointRange principal_point_range(int size) {
+    return {-0.5 - kPrincipalPointMargin * size, size - 0.5 + kPrincipalPointMargin * size};
+}
 
 /// Settings of the iterative undistortion (detail/camera_rules.hpp). A point counts as undistorted when the
 /// residual |distort(x) - xd| in the distorted normalized plane is <= tolerance (for the fisheye model: the

@@ -32,7 +32,6 @@ const char* to_string(UnprojectStatus s) {
 namespace {
 
 constexpr double kMinFocal = 1e-3, kMaxFocal = 1e7;  // pixels
-constexpr double kMaxPrincipal = 1e7;               // |cx|, |cy| in pixels
 
 const char* const kRadtanNames[5] = {"k1", "k2", "p1", "p2", "k3"};
 const char* const kFisheyeNames[5] = {"k1", "k2", "k3", "k4", "d[4]"};
@@ -48,8 +47,18 @@ void validate(const Camera& cam, const char* where) {
     detail::check_range(where, "height", cam.height, 1, kMaxImageSide);
     detail::check_range(where, "fx", cam.fx, kMinFocal, kMaxFocal);
     detail::check_range(where, "fy", cam.fy, kMinFocal, kMaxFocal);
-    detail::check_range(where, "cx", cam.cx, -kMaxPrincipal, kMaxPrincipal);
-    detail::check_range(where, "cy", cam.cy, -kMaxPrincipal, kMaxPrincipal);
+    // The principal point: within the image extended by half its size on each side (principal_point_range).
+    const auto principal = [where](const char* param, double v, int size, const char* side) {
+        const PrincipalPointRange r = principal_point_range(size);
+        if (!std::isfinite(v)) detail::fail(where, param, "= " + detail::to_text(v) + " must be finite");
+        if (!(v >= r.lo && v <= r.hi))
+            detail::fail(where, param,
+                         "= " + detail::to_text(v) + " is outside [" + detail::to_text(r.lo) + ", " +
+                             detail::to_text(r.hi) + "]: the principal point must lie within the image (" + side +
+                             " " + detail::to_text(size) + " px) extended by half its " + side + " on each side");
+    };
+    principal("cx", cam.cx, cam.width, "width");
+    principal("cy", cam.cy, cam.height, "height");
     const char* const* names = cam.model == CameraModel::PinholeRadtan ? kRadtanNames
                                : cam.model == CameraModel::Fisheye     ? kFisheyeNames
                                                                        : kPinholeNames;

@@ -92,7 +92,16 @@ std::vector<Row> camera_rows() {
     rows.push_back(camera_row("camera_fx_negative", "fx", "[0.001, 1e+07]", [](Camera& c) { c.fx = -458.654; }));
     rows.push_back(camera_row("camera_fy_nan", "fy", "must be finite", [](Camera& c) { c.fy = kNaN; }));
     rows.push_back(camera_row("camera_cx_infinite", "cx", "must be finite", [](Camera& c) { c.cx = kInf; }));
-    rows.push_back(camera_row("camera_cy_too_large", "cy", "[-1e+07, 1e+07]", [](Camera& c) { c.cy = 1e8; }));
+    rows.push_back(camera_row("camera_cy_too_large", "cy", "[-240.5, 719.5]", [](Camera& c) { c.cy = 1e8; }));
+    // The principal point: within the 752x480 image extended by half its size on each side.
+    rows.push_back(camera_row("camera_cx_far_outside_the_image", "cx", "[-376.5, 1127.5]: the principal point must lie "
+                              "within the image (width 752 px)", [](Camera& c) { c.cx = 5000.0; }));
+    rows.push_back(camera_row("camera_cy_far_outside_the_image", "cy", "[-240.5, 719.5]: the principal point must lie "
+                              "within the image (height 480 px)", [](Camera& c) { c.cy = -3000.0; }));
+    rows.push_back(camera_row("camera_cx_just_past_the_margin", "cx", "[-376.5, 1127.5]",
+                              [](Camera& c) { c.cx = 1127.51; }));
+    rows.push_back(camera_row("camera_cy_just_past_the_margin", "cy", "[-240.5, 719.5]",
+                              [](Camera& c) { c.cy = -240.51; }));
     rows.push_back(camera_row("radtan_k1_too_large", "k1", "[-1000, 1000]", [](Camera& c) { c.d[0] = -2000.0; }));
     rows.push_back(camera_row("radtan_k2_nan", "k2", "must be finite", [](Camera& c) { c.d[1] = kNaN; }));
     rows.push_back(camera_row("radtan_p1_infinite", "p1", "must be finite", [](Camera& c) { c.d[2] = kInf; }));
@@ -181,6 +190,26 @@ class BadInputCamera : public ::testing::TestWithParam<Row> {};
 TEST_P(BadInputCamera, ThrowsNamingParameterAndBoundThenWorks) { test::run_row(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Rows, BadInputCamera, ::testing::ValuesIn(camera_rows()), test::row_name);
+
+// Not an error: a principal point off the image, up to half the image's size past each edge (a calibration
+// off-centre, a crop), is accepted at the bound itself, for every model, and projects as the model says.
+TEST(CameraPrincipalPoint, AcceptedUpToTheMarginPastTheImage) {
+    EXPECT_EQ(principal_point_range(752).lo, -376.5);
+    EXPECT_EQ(principal_point_range(752).hi, 1127.5);
+    EXPECT_EQ(principal_point_range(1).lo, -1.0);
+    EXPECT_EQ(principal_point_range(1).hi, 1.0);
+    for (Camera c : {test::euroc_cam0(), test::tumvi_cam0()}) {
+        for (const double cx : {principal_point_range(c.width).lo, principal_point_range(c.width).hi})
+            for (const double cy : {principal_point_range(c.height).lo, principal_point_range(c.height).hi}) {
+                c.cx = cx;
+                c.cy = cy;
+                EXPECT_NO_THROW(validate(c)) << "cx " << cx << " cy " << cy;
+                const Point2d p = project(c, {0.0, 0.0});  // the axis projects onto the principal point
+                EXPECT_EQ(p.x, cx);
+                EXPECT_EQ(p.y, cy);
+            }
+    }
+}
 
 }  // namespace
 }  // namespace kestrel

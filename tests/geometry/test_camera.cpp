@@ -297,7 +297,7 @@ TEST(CameraValidate, EachInvalidFieldIsNamed) {
         {"height", "outside [1, 16383]", [](Camera& c) { c.height = 16384; }},
         {"fx", "outside [0.001, 1e+07]", [](Camera& c) { c.fx = -458.0; }},
         {"fy", "must be finite", [nan](Camera& c) { c.fy = nan; }},
-        {"cx", "outside [-1e+07, 1e+07]", [](Camera& c) { c.cx = 2e7; }},
+        {"cx", "outside [-376.5, 1127.5]", [](Camera& c) { c.cx = 2e7; }},
         {"cy", "must be finite", [](Camera& c) { c.cy = std::numeric_limits<double>::infinity(); }},
         {"k1", "outside [-1000, 1000]", [](Camera& c) { c.d[0] = -1e4; }},
         {"k2", "must be finite", [nan](Camera& c) { c.d[1] = nan; }},

@@ -39,6 +39,7 @@
 #include <opencv2/calib3d.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "kestrel/device_image.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "motion_scenes.hpp"
 
@@ -266,6 +267,7 @@ int main(int argc, char** argv) {
             if (b == "cpu") o.backend = Backend::Cpu;
             else if (b == "cuda") o.backend = Backend::Cuda;
             else usage_error("--backend must be cpu or cuda");
+            if (b == "cuda" && !kestrel::cuda_available()) usage_error("--backend cuda: no usable CUDA device on this machine (use --backend cpu)");
         } else if (a == "--small") {
             o.small = true;
         } else if (a == "--motion") {

@@ -33,6 +33,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "kestrel/device_image.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/matcher.hpp"
 #include "kestrel/orb.hpp"
@@ -263,6 +264,7 @@ Options parse(int argc, char** argv) {
         else if (k == "--backend") {
             const std::string b = value();
             if (b != "cpu" && b != "cuda") usage_error("--backend must be cpu or cuda");
+            if (b == "cuda" && !kestrel::cuda_available()) usage_error("--backend cuda: no usable CUDA device on this machine (use --backend cpu)");
             o.backend = b == "cpu" ? kestrel::Backend::Cpu : kestrel::Backend::Cuda;
         } else usage_error("unknown option " + k);
     }

@@ -238,6 +238,8 @@ int main(int argc, char** argv) {
     else if (backend == "cuda") o.backends = {kestrel::Backend::Cuda};
     else if (backend == "both") o.backends = {kestrel::Backend::Cpu, kestrel::Backend::Cuda};
     else usage_error("--backend " + backend + ": cpu, cuda or both");
+    if (backend != "cpu" && !kestrel::cuda_available())
+        usage_error("--backend " + backend + ": no usable CUDA device on this machine (use --backend cpu)");
     if (o.levels < 1 || o.levels > 8) usage_error("--levels must be in [1, 8]");
     if (!(o.gt_scale > 0)) usage_error("--gt-scale must be > 0");
     try {

@@ -30,6 +30,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/video/tracking.hpp>
 
+#include "kestrel/device_image.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "kestrel/opencv.hpp"
 #include "metrics.hpp"
@@ -355,6 +356,7 @@ int main(int argc, char** argv) {
             if (b == "cpu") o.backend = kestrel::Backend::Cpu;
             else if (b == "cuda") o.backend = kestrel::Backend::Cuda;
             else usage_error("--backend " + b + ": cpu or cuda");
+            if (b == "cuda" && !kestrel::cuda_available()) usage_error("--backend cuda: no usable CUDA device on this machine (use --backend cpu)");
         } else if (a == "--help" || a == "-h") {
             std::cout << "see the header of tools/eval_tracking/main.cpp and docs/tracker.md\n";
             return 0;
