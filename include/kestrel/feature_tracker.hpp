@@ -27,7 +27,9 @@ class TrackerBackend;
 /// the track was born) and takes the fitted position, so that per-frame errors do not add up. When the fit
 /// fails (appearance changed too much, the patch reached the border, the fit disagrees with LK), the
 /// track keeps the frame-to-frame estimate and is re-anchored there (its reference patch is taken again
-/// from the current frame), or with reanchor = false it is lost with status LostAnchor.
+/// from the current frame), or with reanchor = false it is lost with status LostAnchor. It is lost also
+/// with reanchor = true when that estimate cannot be trusted: LK did not converge (NotConverged), or the
+/// level-0 template at the previous or the new position reaches past the frame's edge.
 struct AnchorConfig {
     bool enabled = true;
     bool reanchor = true;        ///< on a failed fit: re-anchor (true) or lose the track (false)

@@ -4,7 +4,9 @@
 //   2. drop those whose status is not Tracked or NotConverged (a track whose level 0 ran out of
 //      iterations but whose residual passed is kept, as OpenCV's LK keeps it), and with
 //      forward_backward those whose backward track is lost or ends more than fb_max_error px from the
-//      previous position (LostForwardBackward);
+//      previous position (LostForwardBackward); with anchoring, a failed fit re-anchors the track at the
+//      frame-to-frame estimate, except where that estimate did not converge or the level-0 template reaches
+//      past the frame's edge (previous or new position): LostAnchor;
 //   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames and
 //      end those that disagree as Outlier (src/track/geometric_check.cpp);
 //   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
@@ -148,6 +150,15 @@ struct FeatureTracker::Impl {
 
     detail::TrackVerdictRule verdict_rule() const { return detail::verdict_rule(cfg); }
 
+    /// True when the level-0 template at (x, y) (the patch and its one-tap gradient margin) lies inside the frame:
+    /// none of its taps is a clamped edge pixel (detail::inside's test without the border's kLkBorder taps).
+    bool template_in_frame(float x, float y) const {
+        const float h = detail::patch_half(template_side);
+        const float vx = x - h, vy = y - h;
+        return vx >= 1.0f && vx < static_cast<float>(width - template_side - 1) && vy >= 1.0f &&
+               vy < static_cast<float>(height - template_side - 1);
+    }
+
     void update_tracks() {
         const LkResult* r = be->results();
         const LkResult* b = be->back_results();
@@ -178,6 +189,25 @@ struct FeatureTracker::Impl {
             for (std::size_t i = 0; i < count; ++i)
                 if (out[i]) verdicts[i].status = TrackStatus::Outlier;
         }
+        // Re-anchoring trusts the frame-to-frame estimate where it disagrees with the fit against the first
+        // observation, and makes it the track's reference for good: an error it has is kept for the rest of the
+        // track, unseen by the residual test (which compares consecutive frames). So only an estimate that can be
+        // trusted is re-anchored: one that converged (not NotConverged: out of iterations, typically crawling along
+        // an edge), made where the level-0 template lies inside the frame at both the previous and the new
+        // position. At the frame's edge the template reads clamped edge pixels (the border rule), which do not
+        // move with the scene and pull the estimate along the edge; re-anchored there, a track stuck to the edge
+        // would follow it while its point moves on or leaves the view. Otherwise the track is lost (LostAnchor).
+        // Applied after the verdicts and the geometric check, which see the same tracks on both backends.
+        if (cfg.anchor.enabled && cfg.anchor.reanchor)
+            for (std::size_t i = 0; i < count; ++i) {
+                detail::TrackVerdict& v = verdicts[i];
+                if (v.status == TrackStatus::Tracked && v.reanchor != 0 &&
+                    (r[i].status == TrackStatus::NotConverged ||
+                     !(template_in_frame(tracks[i].x, tracks[i].y) && template_in_frame(v.x, v.y)))) {
+                    v.status = TrackStatus::LostAnchor;
+                    v.reanchor = 0;
+                }
+            }
         for (std::size_t i = 0; i < count; ++i) {
             Track t = tracks[i];
             const LkResult& f = r[i];

@@ -1,11 +1,13 @@
 // detect_cpu, the reference of the whole detector, on real images: equal to the independent oracle;
 // every keypoint a FAST corner of the reference score map at its level and the maximum of its
 // neighbourhood; at most K per cell in cell order; masked cells empty; pixel mask and border respected;
-// the cap keeps the best. The CPU backend of FeatureDetector; every validation and error path.
+// the cap keeps the best. The CPU backend of FeatureDetector, also against a restatement of the detector written
+// in this file from docs/detector.md alone; every validation and error path.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "detector_test_util.hpp"
@@ -353,6 +355,159 @@ TEST(DetectorValidation, CudaBackendWithoutDeviceThrowsNoDeviceError) {
     } catch (const NoDeviceError& e) {
         EXPECT_NE(std::string(e.what()).find("Backend::Cpu"), std::string::npos) << e.what();
     }
+}
+
+// FeatureDetector's CPU backend against a restatement of docs/detector.md written here from the text, sharing no
+// code with the library's detector (no fast_rules.hpp, no lookup table, no grid rules, no oracle_select): the
+// Bresenham circle of radius 3, the segment test with bounded rectification by counting circular runs, the
+// MaxThreshold score by trying every threshold, the 3-pixel score border, NMS with the raster-order tie rule,
+// eligibility by the level-0 pixel of the keypoint's float position, the best K per cell over all levels, the
+// cap, and the output order. Only the pyramid (tested on its own in test_detect_cpu_oracle.cpp and against
+// OpenCV) and level_scale come from the library.
+namespace restated {
+
+const int kCircle[16][2] = {{0, -3}, {1, -3}, {2, -2}, {3, -1}, {3, 0},  {3, 1},   {2, 2},   {1, 3},
+                            {0, 3},  {-1, 3}, {-2, 2}, {-3, 1}, {-3, 0}, {-3, -1}, {-2, -2}, {-1, -3}};
+
+// Longest circular run of true entries (16 for all true).
+int longest_run(const bool* on) {
+    int best = 0;
+    for (int start = 0; start < 16; ++start) {
+        int len = 0;
+        while (len < 16 && on[(start + len) % 16]) ++len;
+        best = std::max(best, len);
+    }
+    return best;
+}
+
+bool is_corner(const HostImage& im, int x, int y, int t, int arc_min, int arc_max) {
+    const int c = im.at(x, y);
+    bool bright[16], dark[16];
+    for (int i = 0; i < 16; ++i) {
+        const int p = im.at(x + kCircle[i][0], y + kCircle[i][1]);
+        bright[i] = p > c + t;
+        dark[i] = p < c - t;
+    }
+    const int rb = longest_run(bright), rd = longest_run(dark);
+    return (rb >= arc_min && rb <= arc_max) || (rd >= arc_min && rd <= arc_max);
+}
+
+// MaxThreshold: the largest t' >= t at which the pixel is still a corner; 0 for a non-corner or within 3 px of
+// the level's edge.
+std::vector<float> max_threshold_map(const HostImage& im, const FastConfig& f) {
+    std::vector<float> m(static_cast<std::size_t>(im.width()) * im.height(), 0.0f);
+    for (int y = 3; y < im.height() - 3; ++y)
+        for (int x = 3; x < im.width() - 3; ++x) {
+            if (!is_corner(im, x, y, f.threshold, f.arc_min, f.arc_max)) continue;
+            int t = f.threshold;
+            while (t < 255 && is_corner(im, x, y, t + 1, f.arc_min, f.arc_max)) ++t;
+            m[static_cast<std::size_t>(y) * im.width() + x] = static_cast<float>(t);
+        }
+    return m;
+}
+
+struct Candidate {
+    Keypoint k;
+    int cell, u, v;
+};
+
+// Better: higher score, then lower level, lower y, lower x (level pixels).
+bool better(const Candidate& a, const Candidate& b) {
+    if (a.k.score != b.k.score) return a.k.score > b.k.score;
+    if (a.k.level != b.k.level) return a.k.level < b.k.level;
+    if (a.v != b.v) return a.v < b.v;
+    return a.u < b.u;
+}
+
+std::vector<Keypoint> detect(const HostImage& img, const DetectorConfig& cfg) {
+    const auto pyr = build_pyramid_cpu(img.view(), cfg.pyramid);
+    const int W = img.width(), H = img.height();
+    const int cols = (W + cfg.cell_width - 1) / cfg.cell_width;
+    std::vector<Candidate> cands;
+    for (int k = 0; k < static_cast<int>(pyr.size()); ++k) {
+        const HostImage& im = pyr[static_cast<std::size_t>(k)];
+        const std::vector<float> m = max_threshold_map(im, cfg.fast);
+        const float s = level_scale(cfg.pyramid, k);
+        const int w = im.width(), h = im.height(), n = cfg.nms_radius;
+        const auto score = [&](int x, int y) {
+            return x < 0 || y < 0 || x >= w || y >= h ? 0.0f : m[static_cast<std::size_t>(y) * w + x];
+        };
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+                const float sp = score(x, y);
+                if (sp <= 0.0f) continue;
+                bool suppressed = false;
+                for (int dy = -n; dy <= n && !suppressed; ++dy)
+                    for (int dx = -n; dx <= n; ++dx) {
+                        if (dx == 0 && dy == 0) continue;
+                        const float sq = score(x + dx, y + dy);
+                        const bool before = dy < 0 || (dy == 0 && dx < 0);
+                        if (sq > sp || (sq == sp && before)) {
+                            suppressed = true;
+                            break;
+                        }
+                    }
+                if (suppressed) continue;
+                const float fx = static_cast<float>(x) * s, fy = static_cast<float>(y) * s;
+                const int X0 = std::min(static_cast<int>(fx), W - 1), Y0 = std::min(static_cast<int>(fy), H - 1);
+                if (X0 < cfg.border || X0 > W - 1 - cfg.border || Y0 < cfg.border || Y0 > H - 1 - cfg.border) continue;
+                cands.push_back({{fx, fy, sp, k}, (Y0 / cfg.cell_height) * cols + X0 / cfg.cell_width, x, y});
+            }
+    }
+    // The best K of every cell, then the best max_features of those, output by cell, then rank.
+    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+        return a.cell != b.cell ? a.cell < b.cell : better(a, b);
+    });
+    std::vector<Candidate> kept;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+        int rank = 0;
+        for (std::size_t j = i; j > 0 && cands[j - 1].cell == cands[i].cell; --j) ++rank;
+        if (rank < cfg.per_cell) kept.push_back(cands[i]);
+    }
+    if (cfg.max_features > 0 && static_cast<int>(kept.size()) > cfg.max_features) {
+        std::vector<Candidate> by_rank = kept;
+        std::sort(by_rank.begin(), by_rank.end(), better);
+        const Candidate last = by_rank[static_cast<std::size_t>(cfg.max_features) - 1];
+        std::vector<Candidate> capped;
+        for (const Candidate& c : kept)
+            if (!better(last, c)) capped.push_back(c);
+        kept.swap(capped);
+    }
+    std::vector<Keypoint> out;
+    for (const Candidate& c : kept) out.push_back(c.k);
+    return out;
+}
+
+}  // namespace restated
+
+TEST(DetectCpu, FeatureDetectorCpuEqualsAStraightforwardRestatement) {
+    std::vector<DetectorConfig> cfgs(3);  // [0]: the defaults (2 levels of 2, MaxThreshold t 10, arc 9-16, K 1)
+    cfgs[1].pyramid = {3, 2.0f};
+    cfgs[1].fast.threshold = 20;
+    cfgs[1].fast.arc_min = 12;
+    cfgs[1].nms_radius = 2;
+    cfgs[1].per_cell = 3;
+    cfgs[1].cell_width = 64;
+    cfgs[1].cell_height = 48;
+    cfgs[1].border = 9;
+    cfgs[1].max_features = 120;
+    cfgs[2].pyramid = {2, 1.5f};
+    cfgs[2].fast.arc_min = 10;
+    cfgs[2].fast.arc_max = 14;
+    cfgs[2].nms_radius = 3;
+    cfgs[2].per_cell = 2;
+    cfgs[2].threads = 3;
+    int total = 0;
+    for (const char* name : {"graf1.png", "vtest_000.png", "box.png"})
+        for (const DetectorConfig& cfg : cfgs) {
+            const HostImage img = test::real_image(name);
+            FeatureDetector det(cfg, Backend::Cpu);
+            const std::vector<Keypoint> got = det.detect(img.view());
+            EXPECT_GT(got.size(), 20u) << name << " " << test::describe(cfg);
+            test::expect_same_keypoints(got, restated::detect(img, cfg), std::string(name) + " " + test::describe(cfg));
+            total += static_cast<int>(got.size());
+        }
+    std::printf("[detector restated] %d keypoints, every one equal to the restatement's\n", total);
 }
 
 }  // namespace

@@ -146,6 +146,57 @@ inline double median_epe(const std::vector<LkResult>& res, const std::vector<Poi
     return e[e.size() / 2];
 }
 
+/// The tail of a tracking run, not only its middle: median and 90th percentile of the endpoint errors (a lost
+/// feature counts as an infinite error, so that losing a tenth of them shows), the share of features that are
+/// *tracked* more than 1 px from the truth (claimed good, but wrong: what a VIO back end cannot tell from a good
+/// track), the largest error of a tracked feature, and the share lost.
+struct EpeStats {
+    double median = 0, p90 = 0, over1 = 0, max_tracked = 0, lost = 0;
+    std::size_t n = 0;
+};
+
+/// Quantile q of v (nearest rank: the value at index ceil(q n) - 1 of the sorted values); infinity when empty.
+inline double quantile_of(std::vector<double> v, double q) {
+    if (v.empty()) return std::numeric_limits<double>::infinity();
+    std::size_t k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    k = k == 0 ? 0 : k - 1;
+    if (k >= v.size()) k = v.size() - 1;
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+    return v[k];
+}
+
+/// Statistics of errors of tracked features (e) among n features of which `lost` were not tracked.
+inline EpeStats epe_stats_of(const std::vector<double>& e, std::size_t lost) {
+    EpeStats s;
+    s.n = e.size() + lost;
+    std::vector<double> all = e;
+    all.insert(all.end(), lost, std::numeric_limits<double>::infinity());
+    s.median = quantile_of(all, 0.5);
+    s.p90 = quantile_of(all, 0.9);
+    std::size_t over = 0;
+    for (double v : e) {
+        over += v > 1.0;
+        s.max_tracked = std::max(s.max_tracked, v);
+    }
+    s.over1 = s.n ? static_cast<double>(over) / static_cast<double>(s.n) : 0.0;
+    s.lost = s.n ? static_cast<double>(lost) / static_cast<double>(s.n) : 0.0;
+    return s;
+}
+
+/// epe_stats_of for an LK run: result i against pts[i] + (dx, dy); tracked: status Tracked (NotConverged, which
+/// FeatureTracker keeps, is not a claim of success here: tests/track/test_feature_tracker.cpp covers the tracker).
+inline EpeStats epe_stats(const std::vector<LkResult>& res, const std::vector<Point2f>& pts, double dx, double dy) {
+    std::vector<double> e;
+    std::size_t lost = 0;
+    for (std::size_t i = 0; i < res.size(); ++i) {
+        if (res[i].status == TrackStatus::Tracked)
+            e.push_back(std::hypot(res[i].x - (pts[i].x + dx), res[i].y - (pts[i].y + dy)));
+        else
+            ++lost;
+    }
+    return epe_stats_of(e, lost);
+}
+
 inline double median_of(std::vector<double> v) {
     if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
+#include "examples/common/synthetic.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "lk_test_util.hpp"
 #include "test_data.hpp"
@@ -39,14 +41,30 @@ Path make_path(const char* name, int frames, double vx, double vy, bool illumina
     return p;
 }
 
+// What follow_path asserts: the median of every frame's errors, the tail over the whole path (90th percentile
+// and the share over 1 px of every track-frame), and the survivors: the tracks born in the first frame that are
+// still live at the end AND within 1 px of their true position (a track that survives wrong does not count).
+// Today, on every path below (1050 track-frames each): p90 0.034 - 0.117 px, no track-frame over 1 px, all 150
+// first-frame tracks live and within 1 px at the end. Bounds: p90 about 2 - 3x today's, at most 2 track-frames
+// over 1 px, 95 % of the first frame's tracks.
+struct PathBounds {
+    double median;  // every frame's median error, px
+    double p90;     // 90th percentile over every track-frame, px
+    double over1;   // share of track-frames more than 1 px off
+    double accurate_survivors;  // share of the first frame's tracks live and within 1 px at the end
+};
+
 // Tracks every frame of the path; checks every live track against the true motion since its birth.
-void follow_path(const Path& p, TrackerConfig cfg, double max_median_error, const std::string& what) {
+void follow_path(const Path& p, TrackerConfig cfg, const PathBounds& b, const std::string& what) {
     FeatureTracker tracker(p.g.width, p.g.height, cfg, Backend::Cpu);
     std::map<std::uint64_t, std::pair<Point2f, std::size_t>> birth;  // id -> (position, frame)
+    std::vector<double> all;
+    std::size_t first_frame_tracks = 0, accurate_at_end = 0;
     for (std::size_t f = 0; f < p.dx.size(); ++f) {
         const HostImage img = p.frame(f);
         const auto& tracks = tracker.track(img.view());
         ASSERT_FALSE(tracks.empty()) << what << " frame " << f;
+        if (f == 0) first_frame_tracks = tracks.size();
         std::vector<double> err;
         for (const Track& t : tracks) {
             auto it = birth.find(t.id);
@@ -59,20 +77,30 @@ void follow_path(const Path& p, TrackerConfig cfg, double max_median_error, cons
             EXPECT_EQ(static_cast<std::size_t>(t.age), f - f0) << what;
             const double ex = t.x - (p0.x + (p.dx[f] - p.dx[f0])), ey = t.y - (p0.y + (p.dy[f] - p.dy[f0]));
             err.push_back(std::hypot(ex, ey));
+            if (f + 1 == p.dx.size() && f0 == 0 && err.back() <= 1.0) ++accurate_at_end;
         }
         if (f > 0) {
             ASSERT_FALSE(err.empty()) << what;
-            EXPECT_LE(test::median_of(err), max_median_error) << what << " frame " << f;
-            EXPECT_GE(err.size(), tracks.size() * 8 / 10) << what << ": most tracks survive a clean motion";
+            EXPECT_LE(test::median_of(err), b.median) << what << " frame " << f;
+            all.insert(all.end(), err.begin(), err.end());
         }
     }
+    const test::EpeStats e = test::epe_stats_of(all, 0);
+    const double survivors = static_cast<double>(accurate_at_end) / static_cast<double>(first_frame_tracks);
+    std::printf("[path] %-40s %zu track-frames: median %.4f p90 %.4f px, > 1 px %.2f %%, max %.3f px; "
+                "%zu of %zu first-frame tracks live and within 1 px at the end\n",
+                what.c_str(), all.size(), e.median, e.p90, 100 * e.over1, e.max_tracked, accurate_at_end,
+                first_frame_tracks);
+    EXPECT_LE(e.p90, b.p90) << what << ": 90th percentile of the error over every track-frame";
+    EXPECT_LE(e.over1, b.over1) << what << ": share of track-frames more than 1 px off";
+    EXPECT_GE(survivors, b.accurate_survivors) << what << ": first-frame tracks live and within 1 px at the end";
 }
 
 TEST(FeatureTrackerCpu, FollowsAKnownPathPreviousFrameTemplates) {
     TrackerConfig cfg = base_config();
     cfg.lk.mode = LkMode::Translation;
     cfg.anchor.enabled = false;  // frame-to-frame LK alone
-    follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, 0.1, "translation, previous-frame");
+    follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, {0.1, 0.1, 0.002, 0.95}, "translation, previous-frame");
 }
 
 TEST(FeatureTrackerCpu, FollowsAKnownPathAnchored) {
@@ -81,9 +109,9 @@ TEST(FeatureTrackerCpu, FollowsAKnownPathAnchored) {
     // and shift (docs/tracker.md, "Anchoring"); on long sequences it removes the drift (Anchor.* tests).
     TrackerConfig cfg = base_config();
     cfg.lk.mode = LkMode::Translation;
-    follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, 0.15, "translation, anchored");
+    follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, {0.15, 0.25, 0.002, 0.95}, "translation, anchored");
     cfg.lk.mode = LkMode::TranslationGainOffset;
-    follow_path(make_path("aloeL.png", 8, -3.1, 2.2, true), cfg, 0.15, "gain+offset, anchored");
+    follow_path(make_path("aloeL.png", 8, -3.1, 2.2, true), cfg, {0.15, 0.25, 0.002, 0.95}, "gain+offset, anchored");
 }
 
 TEST(FeatureTrackerCpu, FollowsAKnownPathWithPycaRedetection) {
@@ -97,7 +125,7 @@ TEST(FeatureTrackerCpu, FollowsAKnownPathWithPycaRedetection) {
         cfg.detector.pyramid = pyr;
         cfg.detector.pyca.cell.fill(16);
         cfg.detector.per_cell = 2;
-        follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, 0.1,
+        follow_path(make_path("graf1.png", 8, 2.6, -1.7, false), cfg, {0.1, 0.1, 0.002, 0.95},
                     "PyCA re-detection, " + std::to_string(pyr.levels) + " levels");
     }
 }
@@ -108,7 +136,7 @@ TEST(FeatureTrackerCpu, FollowsAKnownPathWithIlluminationDriftFirstFrameTemplate
     cfg.lk.template_source = TemplateSource::FirstFrame;
     cfg.anchor.enabled = false;  // LK with first-frame templates alone
     // First-frame templates do not accumulate drift: the error stays at the single-pair level.
-    follow_path(make_path("aloeL.png", 8, -3.1, 2.2, true), cfg, 0.08, "gain+offset, first-frame");
+    follow_path(make_path("aloeL.png", 8, -3.1, 2.2, true), cfg, {0.08, 0.1, 0.002, 0.95}, "gain+offset, first-frame");
 }
 
 TEST(FeatureTrackerCpu, BookkeepingAndRedetectionOnARealSequence) {
@@ -275,6 +303,63 @@ TEST(FeatureTrackerCpu, SyncAndAsyncFormsAgree) {
     EXPECT_TRUE(a.redetected());
     ASSERT_FALSE(again.empty());
     for (const Track& t : again) EXPECT_GT(t.id, max_id);  // ids keep increasing after reset
+}
+
+// The demo's sequence (examples/track_sequence, scripts/demo.sh; examples/common/synthetic.cpp): a camera panning,
+// rolling and zooming over graf1.png, so that tracks leave the view at every edge and new ones are born, with exact
+// ground truth. The default tracker's error over every track-frame (relative to each track's birth position, as the
+// demo reports it), its tail included: tracks that follow the wrong point (along the frame's edge after their point
+// left the view, or after a frame-to-frame slip) must end, not survive with errors of tens of pixels. Also the
+// 30-frame form of the example's test (the same motion 6.7 times faster per frame).
+struct DemoBounds {
+    int frames;
+    double median, p90, p99, over1, max_error;
+    double good_per_frame;  // track-frames within 1 px, per frame: the tracks a back end can use
+};
+
+void demo_sequence_tail(const DemoBounds& b) {
+    const kestrel_examples::SyntheticSequence syn(test::real_image("graf1.png"), b.frames);
+    FeatureTracker tracker(syn.width(), syn.height(), TrackerConfig{}, Backend::Cpu);
+    std::map<std::uint64_t, std::pair<int, Point2f>> birth;
+    std::vector<double> err;
+    for (int n = 0; n < syn.frames(); ++n) {
+        const HostImage img = syn.render(n);
+        for (const Track& t : tracker.track(img.view())) {
+            const auto it = birth.find(t.id);
+            if (it == birth.end()) {
+                birth[t.id] = {n, {t.x, t.y}};
+                continue;
+            }
+            const Point2f q = syn.map(it->second.first, n, it->second.second);
+            err.push_back(std::hypot(t.x - q.x, t.y - q.y));
+        }
+    }
+    const test::EpeStats e = test::epe_stats_of(err, 0);
+    const double p99 = test::quantile_of(err, 0.99);
+    const double good = static_cast<double>(err.size()) * (1.0 - e.over1) / syn.frames();
+    std::printf("[demo %3d frames] %zu track-frames (%zu tracks): median %.4f p90 %.4f p99 %.3f px, > 1 px %.2f %%, "
+                "max %.2f px; %.1f track-frames within 1 px per frame\n",
+                b.frames, err.size(), birth.size(), e.median, e.p90, p99, 100 * e.over1, e.max_tracked, good);
+    const std::string what = std::to_string(b.frames) + " frames";
+    EXPECT_LE(e.median, b.median) << what;
+    EXPECT_LE(e.p90, b.p90) << what;
+    EXPECT_LE(p99, b.p99) << what << ": 99th percentile";
+    EXPECT_LE(e.over1, b.over1) << what << ": share of track-frames more than 1 px off";
+    EXPECT_LE(e.max_tracked, b.max_error) << what << ": the largest error of a live track";
+    EXPECT_GE(good, b.good_per_frame) << what;
+}
+
+TEST(FeatureTrackerCpu, DemoSequenceErrorTail) {
+    // Today [and before re-anchoring required a converged estimate inside the frame]: 200 frames: median 0.031
+    // [0.034] px, p90 0.101 [0.167] px, p99 0.37 [39.5] px, over 1 px 0.12 [4.64] %, max 20.0 [110.7] px, 92.1
+    // [83.0] track-frames within 1 px per frame. 30 frames: median 0.033 [0.035], p90 0.096 [0.140], p99 0.59
+    // [24.2], over 1 px 0.38 [4.19] %, max 7.6 [27.3] px, 78.9 [81.5] within 1 px per frame. The largest errors
+    // left are single frames before the track ends (an estimate pulled along the frame's edge by the clamped
+    // taps, which the fit against the first observation, also near the edge, follows). Bounds: the median and
+    // p90 about 1.5x today's, p99 and the share over 1 px about 2.5x, the maximum 1.5 - 2x, and 8 % fewer
+    // good track-frames per frame.
+    demo_sequence_tail({200, 0.05, 0.15, 1.0, 0.003, 30.0, 85.0});
+    demo_sequence_tail({30, 0.05, 0.15, 1.5, 0.01, 15.0, 72.0});
 }
 
 }  // namespace

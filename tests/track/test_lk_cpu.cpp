@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "kestrel/lk_tracker.hpp"
 #include "kestrel/pyramid.hpp"
@@ -17,9 +19,36 @@ struct Shift {
     double dx, dy;
 };
 
-// Up to the reach of a 3-level pyramid (8x8 patch on level 2).
+// Up to the reach of the default 3-level pyramid (the last, 9.9 px, is beyond it on box.png's letters: below).
 const Shift kShifts[] = {{0.25, -0.4}, {1.7, 0.6}, {-3.3, 2.45}, {5.6, -4.1}, {-7.2, -6.8}};
 const char* kImages[] = {"graf1.png", "aloeL.png", "box.png", "vtest_000.png"};
+
+// The tail of the known-shift cases, besides their median: the 90th percentile of the endpoint error (a lost
+// point counting as infinitely wrong), the share of points tracked more than 1 px off, the largest error of a
+// tracked point and the share lost. Bounds: today's worst case over the images and shifts (in brackets) with a
+// margin of about 2x; in translation mode no point may be tracked more than 1 px off, and none may be lost.
+// Two cases are beyond the reach of the 3-level pyramid on one image: box.png moved by more than 8 px, where
+// several points lie on the large printed letters (repeated strokes). Translation, (-7.2, -6.8): 7 of 36 points
+// end NotConverged or LostResidual 5 to 17 px off (FeatureTracker keeps NotConverged tracks; its tests bound what
+// that costs), none is tracked more than 1 px off. Gain and offset, (-6.1, -5.5): one point is lost, one is
+// tracked 12 px off (a letter's copy, matched by the fitted gain and offset within the residual bound).
+struct TailBound {
+    double p90, over1, max_tracked, lost;
+};
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const TailBound kTranslationTail{0.1, 0.0, 0.2, 0.0};        // [p90 0.044, max 0.085 px]
+const TailBound kTranslationBeyondReach{kInf, 0.0, 0.2, 0.25};  // [max 0.038 px, lost 19.4 %]
+// Gain 1.4 and offset -30 saturate bright pixels: one of 125 (graf1) and one of 168 (aloeL) points end 1.03 px
+// off, and one of aloeL's is not converged.
+const TailBound kGainOffsetTail{0.75, 0.01, 1.5, 0.01};  // [p90 0.358 px (vtest), 0.8 % over 1 px, max 1.03 px, 0.6 % lost]
+const TailBound kGainOffsetBeyondReach{0.1, 0.03, kInf, 0.03};  // [p90 0.034 px, 1 of 36 tracked 12 px off, 1 lost]
+
+void expect_tail(const test::EpeStats& e, const TailBound& b, const char* name) {
+    EXPECT_LE(e.p90, b.p90) << name << ": 90th percentile of the endpoint error (a lost point counts as infinite)";
+    EXPECT_LE(e.over1, b.over1) << name << ": share of points tracked more than 1 px from the truth";
+    EXPECT_LE(e.max_tracked, b.max_tracked) << name << ": largest error of a tracked point";
+    EXPECT_LE(e.lost, b.lost) << name << ": share of points lost";
+}
 
 LkConfig config(LkMode mode) {
     LkConfig c;
@@ -39,10 +68,13 @@ TEST(LkCpu, TranslationModeMedianErrorOnShiftedRealImages) {
         for (const Shift s : kShifts) {
             const HostImage cur = test::moved(g, s.dx, s.dy);
             const auto res = lk_track_cpu(ref_pyr, build_pyramid_cpu(cur.view(), cfg.pyramid), pts, cfg);
-            const double med = test::median_epe(res, pts, s.dx, s.dy);
-            std::printf("[translation] %-14s d=(%5.2f,%5.2f) median EPE %.4f px (%zu points)\n", name, s.dx, s.dy, med,
-                        pts.size());
-            EXPECT_LE(med, 0.05) << name << " d=(" << s.dx << "," << s.dy << ")";
+            const test::EpeStats e = test::epe_stats(res, pts, s.dx, s.dy);
+            std::printf("[translation] %-14s d=(%5.2f,%5.2f) EPE median %.4f p90 %.4f px, tracked > 1 px %.2f %%, "
+                        "max %.3f px, lost %.2f %% (%zu points)\n",
+                        name, s.dx, s.dy, e.median, e.p90, 100 * e.over1, e.max_tracked, 100 * e.lost, pts.size());
+            EXPECT_LE(e.median, 0.05) << name << " d=(" << s.dx << "," << s.dy << ")";
+            const bool beyond_reach = std::string(name) == "box.png" && std::hypot(s.dx, s.dy) > 8.0;
+            expect_tail(e, beyond_reach ? kTranslationBeyondReach : kTranslationTail, name);
         }
     }
 }
@@ -62,31 +94,39 @@ TEST(LkCpu, GainOffsetModeMedianErrorWithIlluminationChange) {
         for (const auto& c : cases) {
             const HostImage cur = test::moved(g, c.d.dx, c.d.dy, c.gain, c.offset);
             const auto res = lk_track_cpu(ref_pyr, build_pyramid_cpu(cur.view(), cfg.pyramid), pts, cfg);
-            const double med = test::median_epe(res, pts, c.d.dx, c.d.dy);
+            const test::EpeStats e = test::epe_stats(res, pts, c.d.dx, c.d.dy);
             std::vector<double> gain_err;
             for (const auto& r : res)
                 if (r.status == TrackStatus::Tracked) gain_err.push_back(std::fabs(r.gain - c.gain));
-            std::printf("[gain+offset] %-14s d=(%5.2f,%5.2f) g=%.2f o=%5.1f median EPE %.4f px, median |gain err| %.4f\n",
-                        name, c.d.dx, c.d.dy, c.gain, c.offset, med, test::median_of(gain_err));
-            EXPECT_LE(med, 0.1) << name;
+            std::printf("[gain+offset] %-14s d=(%5.2f,%5.2f) g=%.2f o=%5.1f EPE median %.4f p90 %.4f px, tracked > 1 px "
+                        "%.2f %%, max %.3f px, lost %.2f %%, median |gain err| %.4f\n",
+                        name, c.d.dx, c.d.dy, c.gain, c.offset, e.median, e.p90, 100 * e.over1, e.max_tracked,
+                        100 * e.lost, test::median_of(gain_err));
+            EXPECT_LE(e.median, 0.1) << name;
+            const bool beyond_reach = std::string(name) == "box.png" && std::hypot(c.d.dx, c.d.dy) > 8.0;
+            expect_tail(e, beyond_reach ? kGainOffsetBeyondReach : kGainOffsetTail, name);
             EXPECT_LE(test::median_of(gain_err), 0.1) << name;  // saturation at 0 / 255 biases it
         }
     }
 }
 
 TEST(LkCpu, EveryModeRecoversItsOwnModel) {
-    // Each mode on data that follows its model exactly (no parameter outside the mode changes).
+    // Each mode on data that follows its model exactly, with every parameter the mode estimates away from its
+    // initial value: the translation always, the offset in the offset modes, the gain in the gain modes. What a
+    // mode estimates must be recovered (median over the tracked points); what it does not estimate must stay
+    // exactly at its initial value (gain 1, offset 0) in every result, not merely near the truth.
     const HostImage img = test::real_image("graf1.png");
     const test::FloatImage g = test::blurred(img, 1.0);
     const HostImage ref = test::moved(g, 0, 0);
     const auto pts = test::textured_points(ref, 32, 40);
     const struct {
         LkMode mode;
+        bool gain_estimated, offset_estimated;
         double gain, offset;
-    } cases[] = {{LkMode::Translation, 1.0, 0.0},
-                 {LkMode::TranslationOffset, 1.0, 25.0},
-                 {LkMode::TranslationGain, 1.25, 0.0},
-                 {LkMode::TranslationGainOffset, 0.8, -15.0}};
+    } cases[] = {{LkMode::Translation, false, false, 1.0, 0.0},
+                 {LkMode::TranslationOffset, false, true, 1.0, 25.0},
+                 {LkMode::TranslationGain, true, false, 1.25, 0.0},
+                 {LkMode::TranslationGainOffset, true, true, 0.8, -15.0}};
     for (const auto& c : cases) {
         const LkConfig cfg = config(c.mode);
         const HostImage cur = test::moved(g, 2.3, -1.6, c.gain, c.offset);
@@ -94,13 +134,18 @@ TEST(LkCpu, EveryModeRecoversItsOwnModel) {
                                       build_pyramid_cpu(cur.view(), cfg.pyramid), pts, cfg);
         EXPECT_LE(test::median_epe(res, pts, 2.3, -1.6), 0.05) << to_string(c.mode);
         std::vector<double> ge, oe;
-        for (const auto& r : res)
-            if (r.status == TrackStatus::Tracked) {
-                ge.push_back(std::fabs(r.gain - c.gain));
-                oe.push_back(std::fabs(r.offset - c.offset));
-            }
-        EXPECT_LE(test::median_of(ge), 0.02) << to_string(c.mode);
-        EXPECT_LE(test::median_of(oe), 2.0) << to_string(c.mode);
+        int tracked = 0;
+        for (const auto& r : res) {
+            if (r.status != TrackStatus::Tracked) continue;
+            ++tracked;
+            ge.push_back(std::fabs(r.gain - c.gain));
+            oe.push_back(std::fabs(r.offset - c.offset));
+            if (!c.gain_estimated) EXPECT_EQ(r.gain, 1.0f) << to_string(c.mode) << ": the gain is not estimated";
+            if (!c.offset_estimated) EXPECT_EQ(r.offset, 0.0f) << to_string(c.mode) << ": the offset is not estimated";
+        }
+        ASSERT_GE(tracked, static_cast<int>(pts.size()) * 9 / 10) << to_string(c.mode);
+        if (c.gain_estimated) EXPECT_LE(test::median_of(ge), 0.02) << to_string(c.mode);
+        if (c.offset_estimated) EXPECT_LE(test::median_of(oe), 2.0) << to_string(c.mode);
     }
 }
 

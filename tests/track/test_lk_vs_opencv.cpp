@@ -1,7 +1,8 @@
 // Kestrel's LK beside OpenCV's cv::calcOpticalFlowPyrLK:
 //  1. the known-shift cases of tests/track/test_lk_cpu.cpp (real images moved by sub-pixel translations, with
-//     and without gain and offset, see lk_test_util.hpp): both median endpoint errors are printed, ours
-//     is asserted (<= 0.05 px translation mode, <= 0.1 px gain+offset mode);
+//     and without gain and offset, see lk_test_util.hpp): both median, 90th percentile, share over 1 px and
+//     share lost are printed, ours asserted (median <= 0.05 px translation mode, <= 0.1 px gain+offset mode;
+//     p90 and the share tracked over 1 px as in test_lk_cpu.cpp);
 //  2. track length on the vtest.avi frames: the same first features and the same re-detection policy
 //     (detect_cpu with the occupied cells masked, below redetect_fraction * target) for OpenCV's LK and
 //     for FeatureTracker in each mode; mean and median track length are printed, ours must be at least
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <opencv2/video/tracking.hpp>
 
 #include "lk_test_util.hpp"
@@ -63,12 +65,19 @@ TEST(LkVsOpenCV, KnownShiftsMedianEndpointError) {
             const HostImage cur = test::moved(g, c.dx, c.dy, c.gain, c.offset);
             const auto ours = lk_track_cpu(build_pyramid_cpu(ref.view(), cfg.pyramid),
                                            build_pyramid_cpu(cur.view(), cfg.pyramid), pts, cfg);
-            const double e_ours = test::median_epe(ours, pts, c.dx, c.dy);
-            const double e_cv = test::median_epe(opencv_lk(ref, cur, pts), pts, c.dx, c.dy);
-            std::printf("[shift] %-14s d=(%5.2f,%5.2f) gain %.2f offset %5.1f  median EPE: kestrel %-22s %.4f px, "
-                        "OpenCV %.4f px\n",
-                        name, c.dx, c.dy, c.gain, c.offset, to_string(cfg.mode), e_ours, e_cv);
-            EXPECT_LE(e_ours, illum ? 0.1 : 0.05) << name;
+            const test::EpeStats e = test::epe_stats(ours, pts, c.dx, c.dy);
+            const test::EpeStats o = test::epe_stats(opencv_lk(ref, cur, pts), pts, c.dx, c.dy);
+            std::printf("[shift] %-14s d=(%5.2f,%5.2f) gain %.2f offset %5.1f  median / p90 / > 1 px / lost: kestrel "
+                        "%-22s %.4f / %.4f px / %.1f %% / %.1f %%, OpenCV %.4f / %.4f px / %.1f %% / %.1f %%\n",
+                        name, c.dx, c.dy, c.gain, c.offset, to_string(cfg.mode), e.median, e.p90, 100 * e.over1,
+                        100 * e.lost, o.median, o.p90, 100 * o.over1, 100 * o.lost);
+            EXPECT_LE(e.median, illum ? 0.1 : 0.05) << name;
+            // The tail (the bounds of tests/track/test_lk_cpu.cpp): p90 (a lost point infinite) and the share of
+            // points tracked more than 1 px off; box.png's letters at 8.2 px with gain and offset are beyond the
+            // pyramid's reach (one point of 36 tracked 12 px off there).
+            const bool beyond_reach = std::string(name) == "box.png" && std::hypot(c.dx, c.dy) > 8.0;
+            EXPECT_LE(e.p90, illum ? 0.75 : 0.1) << name << ": 90th percentile";
+            EXPECT_LE(e.over1, beyond_reach ? 0.03 : illum ? 0.01 : 0.0) << name << ": share tracked over 1 px";
         }
     }
 }

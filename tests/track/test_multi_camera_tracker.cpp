@@ -1,6 +1,7 @@
-// MultiCameraTracker: each camera's tracks are exactly those of its own FeatureTracker fed the same frames
-// (CPU backend); the CUDA backend, one submission on a caller's stream, against the CPU backend (GPU test);
-// every validation names the camera or the frame.
+// MultiCameraTracker: each camera's live and lost tracks are exactly those of its own FeatureTracker fed the
+// same frames, every field by its bits (CPU backend); the CUDA backend, one submission on a caller's stream,
+// against the CPU backend in every field of the live and lost tracks (GPU test; bit-identical on x86-64 hosts,
+// tests/support/track_compare.hpp); every validation names the camera or the frame.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "kestrel/device_image.hpp"
 #include "kestrel/multi_camera_tracker.hpp"
 #include "test_data.hpp"
+#include "track_compare.hpp"
 
 namespace kestrel {
 namespace {
@@ -51,17 +53,11 @@ std::vector<HostView> views(const std::vector<HostImage>& imgs) {
     return v;
 }
 
-void expect_same(const std::vector<Track>& a, const std::vector<Track>& b, float tol, const std::string& what) {
-    ASSERT_EQ(a.size(), b.size()) << what;
-    int bad = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const bool ok = a[i].id == b[i].id && a[i].status == b[i].status && a[i].age == b[i].age &&
-                        std::fabs(a[i].x - b[i].x) <= tol && std::fabs(a[i].y - b[i].y) <= tol &&
-                        std::fabs(a[i].gain - b[i].gain) <= tol && std::fabs(a[i].offset - b[i].offset) <= tol;
-        if (!ok && ++bad <= 5)
-            ADD_FAILURE() << what << " track " << i << ": id " << a[i].id << " (" << a[i].x << ", " << a[i].y
-                          << ") vs id " << b[i].id << " (" << b[i].x << ", " << b[i].y << ")";
-    }
+// Every field of every track; bit_exact: by the bits (else the stated tolerance of track_compare.hpp).
+void expect_same(const std::vector<Track>& a, const std::vector<Track>& b, bool bit_exact, const std::string& what) {
+    const int bad = test::count_mismatches(
+        a, b, [&](const Track& x, const Track& y) { return test::track_diff(x, y, bit_exact); },
+        [&](const std::string& m) { ADD_FAILURE() << what << ": " << m; });
     EXPECT_EQ(bad, 0) << what;
 }
 
@@ -78,8 +74,8 @@ TEST(MultiCameraTrackerCpu, EachCameraMatchesItsOwnFeatureTracker) {
             const auto& s = single[static_cast<std::size_t>(c)].track(rig.frames[f][static_cast<std::size_t>(c)].view());
             const std::string what = "camera " + std::to_string(c) + " frame " + std::to_string(f);
             ASSERT_FALSE(s.empty()) << what;
-            expect_same(multi.tracks(c), s, 0.0f, what);
-            expect_same(multi.lost_tracks(c), single[static_cast<std::size_t>(c)].lost_tracks(), 0.0f, what + " lost");
+            expect_same(multi.tracks(c), s, true, what);
+            expect_same(multi.lost_tracks(c), single[static_cast<std::size_t>(c)].lost_tracks(), true, what + " lost");
             EXPECT_EQ(multi.camera(c).redetected(), single[static_cast<std::size_t>(c)].redetected()) << what;
             EXPECT_EQ(multi.camera(c).frame_count(), static_cast<std::int64_t>(f + 1)) << what;
             redetections += f > 0 && multi.camera(c).redetected();
@@ -155,7 +151,8 @@ TEST(MultiCameraTrackerGpu, OneSubmissionMatchesTheCpuBackend) {
         for (int c = 0; c < 3; ++c) {
             const std::string what = "camera " + std::to_string(c) + " frame " + std::to_string(f);
             EXPECT_EQ(gpu.camera(c).redetected(), cpu.camera(c).redetected()) << what;
-            expect_same(gpu.tracks(c), cpu.tracks(c), 1e-3f, what);
+            expect_same(gpu.tracks(c), cpu.tracks(c), test::kBitExactHost, what);
+            expect_same(gpu.lost_tracks(c), cpu.lost_tracks(c), test::kBitExactHost, what + " lost");
         }
     }
 }
