@@ -62,7 +62,7 @@ for backend in cpu cuda; do
     o="$out/track_synthetic_$backend"
     rm -rf "$o"
     scenario "track_sequence.synthetic.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
-        --synthetic-frames 30 --no-draw --max-median-error 0.5 --out "$o"
+        --synthetic-frames 30 --no-draw --max-median-error 0.05 --out "$o"
 
     # PyCA selection on ORB-SLAM's pyramid, and the tracker re-detecting with it
     o="$out/detect_pyca_$backend"
@@ -80,7 +80,7 @@ for backend in cpu cuda; do
     o="$out/track_pyca_$backend"
     rm -rf "$o"
     scenario "track_sequence.synthetic.pyca.$backend" 0 "$bin/track_sequence" --backend "$backend" --synthetic \
-        --synthetic-frames 30 --no-draw --det-selection pyca --det-pyca-cell 16 --max-median-error 0.5 --out "$o"
+        --synthetic-frames 30 --no-draw --det-selection pyca --det-pyca-cell 16 --max-median-error 0.05 --out "$o"
 
     # ORB angles and descriptors in the CSV (8 levels of 1.2)
     o="$out/detect_orb_$backend"

@@ -1369,6 +1369,12 @@ class StereoTracker:
         """track_right: the right image's own tracks (else empty)"""
 
     @property
+    def right_lost_tracks(self) -> NDArray:
+        """
+        track_right: the right image's tracks dropped in the last frame (else empty)
+        """
+
+    @property
     def frame_count(self) -> int: ...
 
     @property

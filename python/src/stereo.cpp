@@ -218,6 +218,11 @@ void init_stereo(nb::module_& m) {
                          return tracks_array(t.trk.right_tracks());
                      },
                      "track_right: the right image's own tracks (else empty)")
+        .def_prop_ro("right_lost_tracks", [](const PyStereoTracker& t) {
+                         const InUse in_use(t.busy, "StereoTracker.right_lost_tracks");
+                         return tracks_array(t.trk.right_lost_tracks());
+                     },
+                     "track_right: the right image's tracks dropped in the last frame (else empty)")
         .def_prop_ro("frame_count", [](const PyStereoTracker& t) { return t.trk.frame_count(); })
         .def_prop_ro("redetected", [](const PyStereoTracker& t) { return t.trk.redetected(); })
         .def(

@@ -4,6 +4,10 @@ Real images: the prepared test data (opencv-doc photos, vtest.avi frames) of the
 it: $KESTREL_TEST_DATA, else a build tree's testdata/. The C++ side of the comparisons: kestrel_pyref
 ($KESTREL_PYREF, else a build tree's python/kestrel_pyref). ctest's python.pytest sets both; without them the
 tests that need them are skipped with the reason (every other test runs).
+
+Required means required: with KESTREL_REQUIRE_PYREF=1 (ctest's python.pytest) or KESTREL_REQUIRE_GPU=1 (the GPU
+machine) a missing kestrel_pyref fails the tests that need it; with KESTREL_REQUIRE_GPU=1 a missing CUDA device or
+a missing CuPy fails the GPU tests instead of skipping them (PyTorch stays optional).
 """
 import os
 import shlex
@@ -48,10 +52,23 @@ def real_image_path(name):
     return d / name
 
 
+def required(what):
+    """Whether a missing `what` ("pyref", "gpu") fails instead of skipping (see the module's docstring)."""
+    gpu = os.environ.get("KESTREL_REQUIRE_GPU") == "1"
+    return gpu or (what == "pyref" and os.environ.get("KESTREL_REQUIRE_PYREF") == "1")
+
+
+def skip_or_fail(what, reason):
+    if required(what):
+        pytest.fail("%s, and it is required (KESTREL_REQUIRE_GPU=1 or, for kestrel_pyref, KESTREL_REQUIRE_PYREF=1)"
+                    % reason)
+    pytest.skip("SKIPPED: " + reason)
+
+
 def run_pyref(tmp_path, mode, backend, images):
     cmd = pyref_command()
     if cmd is None:
-        pytest.skip("SKIPPED: kestrel_pyref not found: set KESTREL_PYREF (built with the C++ tests)")
+        skip_or_fail("pyref", "kestrel_pyref not found: set KESTREL_PYREF (built with the C++ tests)")
     r = subprocess.run(cmd + [mode, str(tmp_path), backend] + [str(p) for p in images],
                        capture_output=True, text=True)
     assert r.returncode == 0, "kestrel_pyref failed (%d): %s" % (r.returncode, r.stderr)
@@ -98,9 +115,17 @@ def shifted(img, dx, dy):
 
 def cuda_or_skip():
     if not kestrel.built_with_cuda():
-        pytest.skip("SKIPPED: this build has no CUDA backend")
+        skip_or_fail("gpu", "this build has no CUDA backend")
     if not kestrel.cuda_available():
-        if os.environ.get("KESTREL_REQUIRE_GPU") == "1":
-            pytest.fail("KESTREL_REQUIRE_GPU=1 but no usable CUDA device")
-        pytest.skip("SKIPPED (no CUDA device on this machine): the GPU tests run on the GPU machine "
-                    "(scripts/gpu_run.sh, step 'python')")
+        skip_or_fail("gpu", "no usable CUDA device on this machine: the GPU tests run on the GPU machine "
+                     "(scripts/gpu_run.sh, step 'python')")
+
+
+def cupy_or_skip():
+    """CuPy, on a machine with a CUDA device; missing CuPy skips, or fails with KESTREL_REQUIRE_GPU=1."""
+    cuda_or_skip()
+    try:
+        import cupy
+    except ImportError as e:
+        skip_or_fail("gpu", "CuPy is not installed (%s)" % e)
+    return cupy

@@ -1,18 +1,14 @@
 """GPU arrays (CuPy, PyTorch CUDA tensors) through DLPack, on the caller's stream; CUDA backend results equal to
-the CPU backend's. Skipped (with the reason) without a CUDA device or without CuPy / PyTorch; run on the GPU
-machine by scripts/gpu_run.sh (step 'python')."""
+the CPU backend's. Skipped (with the reason) without a CUDA device or without CuPy / PyTorch, except that with
+KESTREL_REQUIRE_GPU=1 a missing device or CuPy fails (conftest.py); run on the GPU machine by scripts/gpu_run.sh
+(step 'python')."""
 import threading
 
 import numpy as np
 import pytest
 
 import kestrel
-from conftest import cuda_or_skip, shifted, textured_image
-
-
-def cupy_or_skip():
-    cuda_or_skip()
-    return pytest.importorskip("cupy", reason="SKIPPED: CuPy is not installed")
+from conftest import cuda_or_skip, cupy_or_skip, shifted, textured_image
 
 
 def torch_or_skip():

@@ -44,8 +44,10 @@ def test_match_orb_descriptors_of_a_shifted_image():
     cfg = kestrel.MatcherConfig(cross_check=True, max_distance=40)
     m = kestrel.match_cpu(d1, d0, cfg)
     good = m["train"] >= 0
-    assert good.sum() > 0.5 * len(k1)
-    np.testing.assert_allclose(k1["x"][good] - k0["x"][m["train"][good]], 8.0, atol=2.0)
+    assert good.sum() >= 48  # today 52 of 80 keypoints matched
+    # A whole-pixel shift moves the keypoints (levels 0 and 1) by exactly 8 px: every match is exact.
+    np.testing.assert_array_equal(k1["x"][good] - k0["x"][m["train"][good]], 8.0)
+    np.testing.assert_array_equal(k1["y"][good], k0["y"][m["train"][good]])
     # a radius around predicted positions: the same matches when the prediction is right
     pos0 = np.stack([k0["x"], k0["y"]], 1)
     pos1 = np.stack([k1["x"] - 8, k1["y"]], 1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import kestrel
-from conftest import cuda_or_skip, read_pgm, real_image_path, run_pyref, shifted, textured_image
+from conftest import cuda_or_skip, cupy_or_skip, read_pgm, real_image_path, run_pyref, shifted, textured_image
 
 W, H = 480, 320
 
@@ -52,6 +52,31 @@ def test_known_disparity_and_depth():
     st2 = cpu_stereo(track_right=True)
     st2.track(left, right)
     assert len(st2.right_tracks) > 0 and st2.right_tracks.dtype == kestrel.TRACK_DTYPE
+
+
+def test_right_tracks_are_a_mono_trackers_on_the_right_frames():
+    # track_right: right_tracks and right_lost_tracks equal those of an independent FeatureTracker (the same
+    # settings) run on the right frames alone, every field; the last right frame is flat grey, so every right track
+    # live the frame before is lost there and none is live.
+    img = textured_image(H + 10, W + 80, seed=6)
+    cfg = kestrel.StereoConfig(track_right=True)
+    st = cpu_stereo(track_right=True)
+    mono = kestrel.FeatureTracker(W, H, cfg.tracker, backend=kestrel.Backend.Cpu)
+    before = None
+    for f in range(5):
+        left = np.ascontiguousarray(img[f:f + H, 3 * f:3 * f + W])
+        right = np.ascontiguousarray(img[f:f + H, 3 * f + 12:3 * f + 12 + W]) if f < 4 else np.full((H, W), 128, np.uint8)
+        st.track(left, right)
+        np.testing.assert_array_equal(st.right_tracks, mono.track(right), err_msg="frame %d" % f)
+        np.testing.assert_array_equal(st.right_lost_tracks, mono.lost_tracks, err_msg="frame %d" % f)
+        assert st.right_lost_tracks.dtype == kestrel.TRACK_DTYPE
+        if f < 4:
+            assert len(st.right_tracks) > 50
+            before = st.right_tracks
+    assert len(st.right_tracks) == 0
+    assert sorted(st.right_lost_tracks["id"]) == sorted(before["id"])
+    assert (st.right_lost_tracks["status"] != kestrel.TrackStatus.Tracked).all()
+    assert len(cpu_stereo().right_lost_tracks) == 0
 
 
 def test_raw_rig_from_body_poses():
@@ -121,8 +146,7 @@ def test_cuda_identical_to_cpp(tmp_path):
 
 
 def test_cuda_cupy_frames_equal_cpu():
-    cuda_or_skip()
-    cp = pytest.importorskip("cupy", reason="SKIPPED: CuPy is not installed")
+    cp = cupy_or_skip()
     img = textured_image(H, W + 40, seed=5)
     frames = [(np.ascontiguousarray(shifted(img, f, 0)[:, 20:20 + W]),
                np.ascontiguousarray(shifted(img, f, 0)[:, 34:34 + W])) for f in range(4)]

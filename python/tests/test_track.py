@@ -268,17 +268,34 @@ def test_geometric_check_ends_a_moving_patch():
     cfg = kestrel.TrackerConfig(target_features=150,
                                 geometric_check=kestrel.GeometricCheckConfig(enabled=True, camera=_camera()))
     trk = kestrel.FeatureTracker(W, H, cfg, backend=kestrel.Backend.Cpu)
-    ended = []
+
+    def inside(t, k, margin):
+        """Tracks within the patch of frame k shrunk by margin px (a negative margin grows it)."""
+        x0, y0 = 130 + margin, 100 + 5 * k + margin
+        return (t["x"] >= x0) & (t["x"] < 190 - margin) & (t["y"] >= y0) & (t["y"] < 160 + 5 * k - margin)
+
+    ended = {}  # id -> frame where it ended as Outlier
+    on_patch, background = set(), set()  # ids born well inside the patch / well outside it (3 px either way)
     for k in range(6):
         img = shifted(base, 2 * k, k)
         img[100 + 5 * k:160 + 5 * k, 130:190] = patch
-        trk.track(img)
+        live = trk.track(img)
+        born = live[live["age"] == 0]
+        on_patch |= set(int(i) for i in born[inside(born, k, 3)]["id"])
+        background |= set(int(i) for i in born[~inside(born, k, -3)]["id"])
         lost = trk.lost_tracks
-        ended += list(lost[lost["status"] == kestrel.TrackStatus.Outlier]["prev_y"])
+        for i in lost[lost["status"] == kestrel.TrackStatus.Outlier]["id"]:
+            ended[int(i)] = k
         if k > 0:
             r = trk.geometric_check
             assert r.model != kestrel.CheckModel.None_ and r.checked > 20
-    assert len(ended) > 0
+            assert inside(live, k, 0).sum() == 0, "no track follows the patch once it moves"
+    # Which tracks ended: every track born on the patch (4 today, all in frame 0), in the first frame the patch
+    # moved; none of the background's.
+    assert len(on_patch) >= 3
+    assert on_patch <= set(ended), "patch tracks still live: %s" % sorted(on_patch - set(ended))
+    assert all(ended[i] == 1 for i in on_patch)
+    assert not (background & set(ended)), "background tracks ended as Outlier: %s" % sorted(background & set(ended))
     with pytest.raises(kestrel.InvalidArgument) as e:
         trk.track(base, rotation_prior=2 * np.eye(3))
     assert "rotation_prior" in str(e.value)

@@ -4,6 +4,7 @@
 // good input, checked against the CPU reference. Constructors of device objects validate before they
 // touch CUDA, so their bad half runs here too; their good half needs a GPU.
 // CUDA-object rows: tests/core/test_bad_input_cuda.cpp; FeatureTracker rows: tests/track/test_bad_input_tracker.cpp.
+// Here also the Hamming matcher, the PyCA selection's configuration and MultiCameraTracker.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -16,6 +17,9 @@
 #include "kestrel/fast.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/lk_tracker.hpp"
+#include "kestrel/matcher.hpp"
+#include "kestrel/multi_camera_tracker.hpp"
+#include "kestrel/pyca_select.hpp"
 #include "kestrel/pyramid.hpp"
 #include "test_data.hpp"
 
@@ -130,6 +134,153 @@ Row lk_call(std::string id, std::string param, std::string text, std::vector<Poi
                   lk_track_cpu(lk().ref, lk().cur, pts, lk().cfg, with_guesses ? &guesses : nullptr);
               },
               [] { lk().expect_tracks(); });
+}
+
+// ---- Hamming matcher: 10 queries, each the copy of a train descriptor with a few bits flipped. ---------------
+struct MatchData {
+    std::vector<OrbDescriptor> q, t;
+    std::vector<Point2f> qp, tp;
+    MatchData() {
+        std::uint32_t state = 12345;
+        const auto next = [&state] { return state = state * 1664525u + 1013904223u; };
+        for (int i = 0; i < 12; ++i) {
+            OrbDescriptor d;
+            for (auto& b : d.bytes) b = static_cast<std::uint8_t>(next() >> 24);
+            t.push_back(d);
+            tp.push_back({10.0f * i, 5.0f * i});
+        }
+        for (int i = 0; i < 10; ++i) {
+            OrbDescriptor d = t[static_cast<std::size_t>(11 - i)];
+            d.bytes[static_cast<std::size_t>(i)] ^= 0x5;  // 2 bits off train 11 - i
+            q.push_back(d);
+            qp.push_back(tp[static_cast<std::size_t>(11 - i)]);
+        }
+    }
+};
+
+const MatchData& md() {
+    static const MatchData d;
+    return d;
+}
+
+/// Good call (a matcher of capacity >= 12): every query matched to its planted train descriptor at distance 2, as
+/// match_cpu says.
+void expect_matches(HammingMatcher& m, bool positions) {
+    const MatchData& d = md();
+    const Point2f* qp = positions ? d.qp.data() : nullptr;
+    const Point2f* tp = positions ? d.tp.data() : nullptr;
+    const auto got = m.match(d.q.data(), 10, d.t.data(), 12, qp, tp);
+    EXPECT_EQ(got, match_cpu(d.q.data(), 10, d.t.data(), 12, m.config(), qp, tp));
+    ASSERT_EQ(got.size(), 10u);
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(got[static_cast<std::size_t>(i)].train, 11 - i) << "query " << i;
+        EXPECT_EQ(got[static_cast<std::size_t>(i)].distance, 2) << "query " << i;
+    }
+}
+
+/// A bad MatcherConfig field given to the HammingMatcher constructor (and to validate()); then a good matcher works.
+Row matcher_cfg(std::string id, std::string param, std::string text, std::function<void(MatcherConfig&)> edit) {
+    return fn(std::move(id), std::move(param), std::move(text),
+              [edit] {
+                  MatcherConfig c;
+                  edit(c);
+                  HammingMatcher m(c, 16, Backend::Cpu);
+              },
+              [] {
+                  HammingMatcher m(MatcherConfig{}, 16, Backend::Cpu);
+                  expect_matches(m, false);
+              });
+}
+
+/// A bad match() call on a CPU matcher of capacity 16 built with `cfg`; then the same matcher matches good input.
+Row match_call(std::string id, std::string param, std::string text, MatcherConfig cfg,
+               std::function<void(HammingMatcher&)> bad) {
+    return invalid(std::move(id), std::move(param), std::move(text), [cfg, bad] {
+        auto m = std::make_shared<HammingMatcher>(cfg, 16, Backend::Cpu);
+        const bool positions = cfg.radius > 0 || cfg.epipolar_band >= 0;
+        return Case{[m, bad] { bad(*m); }, [m, positions] { expect_matches(*m, positions); }};
+    });
+}
+
+// ---- MultiCameraTracker: three cameras of different sizes on crops of the random frame. ----------------------
+std::vector<CameraConfig> rig_cameras() {
+    std::vector<CameraConfig> c(3);
+    for (int i = 0; i < 3; ++i) {
+        c[static_cast<std::size_t>(i)].width = 120 + 8 * i;
+        c[static_cast<std::size_t>(i)].height = 96 - 4 * i;
+        c[static_cast<std::size_t>(i)].tracker.target_features = 40;
+    }
+    return c;
+}
+
+/// Frame k of camera i: its crop of the random frame, moved by k px.
+std::vector<HostImage> rig_frames(int k) {
+    std::vector<HostImage> f;
+    for (const CameraConfig& c : rig_cameras()) f.push_back(test::crop(frame(), 4 + k + c.width / 40, 2 + k, c.width, c.height));
+    return f;
+}
+
+std::vector<HostView> views_of(const std::vector<HostImage>& f) {
+    std::vector<HostView> v;
+    for (const HostImage& i : f) v.push_back(i.view());
+    return v;
+}
+
+/// Good call: two frames on `m` give every camera the tracks of a tracker that never saw the bad call, bit for bit
+/// (`seen`: frames 0 .. seen - 1 that `m` tracked before, which the reference tracks first too).
+void expect_rig_tracks(MultiCameraTracker& m, int seen = 0) {
+    MultiCameraTracker ref(rig_cameras(), Backend::Cpu);
+    for (int k = 0; k < seen; ++k) ref.track(views_of(rig_frames(k)));
+    for (int k = seen; k < seen + 2; ++k) {
+        const std::vector<HostImage> f = rig_frames(k);
+        m.track(views_of(f));
+        ref.track(views_of(f));
+    }
+    for (int i = 0; i < 3; ++i) {
+        const auto &a = m.tracks(i), &b = ref.tracks(i);
+        ASSERT_EQ(a.size(), b.size()) << "camera " << i;
+        ASSERT_FALSE(a.empty()) << "camera " << i;
+        for (std::size_t j = 0; j < a.size(); ++j) {
+            EXPECT_EQ(a[j].id, b[j].id) << "camera " << i << " track " << j;
+            EXPECT_EQ(a[j].x, b[j].x) << "camera " << i << " track " << j;
+            EXPECT_EQ(a[j].y, b[j].y) << "camera " << i << " track " << j;
+            EXPECT_EQ(a[j].status, b[j].status) << "camera " << i << " track " << j;
+        }
+    }
+}
+
+/// A bad rig given to the MultiCameraTracker constructor; then the good rig works.
+Row rig_cfg(std::string id, std::string param, std::string text, std::function<void(std::vector<CameraConfig>&)> edit) {
+    return fn(std::move(id), std::move(param), std::move(text),
+              [edit] {
+                  std::vector<CameraConfig> c = rig_cameras();
+                  edit(c);
+                  MultiCameraTracker m(c, Backend::Cpu);
+              },
+              [] {
+                  MultiCameraTracker m(rig_cameras(), Backend::Cpu);
+                  expect_rig_tracks(m);
+              });
+}
+
+/// A bad call on a CPU MultiCameraTracker of the good rig; then the same tracker tracks good frames.
+Row rig_call(std::string id, std::string param, std::string text, std::function<void(MultiCameraTracker&)> bad) {
+    return invalid(std::move(id), std::move(param), std::move(text), [bad] {
+        auto m = std::make_shared<MultiCameraTracker>(rig_cameras(), Backend::Cpu);
+        return Case{[m, bad] { bad(*m); }, [m] { expect_rig_tracks(*m); }};
+    });
+}
+
+/// A call the tracker cannot take in its state (StateError naming `text`); then good frames work (after `finish()`
+/// when the bad call left frame 0 in flight).
+Row rig_state(std::string id, std::string text, std::function<void(MultiCameraTracker&)> bad, bool in_flight = false) {
+    return state(std::move(id), std::move(text), [bad, in_flight] {
+        auto m = std::make_shared<MultiCameraTracker>(rig_cameras(), Backend::Cpu);
+        return Case{[m, bad] { bad(*m); }, [m, in_flight] {
+                        if (in_flight) m->finish();  // frame 0 completes
+                        expect_rig_tracks(*m, in_flight ? 1 : 0);
+                    }};
+    });
 }
 
 std::vector<Row> cpu_rows() {
@@ -426,6 +577,216 @@ std::vector<Row> cpu_rows() {
            good_dev, true));
     add(fn("download_null", "src.data", "must not be null", [] { download(DeviceView{nullptr, 8, 8, 8}); }, good_dev,
            true));
+
+    // ---- PyCA selection (FeatureDetector constructor; the grid policy ignores these fields) ----------------------
+    const auto pyca = [&](std::string id, std::string param, std::string text, std::function<void(DetectorConfig&)> edit) {
+        add(detector_cfg(std::move(id), std::move(param), std::move(text), [edit](DetectorConfig& c) {
+            c.selection = SelectionPolicy::PyCA;
+            c.pyramid = {3, 1.2f};
+            edit(c);
+        }));
+    };
+    pyca("pyca_cell_24", "pyca.cell[1]", "= 24 must be a power of two in [8, 128]", [](DetectorConfig& c) { c.pyca.cell[1] = 24; });
+    pyca("pyca_cell_4", "pyca.cell[1]", "= 4 must be a power of two in [8, 128]", [](DetectorConfig& c) { c.pyca.cell[1] = 4; });
+    pyca("pyca_cell_256", "pyca.cell[2]", "= 256 must be a power of two in [8, 128]",
+         [](DetectorConfig& c) { c.pyca.cell[2] = 256; });
+    pyca("pyca_q_even", "pyca.q", "= 2 must be odd", [](DetectorConfig& c) { c.pyca.q = 2; });
+    pyca("pyca_q_zero", "pyca.q", "= 0 is outside [1, 9]", [](DetectorConfig& c) { c.pyca.q = 0; });
+    pyca("pyca_q_11", "pyca.q", "= 11 is outside [1, 9]", [](DetectorConfig& c) { c.pyca.q = 11; });
+    // The PyCA stage on score maps (kestrel/pyca_select.hpp): bad maps and masks; then the stage works on good maps.
+    const auto pyca3 = [] {
+        DetectorConfig c = det_cfg();
+        c.selection = SelectionPolicy::PyCA;
+        c.pyramid = {3, 1.5f};
+        return c;
+    };
+    const auto good_pyca_stage = [pyca3] {
+        const DetectorConfig c = pyca3();
+        const auto maps = fast_score_maps_cpu(build_pyramid_cpu(frame().view(), c.pyramid), c.fast);
+        const auto k = detail::pyca_select_cpu(maps, c);
+        EXPECT_FALSE(k.empty());
+        EXPECT_EQ(k.size(), detect_cpu(frame().view(), c).size()) << "the stage is the detector's selection";
+    };
+    add(fn("pyca_select_grid_policy", "cfg.selection", "must be SelectionPolicy::PyCA",
+           [] { detail::pyca_select_cpu(test::blank_maps(64, 64, det_cfg()), det_cfg()); }, good_pyca_stage));
+    add(fn("pyca_select_maps_count", "maps.size()", "= 2 is outside [3, 3]",
+           [pyca3] {
+               auto maps = test::blank_maps(120, 90, pyca3());
+               maps.pop_back();
+               detail::pyca_select_cpu(maps, pyca3());
+           },
+           good_pyca_stage));
+    add(fn("pyca_cull_maps_count", "maps.size()", "= 2 is outside [3, 3]",
+           [pyca3] {
+               auto maps = test::blank_maps(120, 90, pyca3());
+               maps.pop_back();
+               detail::pyca_cull_cpu(maps, pyca3());
+           },
+           good_pyca_stage));
+    add(fn("pyca_select_negative_score", "maps", "level 1 holds a score that is negative or not finite",
+           [pyca3] {
+               auto maps = test::blank_maps(120, 90, pyca3());
+               maps[1].scores[5] = -1.0f;
+               detail::pyca_select_cpu(maps, pyca3());
+           },
+           good_pyca_stage));
+    add(fn("pyca_select_mask_grid", "masks.cell_grid", "must equal the cell grid 4x3",
+           [pyca3] {
+               std::uint8_t skip[4] = {};
+               DetectionMasks bad;
+               bad.cell_skip = skip;
+               bad.cell_grid = {2, 2};
+               detail::pyca_select_cpu(test::blank_maps(120, 90, pyca3()), pyca3(), bad);
+           },
+           good_pyca_stage));
+    add(fn("pyca_select_cuda_mask_grid", "masks.cell_grid", "must equal the cell grid 4x3",  // checked before any CUDA call
+           [pyca3] {
+               std::uint8_t skip[4] = {};
+               DetectionMasks bad;
+               bad.cell_skip = skip;
+               bad.cell_grid = {2, 2};
+               detail::pyca_select_cuda(test::blank_maps(120, 90, pyca3()), pyca3(), bad);
+           },
+           good_pyca_stage));
+    add(detector_cfg("detector_selection_unknown", "selection", "must be SelectionPolicy::Grid, SelectionPolicy::PyCA",
+                     [](DetectorConfig& c) { c.selection = static_cast<SelectionPolicy>(7); }));
+
+    // ---- Hamming matcher ------------------------------------------------------------------------------------
+    add(matcher_cfg("matcher_ratio_zero", "ratio", "= 0 must be in (0, 1]", [](MatcherConfig& c) { c.ratio = 0.0f; }));
+    add(matcher_cfg("matcher_ratio_above_one", "ratio", "= 1.5 must be in (0, 1]", [](MatcherConfig& c) { c.ratio = 1.5f; }));
+    add(matcher_cfg("matcher_radius_negative", "radius", "= -1 must be finite and >= 0",
+                    [](MatcherConfig& c) { c.radius = -1.0f; }));
+    add(matcher_cfg("matcher_radius_infinite", "radius", "= inf must be finite and >= 0",
+                    [](MatcherConfig& c) { c.radius = kInf; }));
+    add(matcher_cfg("matcher_epipolar_band_nan", "epipolar_band", "= nan must be finite",
+                    [](MatcherConfig& c) { c.epipolar_band = kNaN; }));
+    add(matcher_cfg("matcher_max_distance_257", "max_distance", "= 257 is outside [0, 256]",
+                    [](MatcherConfig& c) { c.max_distance = 257; }));
+    add(matcher_cfg("matcher_max_distance_negative", "max_distance", "= -1 is outside [0, 256]",
+                    [](MatcherConfig& c) { c.max_distance = -1; }));
+    add(fn("matcher_validate_ratio_nan", "ratio", "must be in (0, 1]",
+           [] {
+               MatcherConfig c;
+               c.ratio = kNaN;
+               validate(c);
+           },
+           [] { validate(MatcherConfig{}); }));
+    const auto good_matcher = [] {
+        HammingMatcher m(MatcherConfig{}, 16, Backend::Cpu);
+        expect_matches(m, false);
+    };
+    add(fn("matcher_capacity_zero", "capacity", "= 0 is outside [1, 1048576]",
+           [] { HammingMatcher m(MatcherConfig{}, 0, Backend::Cpu); }, good_matcher));
+    add(fn("matcher_capacity_too_large", "capacity", "is outside [1, 1048576]",
+           [] { HammingMatcher m(MatcherConfig{}, 1 << 30, Backend::Cpu); }, good_matcher));
+    const MatcherConfig plain{};
+    MatcherConfig radius = plain, band = plain;
+    radius.radius = 5.0f;
+    band.epipolar_band = 2.0f;
+    rows.push_back(match_call("match_n_query_above_capacity", "n_query", "= 17 is outside [0, 16]", plain,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 17, md().t.data(), 8); }));
+    rows.push_back(match_call("match_n_train_above_capacity", "n_train", "= 17 is outside [0, 16]", plain,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 8, md().t.data(), 17); }));
+    rows.push_back(match_call("match_n_query_negative", "n_query", "= -1 is outside [0, 16]", plain,
+                              [](HammingMatcher& m) { m.match(md().q.data(), -1, md().t.data(), 8); }));
+    rows.push_back(match_call("match_query_null", "query", "must not be null when n_query > 0", plain,
+                              [](HammingMatcher& m) { m.match(nullptr, 3, md().t.data(), 8); }));
+    rows.push_back(match_call("match_train_null", "train", "must not be null when n_train > 0", plain,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 3, nullptr, 8); }));
+    rows.push_back(match_call("match_radius_without_query_positions", "query_pos",
+                              "must not be null: the config has a radius or an epipolar band", radius,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 10, md().t.data(), 12); }));
+    rows.push_back(match_call("match_radius_without_train_positions", "train_pos",
+                              "must not be null: the config has a radius or an epipolar band", radius,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 10, md().t.data(), 12, md().qp.data()); }));
+    rows.push_back(match_call("match_band_without_query_positions", "query_pos",
+                              "must not be null: the config has a radius or an epipolar band", band,
+                              [](HammingMatcher& m) { m.match(md().q.data(), 10, md().t.data(), 12); }));
+    add(fn("match_cpu_n_query_negative", "n_query", "= -2 is outside [0,",
+           [] { match_cpu(md().q.data(), -2, md().t.data(), 3, MatcherConfig{}); },
+           [] {
+               const auto m = match_cpu(md().q.data(), 10, md().t.data(), 12, MatcherConfig{});
+               ASSERT_EQ(m.size(), 10u);
+               EXPECT_EQ(m[0].train, 11);
+               EXPECT_EQ(m[0].distance, 2);
+           }));
+    add(state("matcher_cpu_match_async", "needs Backend::Cuda", [] {
+        auto m = std::make_shared<HammingMatcher>(MatcherConfig{}, 16, Backend::Cpu);
+        return Case{[m] { m->match_async(nullptr, 0, nullptr, 0, nullptr); }, [m] { expect_matches(*m, false); }};
+    }));
+    add(state("matcher_moved_from", "HammingMatcher::match: object is empty or moved-from", [] {
+        auto a = std::make_shared<HammingMatcher>(MatcherConfig{}, 16, Backend::Cpu);
+        auto b = std::make_shared<HammingMatcher>(std::move(*a));
+        return Case{[a] { a->match(md().q.data(), 3, md().t.data(), 3); },  // NOLINT(bugprone-use-after-move): on purpose
+                    [a, b] {
+                        expect_matches(*b, false);
+                        *a = HammingMatcher(MatcherConfig{}, 16, Backend::Cpu);
+                        expect_matches(*a, false);
+                    }};
+    }));
+
+    // ---- MultiCameraTracker ---------------------------------------------------------------------------------
+    add(rig_cfg("multi_camera_no_camera", "cameras.size()", "= 0 is outside [1, 32]",
+                [](std::vector<CameraConfig>& c) { c.clear(); }));
+    add(rig_cfg("multi_camera_33_cameras", "cameras.size()", "= 33 is outside [1, 32]",
+                [](std::vector<CameraConfig>& c) { c.resize(33, c[0]); }));
+    add(rig_cfg("multi_camera_width_3", "width", "cameras[1]: parameter 'width' = 3 is outside [7, 16383]",
+                [](std::vector<CameraConfig>& c) { c[1].width = 3; }));
+    add(rig_cfg("multi_camera_height_zero", "height", "cameras[0]: parameter 'height' = 0 is outside [7, 16383]",
+                [](std::vector<CameraConfig>& c) { c[0].height = 0; }));
+    add(rig_cfg("multi_camera_tracker_config", "target_features",
+                "cameras[2].tracker: parameter 'target_features' = 0 is outside [1, 65536]",
+                [](std::vector<CameraConfig>& c) { c[2].tracker.target_features = 0; }));
+    add(fn("multi_camera_backend_unknown", "backend", "must be Backend::Cuda or Backend::Cpu",
+           [] { MultiCameraTracker m(rig_cameras(), static_cast<Backend>(7)); },
+           [] {
+               MultiCameraTracker m(rig_cameras(), Backend::Cpu);
+               expect_rig_tracks(m);
+           }));
+    rows.push_back(rig_call("multi_camera_two_frames_for_three", "frames",
+                            "has 2 entries, must have one per camera (3)", [](MultiCameraTracker& m) {
+                                const auto f = rig_frames(0);
+                                auto v = views_of(f);
+                                v.pop_back();
+                                m.track(v);
+                            }));
+    rows.push_back(rig_call("multi_camera_frames_swapped", "frames[1]", "is 136x88, camera 1 is 128x92",
+                            [](MultiCameraTracker& m) {
+                                const auto f = rig_frames(0);
+                                auto v = views_of(f);
+                                std::swap(v[1], v[2]);
+                                m.track(v);
+                            }));
+    rows.push_back(rig_call("multi_camera_frame_null", "frames[0].data", "must not be null",
+                            [](MultiCameraTracker& m) {
+                                const auto f = rig_frames(0);
+                                auto v = views_of(f);
+                                v[0].data = nullptr;
+                                m.track(v);
+                            }));
+    rows.push_back(rig_call("multi_camera_rotation_priors_count", "rotation_priors",
+                            "has 2 entries, must have one per camera (3)", [](MultiCameraTracker& m) {
+                                const auto f = rig_frames(0);
+                                const std::vector<std::array<double, 9>> priors(2);
+                                m.track(views_of(f), &priors);
+                            }));
+    rows.push_back(rig_call("multi_camera_tracks_camera_3", "camera", "= 3 is outside [0, 2]",
+                            [](MultiCameraTracker& m) { (void)m.tracks(3); }));
+    rows.push_back(rig_call("multi_camera_lost_tracks_camera_negative", "camera", "= -1 is outside [0, 2]",
+                            [](MultiCameraTracker& m) { (void)m.lost_tracks(-1); }));
+    rows.push_back(rig_call("multi_camera_camera_negative", "camera", "= -1 is outside [0, 2]",
+                            [](MultiCameraTracker& m) { (void)m.camera(-1); }));
+    add(rig_state("multi_camera_finish_without_frames", "MultiCameraTracker::finish: no frames in flight",
+                  [](MultiCameraTracker& m) { m.finish(); }));
+    add(rig_state("multi_camera_track_async_in_flight", "the previous frames are still in flight",
+                  [](MultiCameraTracker& m) {
+                      static const std::vector<HostImage> f = rig_frames(0);
+                      m.track_async(views_of(f), nullptr);  // works (CPU: done here)
+                      m.track_async(views_of(f), nullptr);  // throws
+                  },
+                  true));
+    add(rig_state("multi_camera_cpu_device_frames", "device frames need Backend::Cuda",
+                  [](MultiCameraTracker& m) { m.track_async(std::vector<DeviceView>(3), nullptr); }));
     return rows;
 }
 

@@ -1,5 +1,6 @@
 // Bad input at the entry points of the CUDA objects (docs/bad-input.md, rows "cuda_*"): DevicePyramid,
-// DeviceScoreMaps, the stream-ordered copies, FeatureDetector with Backend::Cuda and DeviceLkTracker.
+// DeviceScoreMaps, the stream-ordered copies, FeatureDetector with Backend::Cuda, DeviceLkTracker, HammingMatcher
+// and MultiCameraTracker with Backend::Cuda.
 // Each bad call must throw InvalidArgument naming the parameter and the bound (StateError for state
 // misuse) and leave the object usable: the good call after it is checked against the CPU reference.
 // GPU tests (KESTREL_REQUIRE_GPU).
@@ -17,6 +18,8 @@
 #include "kestrel/fast.hpp"
 #include "kestrel/feature_detector.hpp"
 #include "kestrel/lk_tracker.hpp"
+#include "kestrel/matcher.hpp"
+#include "kestrel/multi_camera_tracker.hpp"
 #include "kestrel/pyramid.hpp"
 #include "test_data.hpp"
 
@@ -138,6 +141,142 @@ Row lk_row(std::string id, std::string param, std::string text, std::function<vo
     auto make = [bad] {
         auto d = std::make_shared<LkData>();
         return Case{[d, bad] { bad(*d); }, [d] { d->expect_tracks(); }};
+    };
+    return param.empty() ? state(std::move(id), std::move(text), make)
+                         : invalid(std::move(id), std::move(param), std::move(text), make);
+}
+
+// ---- HammingMatcher on the GPU (capacity 16): 10 queries, each a train descriptor with 2 bits flipped, in device
+// memory; the good call matches them on the device and equals match_cpu. ---------------------------------------
+struct MatcherData {
+    std::vector<OrbDescriptor> q, t;
+    std::vector<Point2f> qp, tp;
+    OrbDescriptor *dq = nullptr, *dt = nullptr;
+    Point2f *dqp = nullptr, *dtp = nullptr;
+    HammingMatcher m;
+    explicit MatcherData(const MatcherConfig& cfg) : m(cfg, 16, Backend::Cuda) {
+        std::uint32_t state = 12345;
+        for (int i = 0; i < 12; ++i) {
+            OrbDescriptor d;
+            for (auto& b : d.bytes) b = static_cast<std::uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
+            t.push_back(d);
+            tp.push_back({10.0f * i, 5.0f * i});
+        }
+        for (int i = 0; i < 10; ++i) {
+            OrbDescriptor d = t[static_cast<std::size_t>(11 - i)];
+            d.bytes[static_cast<std::size_t>(i)] ^= 0x5;
+            q.push_back(d);
+            qp.push_back(tp[static_cast<std::size_t>(11 - i)]);
+        }
+        EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&dq), sizeof(OrbDescriptor) * 10), cudaSuccess);
+        EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&dt), sizeof(OrbDescriptor) * 12), cudaSuccess);
+        EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&dqp), sizeof(Point2f) * 10), cudaSuccess);
+        EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&dtp), sizeof(Point2f) * 12), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(dq, q.data(), sizeof(OrbDescriptor) * 10, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(dt, t.data(), sizeof(OrbDescriptor) * 12, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(dqp, qp.data(), sizeof(Point2f) * 10, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(dtp, tp.data(), sizeof(Point2f) * 12, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    ~MatcherData() {
+        (void)cudaFree(dq);
+        (void)cudaFree(dt);
+        (void)cudaFree(dqp);
+        (void)cudaFree(dtp);
+    }
+    void expect_matches() {
+        const MatcherConfig& c = m.config();
+        const bool pos = c.radius > 0 || c.epipolar_band >= 0;
+        m.match_async(dq, 10, dt, 12, nullptr, pos ? dqp : nullptr, pos ? dtp : nullptr);
+        synchronize(nullptr, "test");
+        const std::vector<Match> got(m.host_matches(), m.host_matches() + 10);
+        EXPECT_EQ(got, match_cpu(q.data(), 10, t.data(), 12, c, pos ? qp.data() : nullptr, pos ? tp.data() : nullptr));
+        for (int i = 0; i < 10; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)].train, 11 - i) << "query " << i;
+        EXPECT_EQ(m.match(q.data(), 10, t.data(), 12, pos ? qp.data() : nullptr, pos ? tp.data() : nullptr), got);
+    }
+};
+
+Row matcher_row(std::string id, std::string param, std::string text, MatcherConfig cfg,
+                std::function<void(MatcherData&)> bad) {
+    return invalid(std::move(id), std::move(param), std::move(text), [cfg, bad] {
+        auto d = std::make_shared<MatcherData>(cfg);
+        return Case{[d, bad] { bad(*d); }, [d] { d->expect_matches(); }};
+    });
+}
+
+// ---- MultiCameraTracker on the GPU: three cameras on crops of frame(), device frames; the good call tracks two
+// frames and equals a CPU MultiCameraTracker, bit for bit (id, position, status). -----------------------------
+std::vector<CameraConfig> rig_cameras() {
+    std::vector<CameraConfig> c(3);
+    for (int i = 0; i < 3; ++i) {
+        c[static_cast<std::size_t>(i)].width = 120 + 8 * i;
+        c[static_cast<std::size_t>(i)].height = 96 - 4 * i;
+        c[static_cast<std::size_t>(i)].tracker.target_features = 40;
+    }
+    return c;
+}
+
+struct RigData {
+    std::vector<std::vector<HostImage>> host;    // [frame][camera]
+    std::vector<std::vector<DeviceImage>> dev;   // the same on the device
+    MultiCameraTracker m{rig_cameras(), Backend::Cuda};
+    RigData() {
+        for (int k = 0; k < 2; ++k) {
+            host.emplace_back();
+            dev.emplace_back();
+            for (const CameraConfig& c : rig_cameras()) {
+                host.back().push_back(test::crop(frame(), 4 + k + c.width / 40, 2 + k, c.width, c.height));
+                dev.back().push_back(upload(host.back().back().view()));
+            }
+        }
+    }
+    std::vector<DeviceView> views(int k) const {
+        std::vector<DeviceView> v;
+        for (const DeviceImage& d : dev[static_cast<std::size_t>(k)]) v.push_back(d.view());
+        return v;
+    }
+    /// `seen`: frames the tracker took before (the reference takes them too).
+    void expect_tracks(int seen = 0) {
+        MultiCameraTracker ref(rig_cameras(), Backend::Cpu);
+        for (int k = 0; k < 2; ++k) {
+            std::vector<HostView> hv;
+            for (const HostImage& h : host[static_cast<std::size_t>(k)]) hv.push_back(h.view());
+            if (k < seen) {
+                ref.track(hv);
+                continue;
+            }
+            m.track_async(views(k), nullptr);
+            m.finish();
+            ref.track(hv);
+        }
+        if (seen > 0) {  // one more frame for both
+            std::vector<HostView> hv;
+            for (const HostImage& h : host[1]) hv.push_back(h.view());
+            ref.track(hv);
+            m.track_async(views(1), nullptr);
+            m.finish();
+        }
+        for (int i = 0; i < 3; ++i) {
+            const auto &a = m.tracks(i), &b = ref.tracks(i);
+            ASSERT_EQ(a.size(), b.size()) << "camera " << i;
+            ASSERT_FALSE(a.empty()) << "camera " << i;
+            for (std::size_t j = 0; j < a.size(); ++j) {
+                EXPECT_EQ(a[j].id, b[j].id) << "camera " << i << " track " << j;
+                EXPECT_EQ(a[j].x, b[j].x) << "camera " << i << " track " << j;
+                EXPECT_EQ(a[j].y, b[j].y) << "camera " << i << " track " << j;
+                EXPECT_EQ(a[j].status, b[j].status) << "camera " << i << " track " << j;
+            }
+        }
+    }
+};
+
+Row rig_row(std::string id, std::string param, std::string text, std::function<void(RigData&)> bad,
+            bool in_flight = false) {
+    auto make = [bad, in_flight] {
+        auto d = std::make_shared<RigData>();
+        return Case{[d, bad] { bad(*d); }, [d, in_flight] {
+                        if (in_flight) d->m.finish();  // frame 0 completes
+                        d->expect_tracks(in_flight ? 1 : 0);
+                    }};
     };
     return param.empty() ? state(std::move(id), std::move(text), make)
                          : invalid(std::move(id), std::move(param), std::move(text), make);
@@ -281,6 +420,39 @@ std::vector<Row> cuda_rows() {
         }
         d.tracker = std::move(keep);
     }));
+
+    // ---- HammingMatcher (Backend::Cuda) ---------------------------------------------------------------------
+    MatcherConfig band;
+    band.epipolar_band = 2.0f;
+    r.push_back(matcher_row("cuda_match_async_n_query_above_capacity", "n_query", "= 17 is outside [0, 16]", {},
+                            [](MatcherData& d) { d.m.match_async(d.dq, 17, d.dt, 12, nullptr); }));
+    r.push_back(matcher_row("cuda_match_async_train_null", "train", "must not be null when n_train > 0", {},
+                            [](MatcherData& d) { d.m.match_async(d.dq, 10, nullptr, 12, nullptr); }));
+    r.push_back(matcher_row("cuda_match_async_band_without_positions", "query_pos",
+                            "must not be null: the config has a radius or an epipolar band", band,
+                            [](MatcherData& d) { d.m.match_async(d.dq, 10, d.dt, 12, nullptr); }));
+    r.push_back(matcher_row("cuda_match_n_train_above_capacity", "n_train", "= 17 is outside [0, 16]", {},
+                            [](MatcherData& d) { d.m.match(d.q.data(), 10, d.t.data(), 17); }));
+
+    // ---- MultiCameraTracker (Backend::Cuda), device frames -----------------------------------------------------
+    r.push_back(rig_row("cuda_multi_camera_two_device_frames", "frames", "has 2 entries, must have one per camera (3)",
+                        [](RigData& d) {
+                            auto v = d.views(0);
+                            v.pop_back();
+                            d.m.track_async(v, nullptr);
+                        }));
+    r.push_back(rig_row("cuda_multi_camera_device_frames_swapped", "frames[1]", "is 136x88, camera 1 is 128x92",
+                        [](RigData& d) {
+                            auto v = d.views(0);
+                            std::swap(v[1], v[2]);
+                            d.m.track_async(v, nullptr);
+                        }));
+    r.push_back(rig_row("cuda_multi_camera_in_flight", "", "the previous frames are still in flight",
+                        [](RigData& d) {
+                            d.m.track_async(d.views(0), nullptr);
+                            d.m.track_async(d.views(0), nullptr);
+                        },
+                        true));
     return r;
 }
 

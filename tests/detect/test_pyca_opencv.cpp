@@ -117,15 +117,19 @@ TEST(PycaVsOpenCV, RepeatabilityOnGraf1ToGraf3WithOneBudget) {
                                   {"PyCA (MT, 16-px cells, q=3, K=4)", pyca},
                                   {"cv::ORB detector", orb_r}})
         std::printf("  %-34s repeatability %.3f  features %zu / %zu  coverage %.3f\n", name, r.rep, r.n1, r.n2, r.cov1);
-    // Properties: every detector fills the budget on both images, and Kestrel's policies are at least as
-    // repeatable as ORB's detector less a margin, and spread at least as widely.
+    // Every detector fills the budget on both images. Kestrel's policies are less repeatable than ORB's detector on
+    // this pair (today grid 0.580, PyCA 0.674, cv::ORB 0.877: ORB's Harris ranking keeps the strongest corners,
+    // clustered) and spread twice as widely (64x64 blocks covered: 0.800, 0.792, 0.400). Bounds: today's
+    // repeatability less 0.03 (15 of 500 features), PyCA above the grid, coverage at least ORB's plus 0.3.
     for (const Result& r : {grid, pyca}) {
         EXPECT_EQ(r.n1, static_cast<std::size_t>(budget));
         EXPECT_EQ(r.n2, static_cast<std::size_t>(budget));
-        EXPECT_GT(r.rep, 0.25);
-        EXPECT_GE(r.cov1, orb_r.cov1 - 0.02);
+        EXPECT_GE(r.cov1, orb_r.cov1 + 0.3);
     }
-    EXPECT_GT(orb_r.rep, 0.2);
+    EXPECT_GE(grid.rep, 0.580 - 0.03);
+    EXPECT_GE(pyca.rep, 0.674 - 0.03);
+    EXPECT_GT(pyca.rep, grid.rep);
+    EXPECT_GT(orb_r.rep, 0.8) << "the harness: cv::ORB's own repeatability (0.877 with OpenCV 4.6)";
 }
 
 TEST(PycaVsOpenCV, FourScoresUnderBothPolicies) {

@@ -1,6 +1,6 @@
 // The Hamming matcher's CPU reference against an independent brute force (bitset distances, sorted
 // (distance, index) pairs) over generated descriptors with planted matches, ties, radius and band limits,
-// the cross-check; HammingMatcher on the CPU backend; bad input.
+// the cross-check; HammingMatcher on the CPU backend. Bad input: the bad-input table (tests/core/test_bad_input.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -178,36 +178,10 @@ TEST(MatcherCpu, HammingMatcherOnTheCpuEqualsMatchCpu) {
     ASSERT_NE(m.host_matches(), nullptr);
     EXPECT_EQ(m.host_matches()[3], got[3]);
     EXPECT_EQ(m.device_matches(), nullptr);
-    EXPECT_THROW(m.match_async(nullptr, 0, nullptr, 0, nullptr), StateError);
 }
 
-TEST(MatcherCpu, RejectsBadInput) {
-    MatcherConfig bad;
-    bad.ratio = 0.0f;
-    EXPECT_THROW(validate(bad), InvalidArgument);
-    bad.ratio = 1.5f;
-    EXPECT_THROW(validate(bad), InvalidArgument);
-    bad = {};
-    bad.radius = -1.0f;
-    EXPECT_THROW(validate(bad), InvalidArgument);
-    bad = {};
-    bad.epipolar_band = NAN;
-    EXPECT_THROW(validate(bad), InvalidArgument);
-    bad = {};
-    bad.max_distance = 257;
-    EXPECT_THROW(validate(bad), InvalidArgument);
-    EXPECT_THROW(HammingMatcher(MatcherConfig{}, 0, Backend::Cpu), InvalidArgument);
-
-    const Case c = make_case(10, 10, 1);
-    HammingMatcher m(MatcherConfig{}, 8, Backend::Cpu);
-    EXPECT_THROW(m.match(c.q.data(), 10, c.t.data(), 8), InvalidArgument);  // above capacity
-    EXPECT_THROW(m.match(nullptr, 3, c.t.data(), 8), InvalidArgument);
-    MatcherConfig r;
-    r.radius = 5.0f;
-    HammingMatcher mr(r, 16, Backend::Cpu);
-    EXPECT_THROW(mr.match(c.q.data(), 10, c.t.data(), 10), InvalidArgument);  // positions needed
-    EXPECT_NO_THROW(mr.match(c.q.data(), 10, c.t.data(), 10, c.qp.data(), c.tp.data()));
-}
+// Bad input (configuration, capacity, counts, null arrays, missing positions, match_async on the CPU, a moved-from
+// matcher): rows matcher_* and match_* of the bad-input table (tests/core/test_bad_input.cpp, docs/bad-input.md).
 
 }  // namespace
 }  // namespace kestrel

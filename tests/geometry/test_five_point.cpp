@@ -11,6 +11,7 @@
 
 #include "kestrel/detail/five_point_rules.hpp"
 #include "pose_test_util.hpp"
+#include "test_seed.hpp"
 
 namespace kestrel::test {
 namespace {
@@ -42,7 +43,7 @@ double essential_residual(const double* e) {
 
 TEST(FivePoint, TrueEssentialAmongSolutionsOnExactData) {
     const int samples = env_int("KESTREL_FIVE_POINT_SAMPLES", 100000);
-    std::mt19937_64 rng(20261124);
+    KESTREL_TEST_RNG(rng, 20261124);
     SceneOptions o;
     o.n = 5;
     o.max_angle = 1.0;
@@ -78,7 +79,7 @@ TEST(FivePoint, TrueEssentialAmongSolutionsOnExactData) {
 TEST(FivePoint, SolutionsAreEssentialMatrices) {
     // Every returned E is finite; nearly all are essential matrices satisfying the five epipolar constraints
     // to 1e-8 (a rare ill-conditioned root is kept rather than dropped: RANSAC's scoring rejects it).
-    std::mt19937_64 rng(7);
+    KESTREL_TEST_RNG(rng, 7);
     SceneOptions o;
     o.n = 5;
     int total = 0, loose = 0;
@@ -107,7 +108,7 @@ TEST(FivePoint, SolutionsAreEssentialMatrices) {
 }
 
 TEST(FivePoint, RepeatedPointsGiveNoSolution) {
-    std::mt19937_64 rng(11);
+    KESTREL_TEST_RNG(rng, 11);
     SceneOptions o;
     o.n = 5;
     for (int s = 0; s < 1000; ++s) {
@@ -126,7 +127,7 @@ TEST(FivePoint, RepeatedPointsGiveNoSolution) {
 }
 
 TEST(FivePoint, PureRotationGivesNoSolutionOrFlag) {
-    std::mt19937_64 rng(13);
+    KESTREL_TEST_RNG(rng, 13);
     SceneOptions o;
     o.n = 5;
     o.pure_rotation = true;
@@ -151,7 +152,7 @@ TEST(FivePoint, PureRotationGivesNoSolutionOrFlag) {
 }
 
 TEST(FivePoint, CoplanarPointsFiniteAndValid) {
-    std::mt19937_64 rng(17);
+    KESTREL_TEST_RNG(rng, 17);
     SceneOptions o;
     o.n = 5;
     o.planar = true;

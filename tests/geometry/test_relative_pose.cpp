@@ -11,6 +11,7 @@
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
 #include "pose_test_util.hpp"
+#include "test_seed.hpp"
 
 namespace kestrel::test {
 namespace {
@@ -35,7 +36,7 @@ Quality measure(const PoseScene& sc, const RelativePoseResult& r, const std::vec
 }
 
 TEST(RelativePose, RecoversKnownPoseWithOutliers) {
-    std::mt19937_64 rng(101);
+    KESTREL_TEST_RNG(rng, 101);
     RelativePoseConfig cfg;
     cfg.focal_px = 500.0;
     cfg.threshold_px = 1.0;
@@ -69,7 +70,7 @@ TEST(RelativePose, RecoversKnownPoseWithOutliers) {
 }
 
 TEST(RelativePose, ExactDataGivesExactPose) {
-    std::mt19937_64 rng(5);
+    KESTREL_TEST_RNG(rng, 5);
     SceneOptions o;
     o.n = 100;
     const PoseScene sc = make_scene(rng, o);
@@ -86,7 +87,7 @@ TEST(RelativePose, ExactDataGivesExactPose) {
 }
 
 TEST(RelativePose, SameResultRunToRunAndAcrossBatchSizes) {
-    std::mt19937_64 rng(77);
+    KESTREL_TEST_RNG(rng, 77);
     SceneOptions o;
     o.n = 300;
     o.outlier_ratio = 0.5;
@@ -119,7 +120,7 @@ TEST(RelativePose, SameResultRunToRunAndAcrossBatchSizes) {
 }
 
 TEST(RelativePose, FloatInputMatchesDoubleOfTheSameValues) {
-    std::mt19937_64 rng(3);
+    KESTREL_TEST_RNG(rng, 3);
     SceneOptions o;
     o.n = 150;
     o.outlier_ratio = 0.3;
@@ -141,7 +142,7 @@ TEST(RelativePose, StatusCases) {
     EXPECT_EQ(mask[0], 0);
     EXPECT_EQ(est.estimate(x, x, 0).status, PoseStatus::TooFewPoints);
     // 6 points cannot reach min_inliers = 8
-    std::mt19937_64 rng(9);
+    KESTREL_TEST_RNG(rng, 9);
     SceneOptions o;
     o.n = 6;
     const PoseScene sc = make_scene(rng, o);
@@ -166,7 +167,7 @@ TEST(RelativePose, StatusCases) {
 TEST(RelativePose, ExactPureRotationGivesTheRotationOnlyModel) {
     // No translation: the five-point samples are degenerate (a family of E); the rotation-only model decides,
     // with the true rotation, t = 0 and every point an inlier. Without the rotation-only model: no Ok model.
-    std::mt19937_64 rng(23);
+    KESTREL_TEST_RNG(rng, 23);
     SceneOptions o;
     o.n = 100;
     o.pure_rotation = true;
@@ -182,8 +183,10 @@ TEST(RelativePose, ExactPureRotationGivesTheRotationOnlyModel) {
         EXPECT_EQ(r.model, PoseModel::RotationOnly) << "trial " << trial;
         EXPECT_EQ(r.inliers, o.n);
         EXPECT_EQ(r.rotation_inliers, o.n);
+        // Exact up to rounding: the acos-based measure's floor near the identity is ~1e-6 degrees (1.2e-6 on some
+        // draws of the seed sweep), so 1e-5.
         EXPECT_LT(rotation_error_deg(sc.R, Mat3{r.R[0], r.R[1], r.R[2], r.R[3], r.R[4], r.R[5], r.R[6], r.R[7], r.R[8]}),
-                  1e-6);
+                  1e-5);
         EXPECT_EQ(r.t[0] * r.t[0] + r.t[1] * r.t[1] + r.t[2] * r.t[2], 0.0);
         for (double v : r.E) EXPECT_EQ(v, 0.0);
         for (std::uint8_t m : mask) EXPECT_EQ(m, 1);
@@ -195,7 +198,7 @@ TEST(RelativePose, ExactPureRotationGivesTheRotationOnlyModel) {
 }
 
 TEST(RelativePose, PathologicalInputsNeverCrashOrNaN) {
-    std::mt19937_64 rng(61);
+    KESTREL_TEST_RNG(rng, 61);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     const int n = 60;
     RelativePoseConfig c5;
@@ -294,7 +297,7 @@ TEST(RelativePose, CudaBackendWithoutCudaSaysSo) {
 }
 
 TEST(RelativePose, TwoPointWithRotationPrior) {
-    std::mt19937_64 rng(202);
+    KESTREL_TEST_RNG(rng, 202);
     RelativePoseConfig cfg;
     cfg.method = PoseMethod::TwoPointWithRotation;
     RelativePoseEstimator est(500, cfg, Backend::Cpu);

@@ -16,6 +16,7 @@
 #include "kestrel/camera.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
+#include "test_seed.hpp"
 
 namespace kestrel::test {
 namespace {
@@ -24,7 +25,7 @@ Mat3 mat(const RelativePoseResult& r) { return {r.R[0], r.R[1], r.R[2], r.R[3], 
 Vec3 vec(const RelativePoseResult& r) { return {r.t[0], r.t[1], r.t[2]}; }
 
 TEST(RelativePoseBearings, WideFisheyeRecallAbove90Percent) {
-    std::mt19937_64 rng(8480);
+    KESTREL_TEST_RNG(rng, 8480);
     const Camera cam = wide_fisheye_848x800();
     RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);
@@ -57,16 +58,19 @@ TEST(RelativePoseBearings, WideFisheyeRecallAbove90Percent) {
     std::printf("[relative-pose bearings] fisheye 848x800, 80 deg, 0.5 px, 30 %% outliers: recall %.3f, precision %.3f, "
                 "recall beyond 60 deg %.3f, worst rotation %.3f deg, worst direction %.3f deg\n",
                 recall, precision, wide, worst_rot, worst_dir);
+    // Today (seed offset 0): recall 0.929, precision 0.997, beyond 60 degrees 0.920, worst rotation 0.175 deg,
+    // worst direction 0.508 deg; over the offsets 0 to 8000 (9 draws of 10 scenes) at worst 0.923, 0.995, 0.902,
+    // 0.433 deg and 1.226 deg. The direction bound: that worst plus a quarter (was 3 degrees).
     EXPECT_GE(recall, 0.9);
     EXPECT_GE(precision, 0.97);
     EXPECT_GE(wide, 0.85);
     EXPECT_LT(worst_rot, 0.5);
-    EXPECT_LT(worst_dir, 3.0);
+    EXPECT_LT(worst_dir, 1.5);
 }
 
 TEST(RelativePoseBearings, ExactBearingsBeyond90DegreesGiveTheExactPose) {
     // A 200-degree lens: directions up to 100 degrees off the axis (z < 0 for some), no noise.
-    std::mt19937_64 rng(77);
+    KESTREL_TEST_RNG(rng, 77);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     std::normal_distribution<double> g(0.0, 1.0);
     const Mat3 R = axis_angle({0.2, 1.0, -0.3}, 0.25);
@@ -103,7 +107,7 @@ TEST(RelativePoseBearings, ExactBearingsBeyond90DegreesGiveTheExactPose) {
 
 TEST(RelativePoseBearings, PinholeBearingsAsGoodAsNormalizedPoints) {
     // The same pinhole scenes through both entries: the bearing path (per-point scale) loses nothing.
-    std::mt19937_64 rng(4242);
+    KESTREL_TEST_RNG(rng, 4242);
     Camera cam;
     cam.model = CameraModel::Pinhole;
     cam.width = 640;
@@ -142,7 +146,7 @@ TEST(RelativePoseBearings, PinholeBearingsAsGoodAsNormalizedPoints) {
 }
 
 TEST(RelativePoseBearings, RotationOnlyForStaticAndRotatingCameraKeepsGoodTracks) {
-    std::mt19937_64 rng(1357);
+    KESTREL_TEST_RNG(rng, 1357);
     const Camera cam = wide_fisheye_848x800();
     RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);
@@ -190,7 +194,7 @@ TEST(RelativePoseBearings, RotationOnlyForStaticAndRotatingCameraKeepsGoodTracks
 }
 
 TEST(RelativePoseBearings, TranslatingCameraNeverGivesRotationOnly) {
-    std::mt19937_64 rng(2468);
+    KESTREL_TEST_RNG(rng, 2468);
     const Camera cam = wide_fisheye_848x800();
     RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);
@@ -205,8 +209,13 @@ TEST(RelativePoseBearings, TranslatingCameraNeverGivesRotationOnly) {
         ASSERT_EQ(r.status, PoseStatus::Ok);
         EXPECT_EQ(r.model, PoseModel::FivePoint) << "trial " << trial;
         EXPECT_LT(r.rotation_inliers, r.inliers);
-        EXPECT_LT(direction_error_deg(sc.t, vec(r)), o.baseline < 1.0 ? 10.0 : 3.0);
-        std::printf("[relative-pose bearings] translating trial %d: rotation-only model explains %d of %d\n", trial, r.rotation_inliers, r.inliers);
+        // The direction (less sharp with 3-15 px of parallax): worst over the seed offsets 0 to 8000 (9 x 6 draws
+        // each) 0.75 degrees at 1 m, 15.4 at 0.1 m; bounds twice and 1.3 times that (were 3 and 10: the short
+        // baseline's failed on 4 of the 54 draws).
+        EXPECT_LT(direction_error_deg(sc.t, vec(r)), o.baseline < 1.0 ? 20.0 : 1.5);
+        std::printf("[relative-pose bearings] translating trial %d, baseline %.1f m: rotation-only model explains %d of "
+                    "%d, direction error %.2f deg\n", trial, o.baseline, r.rotation_inliers, r.inliers,
+                    direction_error_deg(sc.t, vec(r)));
     }
 }
 
@@ -248,7 +257,7 @@ TEST(RelativePoseBearings, PixelsPerRadianClosedForms) {
 }
 
 TEST(RelativePoseBearings, SameResultAcrossBatchSizesAndBadInput) {
-    std::mt19937_64 rng(99);
+    KESTREL_TEST_RNG(rng, 99);
     const Camera cam = wide_fisheye_848x800();
     BearingSceneOptions o;
     o.n = 200;
@@ -384,7 +393,7 @@ TEST(RelativePoseBearings, UnprojectBearingReachesBeyond90Degrees) {
 TEST(RelativePoseBearings, FisheyePointsBeyond90DegreesAreUsed) {
     // The TUM-VI-like fisheye's pixels up to 100 degrees off the axis, through unproject_bearing: the points
     // beyond 90 degrees (no normalized point exists for them) are kept as inliers like the others.
-    std::mt19937_64 rng(19590);
+    KESTREL_TEST_RNG(rng, 19590);
     const Camera cam = tumvi_cam0();
     RelativePoseConfig cfg;
     cfg.focal_px = 0.5 * (cam.fx + cam.fy);
@@ -419,12 +428,16 @@ TEST(RelativePoseBearings, FisheyePointsBeyond90DegreesAreUsed) {
     std::printf("[relative-pose bearings] TUM-VI-like fisheye up to 100 deg: recall %.3f, precision %.3f, recall of the "
                 "%d inliers beyond 90 deg %.3f, worst rotation %.3f deg, direction %.3f deg\n",
                 recall, precision, n_beyond, beyond, worst_rot, worst_dir);
+    // Today (seed offset 0): recall 0.940, 55 inliers beyond 90 degrees of which 0.951 kept, precision 0.997, worst
+    // rotation 0.171 deg, direction 0.379 deg; over the offsets 0 to 8000 at worst 0.929, 0.843 (beyond 90: a
+    // statistical bound, not one of the swept properties), 0.994, 0.285 deg and 0.835 deg. The direction bound: that
+    // worst plus a fifth (was 3 degrees).
     EXPECT_GT(n_beyond, 20);
     EXPECT_GE(recall, 0.9);
     EXPECT_GE(beyond, 0.85);
     EXPECT_GE(precision, 0.97);
     EXPECT_LT(worst_rot, 0.5);
-    EXPECT_LT(worst_dir, 3.0);
+    EXPECT_LT(worst_dir, 1.0);
 }
 
 }  // namespace

@@ -91,15 +91,22 @@ TEST(StereoOpenCv, AloeDisparityBesideOpenCv) {
     // LK's reach from a zero seed), median 0.31 px, none over 1 px; fifth frame 46 % unmatched, median 0.31 px;
     // OpenCV LK 60 % unmatched, median 0.30 px, 2.5 % over 1 px (the ground truth is in whole pixels: a median
     // near 0.25-0.3 px is its rounding).
+    // Bounds: today's figures plus a margin of 3 % of the points (6 of 195) for the shares and 0.03 px for the
+    // medians (a tenth of the truth's rounding); where Kestrel is compared with OpenCV's LK, at most LK's figure.
     ASSERT_GE(k.points, 100u) << "features with a known ground truth";
     ASSERT_GE(k.matched, 20u);
     ASSERT_GE(lk.matched, 20u);
-    EXPECT_LE(k.median_error, lk.median_error + 0.1);
-    EXPECT_LE(k.over_1px, lk.over_1px + 0.05);
-    EXPECT_LT(k.unmatched, 0.9);
-    EXPECT_LE(k_seeded.median_error, lk.median_error + 0.1);
-    EXPECT_LE(k_seeded.over_1px, lk.over_1px + 0.05);
-    EXPECT_LE(k_seeded.unmatched, lk.unmatched + 0.10);
+    // First frame: the matches are as accurate as LK's (median 0.314 against 0.301 px; none over 1 px against 2.5 %),
+    // and the share out of reach from a zero seed is today's (69.2 %).
+    EXPECT_LE(k.median_error, lk.median_error + 0.03);
+    EXPECT_LE(k.over_1px, lk.over_1px);
+    EXPECT_LE(k.unmatched, 0.692 + 0.03);
+    // Fifth frame: the seeds reach further than LK from zero (46.2 % unmatched against 59.5 %), as accurately
+    // (0.310 px, 1.0 % over 1 px).
+    EXPECT_LE(k_seeded.median_error, lk.median_error + 0.03);
+    EXPECT_LE(k_seeded.over_1px, lk.over_1px);
+    EXPECT_LE(k_seeded.unmatched, 0.462 + 0.03);
+    EXPECT_LT(k_seeded.unmatched, lk.unmatched);
     // The harness reads the truth right: SGBM, a dense matcher made for this data, is within half a pixel.
     EXPECT_LT(sgbm.median_error, 0.5);
 }

@@ -1,6 +1,7 @@
 // StereoTracker on the CUDA backend equals the CPU reference: every track's id, position, status, right
-// position, disparity and depth, frame after frame (rectified and raw rigs, track_right, odd sizes, host and
-// device frames, the stream-ordered form); and DevicePyramid::build_pair equals build_pyramid_cpu on both images.
+// position, disparity and depth, every field of the left tracks, of the lost ones and (track_right) of the right
+// image's own tracks and its lost ones, bit for bit, frame after frame (rectified and raw rigs, track_right, odd
+// sizes, host and device frames, the stream-ordered form); and DevicePyramid::build_pair equals build_pyramid_cpu on both images.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,11 +33,12 @@ void expect_same(const std::vector<StereoTrack>& g, const std::vector<StereoTrac
 }
 
 void run_sequence(const StereoRig& rig, const StereoConfig& cfg, int w, int h, const std::string& what,
-                  bool device_frames) {
-    const auto pairs = test::panning_pairs("graf1.png", 6, w, h, 17);
+                  bool device_frames, int frames = 6, int step = 2, bool flat_right_last = false) {
+    auto pairs = test::panning_pairs("graf1.png", frames, w, h, 17, step);
+    if (flat_right_last) pairs.back().right = HostImage(w, h, 128);  // every right track is lost there
     StereoTracker gpu(w, h, rig, cfg, Backend::Cuda), cpu(w, h, rig, cfg, Backend::Cpu);
     CudaStream stream;
-    int matched = 0;
+    int matched = 0, right = 0, right_lost = 0;
     for (std::size_t f = 0; f < pairs.size(); ++f) {
         const std::string at = what + " frame " + std::to_string(f);
         if (device_frames) {
@@ -52,11 +54,28 @@ void run_sequence(const StereoRig& rig, const StereoConfig& cfg, int w, int h, c
         }
         const auto& c = cpu.track(pairs[f].left.view(), pairs[f].right.view());
         expect_same(gpu.tracks(), c, at);
+        // Every field of the left tracks (age, prev_x, gain, offset, residual, score, level too), of the left tracks
+        // lost this frame, and with track_right of the right image's own tracks and of those it lost.
+        std::vector<Track> gl, cl;
+        for (const StereoTrack& s : gpu.tracks()) gl.push_back(s.left);
+        for (const StereoTrack& s : c) cl.push_back(s.left);
+        test::expect_same_tracks(gl, cl, at + " left tracks", "gpu", "cpu");
+        test::expect_same_tracks(gpu.lost_tracks(), cpu.lost_tracks(), at + " lost_tracks()", "gpu", "cpu");
+        test::expect_same_tracks(gpu.right_tracks(), cpu.right_tracks(), at + " right_tracks()", "gpu", "cpu");
+        test::expect_same_tracks(gpu.right_lost_tracks(), cpu.right_lost_tracks(), at + " right_lost_tracks()", "gpu",
+                                 "cpu");
         EXPECT_EQ(gpu.redetected(), cpu.redetected()) << at;
-        ASSERT_EQ(gpu.right_tracks().size(), cpu.right_tracks().size()) << at;
+        const bool flat = flat_right_last && f + 1 == pairs.size();  // nothing to track or detect on the right
+        EXPECT_EQ(cpu.right_tracks().empty(), !cfg.track_right || flat) << at;
         for (std::size_t i = 0; i < c.size(); ++i) matched += c[i].status == StereoStatus::Matched;
+        right += static_cast<int>(cpu.right_tracks().size());
+        right_lost += static_cast<int>(cpu.right_lost_tracks().size());
     }
     EXPECT_GT(matched, 100) << what << ": the comparison covers matches";
+    if (cfg.track_right) {
+        EXPECT_GT(right, 300) << what << ": the comparison covers right tracks";
+        if (flat_right_last) EXPECT_GT(right_lost, 60) << what << ": the comparison covers right_lost_tracks()";
+    }
 }
 
 TEST(StereoTrackerGpu, RectifiedSequenceEqualsTheCpu) {
@@ -69,6 +88,10 @@ TEST(StereoTrackerGpu, OddSizeDeviceFramesAndTrackRightEqualTheCpu) {
     StereoConfig cfg = test::small_stereo_config();
     cfg.track_right = true;
     run_sequence(rectified_rig(450, 240, 160, 0.1), cfg, 481, 319, "track_right 481x319", true);
+    // Nine frames panning 4 px a frame, host frames, the last right image flat grey: every right track ends there
+    // (right_lost_tracks()).
+    run_sequence(rectified_rig(450, 240, 160, 0.1), cfg, 480, 320, "track_right, 9 frames of 4 px, flat right last",
+                 false, 9, 4, true);
     cfg.track_right = false;
     cfg.tracker.lk.pyramid = {4, 1.5f};  // the per-level pyramid launches
     cfg.match.lk.pyramid = {4, 1.5f};

@@ -1,7 +1,7 @@
 // MultiCameraTracker: each camera's live and lost tracks are exactly those of its own FeatureTracker fed the
 // same frames, every field by its bits (CPU backend); the CUDA backend, one submission on a caller's stream,
 // against the CPU backend in every field of the live and lost tracks (GPU test; bit-identical on x86-64 hosts,
-// tests/support/track_compare.hpp); every validation names the camera or the frame.
+// tests/support/track_compare.hpp); bad input: the bad-input table (tests/core/test_bad_input.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -84,38 +84,8 @@ TEST(MultiCameraTrackerCpu, EachCameraMatchesItsOwnFeatureTracker) {
     EXPECT_GT(redetections, 0) << "the re-detection path is exercised";
 }
 
-TEST(MultiCameraTrackerCpu, BadInputNamesTheCameraOrFrame) {
-    const Rig rig = make_rig(1);
-    const auto throws_naming = [](auto&& f, const std::string& part) {
-        try {
-            f();
-            ADD_FAILURE() << "no exception; expected one naming " << part;
-        } catch (const Error& e) {
-            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-        }
-    };
-    throws_naming([] { MultiCameraTracker m({}, Backend::Cpu); }, "cameras.size()");
-    std::vector<CameraConfig> bad = rig.cams;
-    bad[1].width = 3;
-    throws_naming([&] { MultiCameraTracker m(bad, Backend::Cpu); }, "cameras[1]");
-    bad = rig.cams;
-    bad[2].tracker.target_features = 0;
-    throws_naming([&] { MultiCameraTracker m(bad, Backend::Cpu); }, "cameras[2].tracker");
-    MultiCameraTracker m(rig.cams, Backend::Cpu);
-    std::vector<HostView> v = views(rig.frames[0]);
-    std::vector<HostView> two(v.begin(), v.begin() + 2);
-    throws_naming([&] { m.track(two); }, "frames");
-    std::vector<HostView> swapped = v;
-    std::swap(swapped[1], swapped[2]);
-    throws_naming([&] { m.track(swapped); }, "frames[1]");
-    throws_naming([&] { m.finish(); }, "no frames in flight");
-    m.track_async(v, nullptr);
-    throws_naming([&] { m.track_async(v, nullptr); }, "still in flight");
-    m.finish();
-    throws_naming([&] { (void)m.tracks(3); }, "camera");
-    throws_naming([&] { (void)m.camera(-1); }, "camera");
-    throws_naming([&] { m.track_async(std::vector<DeviceView>(3), nullptr); }, "Backend::Cuda");
-}
+// Bad input (camera count and sizes, tracker settings, frames, priors, camera indices, calls out of order): rows
+// multi_camera_* of the bad-input table (tests/core/test_bad_input.cpp, docs/bad-input.md).
 
 TEST(MultiCameraTrackerGpu, OneSubmissionMatchesTheCpuBackend) {
     KESTREL_REQUIRE_GPU();

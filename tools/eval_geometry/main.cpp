@@ -3,12 +3,13 @@
 // motion").
 //
 //   kestrel_eval_geometry [--frames N] [--features N] [--threshold PX] [--backend cpu|cuda] [--small]
-//                         [--motion translate|rotate|static|all] [--write DIR] [--verbose]
+//                         [--motion translate|rotate|static|all] [--write DIR] [--verbose] [--require]
 //
 // The sequences (tests/support/motion_scenes.hpp): textured rectangles at 3.5 to 9 m and a floor, seen by EuRoC
 // cam0's 752x480 radial-tangential camera; three textured cards stand still, then move on their own from frames
 // 8, 18 and 28. Camera motion: "translate" (2.5 cm sideways and 1 cm forward per frame, 0.15 degrees of yaw),
-// "rotate" (0.4 degrees of yaw per frame, no translation) or "static"; --small: the tests' 376x240 pinhole version.
+// "rotate" (0.4 degrees of yaw per frame, no translation) or "static"; --small: the tests' 376x240 pinhole version
+// (20 frames: --frames applies to the EuRoC-size sequence only).
 // Every track is labelled at birth by the surface under it (a card: moving; "edge" when a surface boundary is
 // within 3 px: left out) and followed against the truth (a track whose true point gets hidden is left out).
 // Rows:
@@ -19,7 +20,14 @@
 //                            460 px pinhole (what VINS-Fusion's feature tracker does), outliers rejected;
 //   LK alone                 FeatureTracker without any check.
 // Columns: moving tracks (alive when their card started to move), of those still Tracked 3 frames after the
-// start (target <= 5 %); static tracks checked at least once, of those ended as Outlier (target <= 1 %).
+// start (target <= 5 %); static tracks checked at least once, of those ended as Outlier (target <= 1 %), and of
+// those the ones more than 1 px off their true point when they ended (rightly rejected: drifted).
+// --require: exit 1 unless, on every sequence run, both Kestrel check rows meet the targets: at least 5 moving
+// tracks, at most 5 % of them still Tracked 3 frames on and still on their card (one that LK dragged off its card
+// by more than 1 px follows a static point: the check is right to keep it); at least 50 static tracks, at most 1 %
+// of them ended as Outlier while within 1 px of the truth (the drifted ones are right to end); and the LK-alone
+// row keeps at least half of the moving tracks 3 frames on (the sequence does test the check). Each bound is printed as met or NOT
+// MET; exit status 1 when any is not met, 2 on a usage error.
 // --write DIR: the sequence in the EuRoC layout (mav0/cam0/data.csv, data/*.png, sensor.yaml; the camera poses in
 // mav0/state_groundtruth_estimate0/data.csv; per-frame surface labels in mav0/cam0/labels/*.png: 0 static,
 // 1..3 the cards, 255 nothing), for track_sequence --reject-outliers. --verbose: every card track still live 3
@@ -69,6 +77,8 @@ struct Options {
     std::vector<std::string> motions{"translate", "rotate", "static"};
     std::string write;
     bool verbose = false;
+    bool require = false;
+    bool frames_given = false;
 };
 
 test::MotionScene make_scene(const Options& o, const std::string& motion) {
@@ -245,6 +255,32 @@ void write_euroc(const test::MotionScene& s, const std::vector<HostImage>& frame
     std::printf("wrote %d frames in the EuRoC layout to %s\n", s.frames, dir.c_str());
 }
 
+/// --require on one sequence's rows (rows 0 and 1: the Kestrel check, without and with the gyro prior; row 3: LK
+/// alone). Prints every bound; true when all are met.
+bool require(const std::string& motion, const std::vector<Row>& rows) {
+    bool ok = true;
+    const auto bound = [&](const std::string& row, const std::string& what, double value, bool at_most, double limit) {
+        const bool met = at_most ? value <= limit : value >= limit;
+        ok = ok && met;
+        std::printf("require %s, %s: %s %.4g %s %.4g: %s\n", motion.c_str(), row.c_str(), what.c_str(), value,
+                    at_most ? "<=" : ">=", limit, met ? "met" : "NOT MET");
+    };
+    const auto share = [](int a, int b) { return b > 0 ? static_cast<double>(a) / b : 1.0; };
+    for (std::size_t k = 0; k < 2; ++k) {
+        const test::LabelSummary& s = rows[k].sum;
+        bound(rows[k].name, "moving tracks", s.moving_tracks, false, 5);
+        bound(rows[k].name, "share of moving tracks Tracked 3 frames on, on their card",
+              share(s.moving_still_tracked_after_3 - s.moving_still_drifted, s.moving_tracks), true, 0.05);
+        bound(rows[k].name, "static tracks", s.static_tracks, false, 50);
+        bound(rows[k].name, "share of static tracks within 1 px ended as Outlier",
+              share(s.static_outliers - s.static_outliers_drifted, s.static_tracks), true, 0.01);
+    }
+    const test::LabelSummary& lk = rows[3].sum;
+    bound(rows[3].name, "share of moving tracks Tracked 3 frames on", share(lk.moving_still_tracked_after_3, lk.moving_tracks),
+          false, 0.5);
+    return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,6 +294,7 @@ int main(int argc, char** argv) {
         if (a == "--frames") {
             o.frames = static_cast<int>(number(a, value()));
             if (o.frames < 5 || o.frames > 10000) usage_error("--frames must be in [5, 10000]");
+            o.frames_given = true;
         } else if (a == "--features") {
             o.features = static_cast<int>(number(a, value()));
         } else if (a == "--threshold") {
@@ -279,10 +316,15 @@ int main(int argc, char** argv) {
             o.write = value();
         } else if (a == "--verbose") {
             o.verbose = true;
+        } else if (a == "--require") {
+            o.require = true;
         } else {
             usage_error("unknown option " + a);
         }
     }
+    if (o.small && o.frames_given)
+        usage_error("--frames does not apply to --small (its sequence has 20 frames); leave out one of them");
+    bool all_met = true;
     try {
         for (const std::string& motion : o.motions) {
             const test::MotionScene s = make_scene(o, motion);
@@ -308,10 +350,12 @@ int main(int argc, char** argv) {
                             pct(r.sum.static_outliers, r.sum.static_tracks).c_str(), r.sum.static_outliers_drifted,
                             r.ms, r.models.c_str());
             std::printf("(edge tracks left out: %d)\n", rows.front().sum.edge_tracks);
+            if (o.require) all_met = require(motion, rows) && all_met;
         }
     } catch (const std::exception& e) {
         std::cerr << "kestrel_eval_geometry: " << e.what() << "\n";
         return 1;
     }
-    return 0;
+    if (o.require) std::printf("\nrequirements: %s\n", all_met ? "MET" : "NOT MET");
+    return all_met ? 0 : 1;
 }

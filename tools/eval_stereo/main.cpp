@@ -1,7 +1,7 @@
 // kestrel_eval_stereo: the stereo tracker's disparity accuracy beside OpenCV's (docs/stereo.md).
 //
 //   kestrel_eval_stereo [--data DIR] [--backend cpu|cuda|both] [--levels N] [--gt-scale S] [--features N]
-//                       [--no-scenes] [--no-aloe]
+//                       [--no-scenes] [--no-aloe] [--require]
 //
 // Middlebury's aloe pair from opencv-doc (DIR, default /usr/share/doc/opencv-doc/examples/data: aloeL.jpg,
 // aloeR.jpg, aloeGT.png, the ground-truth disparity of the left image, 0 = unknown, scale S px per grey level,
@@ -15,6 +15,10 @@
 // seeded by their previous disparity or their neighbours'); the disparities at the features are 44 to 139 px.
 // --levels: Kestrel's pyramid levels (default 5, StereoConfig's) and those of the "Kestrel's settings" LK row
 // (window 16, maxLevel levels - 1); OpenCV's own defaults (21x21, maxLevel 3) are the other LK row.
+// --require: exit 1 unless every Kestrel row (each backend) meets its table's bounds: the median error, the share
+// over 1 px and the share unmatched at most those stated per table (kBounds below: the figures of the CPU
+// backend at 200 features, 5 levels, plus a margin), and printed as met or NOT MET; exit status 2 on a usage error.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -52,11 +56,48 @@ struct Options {
     double gt_scale = 1.0;
     int features = 200;
     bool scenes = true, aloe = true;
+    bool require = false;
 };
+
+/// --require: the bounds of the Kestrel rows of one table.
+struct Bounds {
+    double median;     ///< median |error|, px
+    double over_1px;   ///< share of the matched points over 1 px
+    double unmatched;  ///< share of the points not matched
+};
+
+// Today's figures (CPU backend, 200 features, 5 levels) and the bounds --require holds them to. Generated scenes
+// (exact truth): the median plus half of it and 0.005 px; at most 1 % over 1 px (2 of 200 points) where none is
+// today; the unmatched share plus 1 % (2 points).
+//   frontal 12.37 px: 0.008 px, 0 %, 0 %      slanted: 0.021 px, 0 %, 0 %      frontal 0.43 px: 0.008 px, 0 %, 0 %
+//   frontal 33.7 px:  0.008 px, 0 %, 2.5 %    raw rig: 0.042 px, 0 %, 0 %
+// Aloe (195 points with a known truth, in whole grey levels): frame 1 (every track seeded at zero disparity: most
+// of the 44-139 px disparities are out of reach) 0.314 px, 0 % over 1 px, 69.2 % unmatched; frame 5 (seeded)
+// 0.310 px, 1.0 %, 46.2 %. Bounds: the median plus 0.06 px, the shares over 1 px plus 1.5 % (3 points), the
+// unmatched shares plus 3 % (6 points).
+const Bounds kAloeFrame1{0.375, 0.015, 0.722}, kAloeFrame5{0.37, 0.025, 0.492};
+const Bounds kScene[5] = {{0.017, 0.01, 0.01}, {0.037, 0.01, 0.01}, {0.017, 0.01, 0.01}, {0.017, 0.01, 0.035},
+                          {0.068, 0.01, 0.01}};
+
+/// Checks one Kestrel row against its bounds; prints each; false when one is not met.
+bool check(const std::string& table, const StereoScore& r, const Bounds& b) {
+    bool ok = true;
+    const auto one = [&](const char* what, double v, double limit) {
+        const bool met = v <= limit;  // NaN (nothing matched) is never met
+        ok = ok && met;
+        std::printf("require %s, %s: %s %.4g <= %.4g: %s\n", table.c_str(), r.method.c_str(), what, v, limit,
+                    met ? "met" : "NOT MET");
+    };
+    one("median error (px)", r.points ? r.median_error : NAN, b.median);
+    one("share over 1 px", r.points ? r.over_1px : NAN, b.over_1px);
+    one("share unmatched", r.points ? r.unmatched : NAN, b.unmatched);
+    return ok;
+}
 
 kestrel::StereoConfig config(int levels, int features) {
     kestrel::StereoConfig c;
     c.match.lk.pyramid.levels = levels;  // the matching's levels (the temporal tracking keeps its own)
+    c.match.refine_levels = std::min(c.match.refine_levels, levels);  // a carried seed refines on at most all of them
     c.tracker.target_features = features;
     return c;
 }
@@ -90,7 +131,7 @@ std::vector<cv::Point2f> left_points(const std::vector<kestrel::StereoTrack>& t)
     return p;
 }
 
-void aloe(const Options& o) {
+bool aloe(const Options& o) {
     const cv::Mat L = cv::imread(o.data + "/aloeL.jpg", cv::IMREAD_GRAYSCALE);
     const cv::Mat R = cv::imread(o.data + "/aloeR.jpg", cv::IMREAD_GRAYSCALE);
     const cv::Mat GT = cv::imread(o.data + "/aloeGT.png", cv::IMREAD_UNCHANGED);
@@ -124,6 +165,10 @@ void aloe(const Options& o) {
     rows.push_back(score("OpenCV SGBM (HH, block 5, 256 disp.)", sgbm_d, gt));
     std::printf("%s\n", table_header().c_str());
     for (const auto& r : rows) std::printf("%s\n", table_row(r).c_str());
+    bool ok = true;
+    if (o.require)
+        for (std::size_t k = 0; k < 2 * o.backends.size(); ++k)
+            ok = check("aloe", rows[k], k % 2 ? kAloeFrame5 : kAloeFrame1) && ok;
     // The ground truth's scale, from the data: SGBM's disparity over the ground truth's grey level at every
     // pixel where both are known (integer grey levels: the ratio's median is the scale within ~1 %).
     std::vector<double> ratio;
@@ -139,9 +184,10 @@ void aloe(const Options& o) {
                     "(1: the grey level is the disparity in pixels of these %dx%d images)\n",
                     ratio[ratio.size() / 2], ratio.size(), L.cols, L.rows);
     }
+    return ok;
 }
 
-void scenes(const Options& o) {
+bool scenes(const Options& o) {
     using kestrel::test::StereoScene;
     struct Scene {
         std::string what;
@@ -149,12 +195,15 @@ void scenes(const Options& o) {
         int levels;
     };
     std::vector<Scene> list;
-    list.push_back({"frontal plane, 752x480, disparity 12.37 px", kestrel::test::frontal_scene(752, 480, 12.37), 5});
-    list.push_back({"slanted plane, 641x479, 11.6 .. 24.4 px", kestrel::test::slanted_scene(641, 479, 18.0, 0.02, -0.01), 5});
-    list.push_back({"frontal plane, 752x480, disparity 0.43 px", kestrel::test::frontal_scene(752, 480, 0.43, 1232), 5});
-    list.push_back({"frontal plane, 752x480, disparity 33.7 px", kestrel::test::frontal_scene(752, 480, 33.7, 1232), 5});
-    list.push_back({"raw rig, radtan, rotated 3 deg, 752x480", kestrel::test::raw_scene(752, 480, 3.0, true), 5});
-    for (const Scene& sc : list) {
+    const int L = o.levels;
+    list.push_back({"frontal plane, 752x480, disparity 12.37 px", kestrel::test::frontal_scene(752, 480, 12.37), L});
+    list.push_back({"slanted plane, 641x479, 11.6 .. 24.4 px", kestrel::test::slanted_scene(641, 479, 18.0, 0.02, -0.01), L});
+    list.push_back({"frontal plane, 752x480, disparity 0.43 px", kestrel::test::frontal_scene(752, 480, 0.43, 1232), L});
+    list.push_back({"frontal plane, 752x480, disparity 33.7 px", kestrel::test::frontal_scene(752, 480, 33.7, 1232), L});
+    list.push_back({"raw rig, radtan, rotated 3 deg, 752x480", kestrel::test::raw_scene(752, 480, 3.0, true), L});
+    bool ok = true;
+    for (std::size_t n = 0; n < list.size(); ++n) {
+        const Scene& sc = list[n];
         const StereoScene& s = sc.s;
         const bool raw = s.rig.type == kestrel::RigType::Raw;
         std::printf("\n%s (%d levels)%s\n", sc.what.c_str(), sc.levels,
@@ -208,7 +257,10 @@ void scenes(const Options& o) {
         }
         std::printf("%s\n", table_header().c_str());
         for (const auto& r : rows) std::printf("%s\n", table_row(r).c_str());
+        if (o.require)
+            for (std::size_t k = 0; k < o.backends.size(); ++k) ok = check(sc.what, rows[k], kScene[n]) && ok;
     }
+    return ok;
 }
 
 }  // namespace
@@ -229,6 +281,7 @@ int main(int argc, char** argv) {
         else if (a == "--features") o.features = static_cast<int>(number(a, val()));
         else if (a == "--no-scenes") o.scenes = false;
         else if (a == "--no-aloe") o.aloe = false;
+        else if (a == "--require") o.require = true;
         else if (a == "--help" || a == "-h") {
             std::cout << "see the header of tools/eval_stereo/main.cpp and docs/stereo.md\n";
             return 0;
@@ -242,12 +295,15 @@ int main(int argc, char** argv) {
         usage_error("--backend " + backend + ": no usable CUDA device on this machine (use --backend cpu)");
     if (o.levels < 1 || o.levels > 8) usage_error("--levels must be in [1, 8]");
     if (!(o.gt_scale > 0)) usage_error("--gt-scale must be > 0");
+    if (!o.aloe && !o.scenes) usage_error("--no-scenes and --no-aloe leave nothing to evaluate");
+    bool ok = true;
     try {
-        if (o.aloe) aloe(o);
-        if (o.scenes) scenes(o);
+        if (o.aloe) ok = aloe(o) && ok;
+        if (o.scenes) ok = scenes(o) && ok;
     } catch (const std::exception& e) {
         std::cerr << "kestrel_eval_stereo: " << e.what() << "\n";
         return 1;
     }
-    return 0;
+    if (o.require) std::printf("\nrequirements: %s\n", ok ? "MET" : "NOT MET");
+    return ok ? 0 : 1;
 }

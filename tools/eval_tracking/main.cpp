@@ -4,18 +4,24 @@
 //   kestrel_eval_tracking [--data DIR] [--set full|quick] [--photos a.jpg,b.png] [--seeds 1,2]
 //                         [--drift both|on|off] [--frames N] [--features N] [--blur S] [--noise S]
 //                         [--tracker NAME[:key=value,...]]... [--backend cpu|cuda] [--jobs N]
-//                         [--json FILE] [--plot FILE.svg] [--baseline NAME]
+//                         [--json FILE] [--plot FILE.svg] [--baseline NAME] [--require TRACKER:BOUNDS]...
 //
 // Trackers: "kestrel" (FeatureTracker, its defaults unless keys override them) and "opencv"
 // (cv::goodFeaturesToTrack(quality 0.01, min distance 10) on the first frame, then
 // cv::calcOpticalFlowPyrLK frame to frame, 21x21 window, maxLevel 3; it never re-detects). Any name
 // starting with "opencv" is an OpenCV tracker (keys win, levels, keep_outside=1: keep the points LK follows
 // outside the frame, which otherwise end their track there like Kestrel's), any other a Kestrel one.
+// --photos: file names in --data, or paths (absolute, or holding a '/': taken as they are).
+// --require TRACKER:BOUNDS: a gate on TRACKER's overall row, BOUNDS a comma-separated list of METRIC<=VALUE or
+// METRIC>=VALUE, METRIC one of median, p90 (px), over_1px (a fraction: 0.15 = 15 %), good_per_frame, length,
+// s30, s60, s120 (as in the JSON's "overall"). Each bound is printed as met or NOT MET; the exit status is 1
+// when any is not met (0 when all are), 2 on a usage error.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -157,7 +163,40 @@ struct Options {
     std::vector<TrackerSpec> trackers;
     kestrel::Backend backend = kestrel::Backend::Cpu;
     std::string json, plot, baseline = "opencv";
+    std::vector<std::string> require;  // TRACKER:BOUNDS
 };
+
+/// One bound of --require: metric <= value or metric >= value.
+struct Bound {
+    std::string metric;
+    bool at_most = true;
+    double value = 0;
+};
+
+const std::vector<std::string> kMetrics{"median", "p90", "over_1px", "good_per_frame", "length", "s30", "s60", "s120"};
+
+std::vector<Bound> parse_bounds(const std::string& text) {
+    std::vector<Bound> out;
+    for (const std::string& b : split(text, ',')) {
+        const auto le = b.find("<="), ge = b.find(">=");
+        if ((le == std::string::npos) == (ge == std::string::npos))
+            usage_error("--require bound '" + b + "': expected METRIC<=VALUE or METRIC>=VALUE");
+        const auto at = le != std::string::npos ? le : ge;
+        Bound k{b.substr(0, at), le != std::string::npos, number(b.substr(0, at), b.substr(at + 2))};
+        if (std::find(kMetrics.begin(), kMetrics.end(), k.metric) == kMetrics.end())
+            usage_error("--require metric '" + k.metric +
+                        "': median, p90, over_1px, good_per_frame, length, s30, s60 or s120");
+        out.push_back(k);
+    }
+    if (out.empty()) usage_error("--require " + text + ": no bound");
+    return out;
+}
+
+/// The photo's path: a name in --data, or a path as given (absolute, or holding a '/').
+std::string photo_path(const Options& o, const std::string& photo) {
+    if (std::filesystem::path(photo).is_absolute() || photo.find('/') != std::string::npos) return photo;
+    return o.data + "/" + photo;
+}
 
 const std::vector<std::string> kFullSet{"graf1.png",    "aloeL.jpg",        "building.jpg",  "leuvenA.jpg",
                                         "starry_night.jpg", "baboon.jpg",   "fruits.jpg",    "home.jpg",
@@ -178,8 +217,9 @@ struct SequenceResult {
 };
 
 SequenceResult run_sequence(const Options& o, const SequenceSpec& spec) {
-    const cv::Mat photo = cv::imread(o.data + "/" + spec.photo, cv::IMREAD_GRAYSCALE);
-    if (photo.empty()) throw std::runtime_error("cannot read " + o.data + "/" + spec.photo);
+    const std::string path = photo_path(o, spec.photo);
+    const cv::Mat photo = cv::imread(path, cv::IMREAD_GRAYSCALE);
+    if (photo.empty()) throw std::runtime_error("cannot read " + path);
     const HomographySequence seq(photo, spec);
     std::vector<cv::Mat> frames(static_cast<std::size_t>(spec.frames));
     for (int t = 0; t < spec.frames; ++t) frames[static_cast<std::size_t>(t)] = seq.render(t);
@@ -245,7 +285,8 @@ SequenceResult run_sequence(const Options& o, const SequenceSpec& spec) {
 }
 
 std::string seq_name(const SequenceSpec& s) {
-    std::string n = s.photo.substr(0, s.photo.find('.'));
+    const std::string file = std::filesystem::path(s.photo).filename().string();
+    std::string n = file.substr(0, file.find('.'));
     return n + "/" + to_string(s.motion) + "/s" + std::to_string(s.seed) + (s.drift ? "/drift" : "");
 }
 
@@ -347,7 +388,11 @@ int main(int argc, char** argv) {
         else if (a == "--blur") o.blur = number(a, val());
         else if (a == "--noise") o.noise = number(a, val());
         else if (a == "--tracker") tracker_texts.push_back(val());
-        else if (a == "--jobs") o.jobs = std::max(1, static_cast<int>(number(a, val())));
+        else if (a == "--jobs") {
+            const double j = number(a, val());
+            if (j < 1 || j > 256 || j != std::floor(j)) usage_error("--jobs must be a whole number in [1, 256]");
+            o.jobs = static_cast<int>(j);
+        } else if (a == "--require") o.require.push_back(val());
         else if (a == "--json") o.json = val();
         else if (a == "--plot") o.plot = val();
         else if (a == "--baseline") o.baseline = val();
@@ -381,6 +426,16 @@ int main(int argc, char** argv) {
         for (const auto& t : tracker_texts) o.trackers.push_back(parse_tracker(t, o.features));
     } catch (const std::exception& e) {
         usage_error(e.what());
+    }
+    std::vector<std::pair<std::size_t, std::vector<Bound>>> gates;  // tracker index, bounds
+    for (const std::string& r : o.require) {
+        const auto colon = r.find(':');
+        if (colon == std::string::npos) usage_error("--require " + r + ": expected TRACKER:BOUNDS");
+        const std::string name = r.substr(0, colon);
+        std::size_t k = 0;
+        while (k < o.trackers.size() && o.trackers[k].name != name) ++k;
+        if (k == o.trackers.size()) usage_error("--require " + r + ": no tracker named '" + name + "'");
+        gates.emplace_back(k, parse_bounds(r.substr(colon + 1)));
     }
 
     std::vector<SequenceSpec> specs;
@@ -520,5 +575,21 @@ int main(int argc, char** argv) {
         }
         j << "}\n}\n";
     }
-    return 0;
+
+    // --require: the gates on the overall rows.
+    bool all_met = true;
+    for (const auto& [k, bounds] : gates) {
+        const Overall& v = ov[k];
+        for (const Bound& b : bounds) {
+            const double x = b.metric == "median" ? v.median : b.metric == "p90" ? v.p90 : b.metric == "over_1px" ? v.over
+                           : b.metric == "good_per_frame" ? v.good : b.metric == "length" ? v.length
+                           : b.metric == "s30" ? v.survival[0] : b.metric == "s60" ? v.survival[1] : v.survival[2];
+            const bool met = b.at_most ? x <= b.value : x >= b.value;  // NaN (no such age) is never met
+            all_met = all_met && met;
+            std::printf("require %s: %s %.4g %s %.4g: %s\n", o.trackers[k].name.c_str(), b.metric.c_str(), x,
+                        b.at_most ? "<=" : ">=", b.value, met ? "met" : "NOT MET");
+        }
+    }
+    if (!gates.empty()) std::printf("requirements: %s\n", all_met ? "MET" : "NOT MET");
+    return all_met ? 0 : 1;
 }
