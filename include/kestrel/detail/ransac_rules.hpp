@@ -1,19 +1,20 @@
 // The relative-pose RANSAC rules shared verbatim by the CPU reference (src/geometry/relative_pose_cpu.cpp)
 // and the CUDA kernel (kernels/geometry/ransac.cu): the counter-based sampler, the minimal solvers per
-// hypothesis (five-point: detail/five_point_rules.hpp; two-point with a known rotation), the Sampson error in
+// hypothesis (five-point: detail/five_point_lanes_rules.hpp; two-point with a known rotation), the Sampson error in
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
 // of E into R and unit t with the cheirality test. Design and contracts: docs/geometry.md.
 //
 // Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
-// in a fixed order (the warp's: 32 lane shares, then the xor butterfly, which the CPU emulates); the winner
+// in a fixed order (the lane group's: 16 lane shares, then the xor butterfly, which the CPU emulates); the winner
 // is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
-// only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends agree bit
-// for bit.
+// and explicit fma only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends
+// agree bit for bit.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
+#include "kestrel/detail/five_point_lanes_rules.hpp"
 #include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/detail/hd.hpp"
 #include "kestrel/relative_pose_types.hpp"
@@ -149,7 +150,8 @@ KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2
     return pose_error2(0, 0, E, p, q, f2);
 }
 
-constexpr int kPoseLanes = 32;  // the kernel scores one model with one warp
+constexpr int kPoseLanes = 32;  // a warp (the finish's sums)
+constexpr int kPoseScoreLanes = kFplLanes;  // the kernel scores a hypothesis' models with the lanes that solved it
 
 /// One point's MSAC term: cost += min(e2, thr2), count += e2 < thr2.
 KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) {
@@ -161,30 +163,30 @@ KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) 
     }
 }
 
-/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 32, ... in that order.
+/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 16, ... in that order.
 KESTREL_HD double pose_msac_lane(const PoseProblem& p, const double* M, int lane, int* inliers) {
     double cost = 0.0;
     int cnt = 0;
-    for (int i = lane; i < p.n; i += kPoseLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
+    for (int i = lane; i < p.n; i += kPoseScoreLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
     *inliers = cnt;
     return cost;
 }
 
-/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the warp's order: the 32 lane shares,
-/// then the xor butterfly 16, 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
+/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the lane group's order: the 16 lane
+/// shares, then the xor butterfly 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
 /// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
 KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
-    double v[kPoseLanes];
-    int c[kPoseLanes];
-    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
-    for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-        double w[kPoseLanes];
-        int d[kPoseLanes];
-        for (int l = 0; l < kPoseLanes; ++l) {
+    double v[kPoseScoreLanes];
+    int c[kPoseScoreLanes];
+    for (int l = 0; l < kPoseScoreLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
+    for (int off = kPoseScoreLanes / 2; off >= 1; off >>= 1) {
+        double w[kPoseScoreLanes];
+        int d[kPoseScoreLanes];
+        for (int l = 0; l < kPoseScoreLanes; ++l) {
             w[l] = v[l] + v[l ^ off];
             d[l] = c[l] + c[l ^ off];
         }
-        for (int l = 0; l < kPoseLanes; ++l) {
+        for (int l = 0; l < kPoseScoreLanes; ++l) {
             v[l] = w[l];
             c[l] = d[l];
         }
@@ -273,39 +275,48 @@ KESTREL_HD bool pose_rotation_two_point(const double* p1, const double* p2, cons
 /// The minimal sample size of a method.
 KESTREL_HD int pose_sample_size(int method) { return method == 0 ? 5 : 2; }
 
-/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point), 1 E
-/// (two-point) or 1 R (rotation only); returns their count (0 when the sample could not be drawn or is
-/// degenerate, or n is below the sample size).
-KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFivePointMaxSolutions][9]) {
+/// Hypothesis k's sample (m indices); false when it could not be drawn or n is below the sample size.
+KESTREL_HD bool pose_hypothesis_sample(const PoseProblem& p, int k, int* idx) {
     const int m = pose_sample_size(p.method);
-    if (p.n < m) return 0;
-    int idx[kPoseMaxSample];
-    if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return 0;
-    if (p.method == 0) {
-        double s1[15], s2[15];
-        for (int j = 0; j < 5; ++j)
-            for (int c = 0; c < 3; ++c) {
-                s1[3 * j + c] = p.x1[3 * idx[j] + c];
-                s2[3 * j + c] = p.x2[3 * idx[j] + c];
-            }
-        int flag = 0;
-        return five_point_solve3(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
-    }
-    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
-    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], Es[0])
-               ? 1
-               : 0;
+    if (p.n < m) return false;
+    return pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx);
 }
 
-/// Hypothesis k: its models scored by pose_msac; the lowest cost wins (the lower solution index on ties).
-/// Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and its
-/// inlier count. The kernels run the same steps: a thread solves, warps score.
-KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
-    double Es[kFivePointMaxSolutions][9];
-    const int ns = pose_hypothesis_solve(p, k, Es);
+/// The one model of a two-point or rotation-only hypothesis (false: degenerate sample).
+KESTREL_HD bool pose_hypothesis_model2(const PoseProblem& p, const int* idx, double* M) {
+    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, M);
+    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], M);
+}
+
+/// Hypothesis k: its sample solved (five-point: fpl_solve, five_point_lanes_rules.hpp; two-point with the
+/// prior; rotation only), every model scored by pose_msac; the lowest cost wins (the lower solution index on
+/// ties). Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and
+/// its inlier count. The kernel runs the same steps on a lane group (kernels/geometry/ransac.cu).
+inline double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
     double best = 1e300;
     int best_s = -1;
     *inliers_best = 0;
+    int idx[kPoseMaxSample];
+    double Es[kFivePointMaxSolutions][9];
+    int ns = 0;
+    if (pose_hypothesis_sample(p, k, idx)) {
+        if (p.method == 0) {
+            FplWork w;
+            for (int j = 0; j < 5; ++j)
+                for (int c = 0; c < 3; ++c) {
+                    w.sample[3 * j + c] = p.x1[3 * idx[j] + c];
+                    w.sample[15 + 3 * j + c] = p.x2[3 * idx[j] + c];
+                }
+            const int nr = fpl_solve(FplSerialLanes{}, w);
+            for (int r = 0; r < nr; ++r)
+                if (w.ok[r]) {
+                    for (int j = 0; j < 9; ++j) Es[ns][j] = w.E[r][j];
+                    ++ns;
+                }
+        } else {
+            ns = pose_hypothesis_model2(p, idx, Es[0]) ? 1 : 0;
+        }
+    }
     for (int s = 0; s < ns; ++s) {
         int inl = 0;
         const double c = pose_msac(p, Es[s], &inl);
