@@ -2,16 +2,16 @@
 // five-point or two-point; then rotation only), the in-order scan with the adaptive stop, and the finish (mask,
 // decomposition, cheirality, refinement, the rotation-only model and the model choice).
 //
-// A block is 16 lane groups of 16 threads. Blocks take chunks of 16 hypotheses from a counter (one hypothesis
-// per lane group) until the pass has stopped or its cap is handed out. A lane group draws its hypothesis' sample,
-// solves it (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: every lane
-// the same) and scores every model with the MSAC sum in detail::pose_msac's order (lane l the points l, l + 16,
-// ..., then the xor butterfly 8, 4, 2, 1); the lowest cost (the lower solution on ties) is the hypothesis' model,
-// kept in a ring of results. When a chunk completes, its block marks it done and, holding the scan lock, scans
-// the done chunks in index order (detail::pose_scan's rule: a strictly lower cost wins, the stop test after every
-// hypothesis); the scan's stop ends the handing out. The rotation pass starts once the translation pass has
-// stopped (its cap follows from that result). The last block to leave runs detail::pose_finish and resets the
-// state for the next call.
+// A block is 16 lane groups of 16 threads. Blocks take chunks of `per_chunk` (1..16) hypotheses from a counter
+// until the pass has stopped or its cap is handed out. Lane group g draws hypothesis g's sample and solves it
+// (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: one lane); then the
+// whole block scores every model of the chunk (detail::pose_msac: integer units, so any split of the points gives
+// the same sum); the lowest cost (the lower solution on ties) is the hypothesis' model, kept in a ring of results
+// with a flag. Then warp 0, holding the scan lock, scans the results that are in, in index order, 32 at a time
+// (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
+// the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
+// follows from that result). The last block to leave runs detail::pose_finish and resets the state for the next
+// call. The chunk size and the grid change how much is solved past the stop, never the result.
 //
 // No block waits for one that has not started: the stager, the chunks being solved and the scan lock's holder
 // are all running blocks, so any grid size works, also when only part of it is resident (e.g. a green context).
@@ -69,112 +69,94 @@ __device__ void stage_points(const PosePrepare& in, int n) {
     }
 }
 
-/// detail::pose_msac of model M on a lane group (lane in [0, 16), its mask).
-__device__ double score_lanes(const detail::PoseProblem& p, const double* M, int lane, unsigned mask, int* inliers) {
-    double cost = 0.0;
-    int cnt = 0;
-    for (int i = lane; i < p.n; i += detail::kPoseScoreLanes)
-        detail::pose_msac_add(detail::pose_point_error2(p, M, i), p.thr2, cost, cnt);
-    for (int off = detail::kPoseScoreLanes / 2; off >= 1; off >>= 1) {
-        cost = cost + __shfl_xor_sync(mask, cost, off);
-        cnt = cnt + __shfl_xor_sync(mask, cnt, off);
-    }
-    *inliers = cnt;
-    return cost;
-}
-
-/// detail::pose_hypothesis on a lane group: the result of hypothesis k into the ring.
-__device__ void run_hypothesis(const detail::PoseProblem& p, int k, detail::FplWork& w, int lane, unsigned mask,
-                               const PoseBuffers& b) {
-    int idx[detail::kPoseMaxSample];
-    double best = 1e300;
-    int best_inl = 0;
-    double Mb[9];
-    for (int j = 0; j < 9; ++j) Mb[j] = 0.0;
-    if (detail::pose_hypothesis_sample(p, k, idx)) {
-        if (p.method == 0) {
-            if (lane < 15) {
-                const int j = lane / 3, c = lane % 3;
-                w.sample[lane] = p.x1[3 * idx[j] + c];
-                w.sample[15 + lane] = p.x2[3 * idx[j] + c];
-            }
-            __syncwarp(mask);
-            const int nr = detail::fpl_solve(WarpLanes{lane, mask}, w);
-            for (int r = 0; r < nr; ++r) {
-                if (!w.ok[r]) continue;
-                double E[9];
-                for (int j = 0; j < 9; ++j) E[j] = w.E[r][j];
-                int inl = 0;
-                const double c = score_lanes(p, E, lane, mask, &inl);
-                if (c < best) {
-                    best = c;
-                    best_inl = inl;
-                    for (int j = 0; j < 9; ++j) Mb[j] = E[j];
-                }
-            }
-            __syncwarp(mask);  // the workspace is read: the next hypothesis may write it
-        } else {
-            double M[9];
-            if (detail::pose_hypothesis_model2(p, idx, M)) {
-                int inl = 0;
-                const double c = score_lanes(p, M, lane, mask, &inl);
-                best = c;
-                best_inl = inl;
-                for (int j = 0; j < 9; ++j) Mb[j] = M[j];
-            }
-        }
-    }
-    const int slot = k % kPoseRing;
-    if (lane == 0) {
-        b.hcost[slot] = best;
-        b.hinliers[slot] = best_inl;
-        for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = Mb[j];
-    }
-}
-
-/// The in-order scan of pass `pass` over the done chunks, by one thread holding the lock; after releasing it,
-/// scans again when the next chunk has completed meanwhile (its block found the lock held).
-__device__ void scan_chunks(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
+/// The scan of pass `pass` by warp 0 of a block while it holds the lock: 32 hypotheses at a time, lane j the
+/// hypothesis scanned + j when its result is in; detail::pose_scan's state as a warp prefix (a later hypothesis
+/// wins only with a strictly lower cost: associative), the stop at the first hypothesis whose test passes.
+/// After releasing the lock, scans again when the next hypothesis has completed meanwhile (its block found the
+/// lock held).
+__device__ void scan_warp(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
     PoseDeviceState* st = b.state;
+    const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
+    int* done = b.done + pass * kPoseRing;
     for (;;) {
-        if (atomicCAS(&st->lock, 0, 1) != 0) return;
+        int got = 0;
+        if (lane == 0) got = atomicCAS(&st->lock, 0, 1) == 0 ? 1 : 0;
+        got = __shfl_sync(kFull, got, 0);
+        if (!got) return;
         __threadfence();
-        int c = ld_volatile(&st->scanned[pass]);
+        int base = ld_volatile(&st->scanned[pass]);
         detail::PoseScan s;
         s.best = ld_volatile(&st->scan[pass].best);
         s.cost = __ldcg(&st->scan[pass].cost);
         s.inliers = ld_volatile(&st->scan[pass].inliers);
         s.used = ld_volatile(&st->scan[pass].used);
         s.stopped = ld_volatile(&st->scan[pass].stopped);
-        while (!s.stopped && c * kPoseGroups < cap && ld_volatile(b.done + pass * kPoseRingChunks + c % kPoseRingChunks) == c + 1) {
+        int won = -1;  // the ring slot of a new best
+        for (;;) {
+            if (s.stopped || base >= cap) break;
+            const int k = base + lane;
+            const bool in = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
+            const unsigned ready = __ballot_sync(kFull, in);
+            const int nvalid = ready == kFull ? 32 : __ffs(~ready) - 1;  // the leading run of results that are in
+            if (nvalid == 0) break;
             __threadfence();
-            for (int j = 0; j < kPoseGroups && !s.stopped; ++j) {
-                const int k = c * kPoseGroups + j;
-                if (k >= cap) break;
-                const int slot = k % kPoseRing;
-                const double cost = __ldcg(b.hcost + slot);
-                if (cost < s.cost) {
-                    s.best = k;
-                    s.cost = cost;
-                    s.inliers = __ldcg(b.hinliers + slot);
-                    for (int q = 0; q < 9; ++q) st->best[pass][q] = __ldcg(b.hmodel + 9 * slot + q);
-                }
-                const int req = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
-                s.used = k + 1;
-                if (k + 1 >= req || k + 1 >= cap) s.stopped = 1;
+            double c = 1e300;
+            int idx = -1, inl = 0;
+            if (lane < nvalid) {
+                c = __ldcg(b.hcost + k % kPoseRing);
+                inl = __ldcg(b.hinliers + k % kPoseRing);
+                idx = c < 1e300 ? k : -1;
+                if (idx < 0) c = 1e300;
             }
-            ++c;
+            // Inclusive prefix of "a later one wins only with a strictly lower cost".
+            for (int off = 1; off < kPoseLanes; off <<= 1) {
+                const double c2 = __shfl_up_sync(kFull, c, off);
+                const int i2 = __shfl_up_sync(kFull, idx, off);
+                const int n2 = __shfl_up_sync(kFull, inl, off);
+                if (lane >= off && !(c < c2)) {
+                    c = c2;
+                    idx = i2;
+                    inl = n2;
+                }
+            }
+            // With the carried state in front.
+            if (!(c < s.cost)) {
+                c = s.cost;
+                idx = s.best;
+                inl = s.inliers;
+            }
+            const int need = idx < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
+            const bool stop = lane < nvalid && (k + 1 >= need || k + 1 >= cap);
+            const unsigned stops = __ballot_sync(kFull, stop);
+            const int last = stops ? __ffs(stops) - 1 : nvalid - 1;
+            const double cl = __shfl_sync(kFull, c, last);
+            const int il = __shfl_sync(kFull, idx, last);
+            const int nl = __shfl_sync(kFull, inl, last);
+            if (il != s.best) won = il % kPoseRing;
+            s.cost = cl;
+            s.best = il;
+            s.inliers = nl;
+            s.used = base + last + 1;
+            s.stopped = stops ? 1 : 0;
+            base += last + 1;
+            if (nvalid < 32) break;
         }
-        st->scan[pass] = s;
-        st->scanned[pass] = c;
+        if (won >= 0 && lane < 9) st->best[pass][lane] = __ldcg(b.hmodel + 9 * won + lane);
+        if (lane == 0) {
+            st->scan[pass] = s;
+            st->scanned[pass] = base;
+        }
+        __syncwarp();
         __threadfence();
-        if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
+        if (lane == 0) {
+            if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
+            __threadfence();
+            atomicExch(&st->lock, 0);
+        }
+        __syncwarp();
         __threadfence();
-        atomicExch(&st->lock, 0);
-        __threadfence();
-        if (s.stopped || c * kPoseGroups >= cap ||
-            ld_volatile(b.done + pass * kPoseRingChunks + c % kPoseRingChunks) != c + 1)
-            return;
+        const bool more = !s.stopped && base < cap && ld_volatile(done + base % kPoseRing) == base + 1;
+        if (!__shfl_sync(kFull, more ? 1 : 0, 0)) return;
     }
 }
 
@@ -222,13 +204,25 @@ union PoseShared {
     double sum[detail::kPoseFinishWarps * 30];
 };
 
+/// Chunk work: the models of the chunk's hypotheses (group g: nm[g] slots of w[g].E, valid where w[g].ok),
+/// their MSAC sums (order-free integers) by the whole block.
+struct ChunkShared {
+    unsigned long long cost[kPoseGroups * detail::kFivePointMaxSolutions];
+    int inl[kPoseGroups * detail::kFivePointMaxSolutions];
+    int list[kPoseGroups * detail::kFivePointMaxSolutions];
+    int nm[kPoseGroups];
+    int count;
+};
+
 __global__ void __launch_bounds__(kPoseThreads, 2) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
     __shared__ PoseShared sh;
+    __shared__ ChunkShared ch;
     __shared__ int s_val;
     PoseDeviceState* st = b.state;
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
     const unsigned mask = 0xffffu << (16 * (g & 1));
+    const int gh = prm.per_chunk;
     // The count, and the points staged by the first block to arrive (the others wait for it: it is running).
     int n = prm.prep.bound;
     if (prm.prep.device_count) {
@@ -270,27 +264,96 @@ __global__ void __launch_bounds__(kPoseThreads, 2) pose_call_kernel(PoseCallPara
                 int c = -1;
                 if (ld_volatile(&st->stop[pass]) == 0) {
                     c = atomicAdd(&st->next[pass], 1);
-                    if (c * kPoseGroups >= cap) {
+                    if (c * gh >= cap) {
                         c = -1;
-                    } else {
-                        while (c - ld_volatile(&st->scanned[pass]) >= kPoseRingChunks) __nanosleep(64);
+                    } else {  // the ring holds the results until they are scanned
+                        while ((c + 1) * gh - ld_volatile(&st->scanned[pass]) > kPoseRing) __nanosleep(64);
                     }
                 }
                 s_val = c;
             }
             __syncthreads();
             const int c = s_val;
-            __syncthreads();
             if (c < 0) break;
-            const int k = c * kPoseGroups + g;
-            if (k < cap) run_hypothesis(p, k, sh.w[g], lane, mask, b);
-            __threadfence();
-            __syncthreads();
-            if (t == 0) {
-                *reinterpret_cast<volatile int*>(b.done + pass * kPoseRingChunks + c % kPoseRingChunks) = c + 1;
-                __threadfence();
-                scan_chunks(pass, cap, n, prm.table[pass], b);
+            // 1. Groups g < gh: hypothesis c * gh + g, its sample and models.
+            const int k = c * gh + g;
+            if (g < gh && lane == 0) ch.nm[g] = 0;
+            if (g < gh && k < cap) {
+                detail::FplWork& w = sh.w[g];
+                int idx[detail::kPoseMaxSample];
+                if (detail::pose_hypothesis_sample(p, k, idx)) {
+                    if (p.method == 0) {
+                        if (lane < 15) {
+                            const int j = lane / 3, q = lane % 3;
+                            w.sample[lane] = p.x1[3 * idx[j] + q];
+                            w.sample[15 + lane] = p.x2[3 * idx[j] + q];
+                        }
+                        __syncwarp(mask);
+                        const int nr = detail::fpl_solve(WarpLanes{lane, mask}, w);
+                        if (lane == 0) ch.nm[g] = nr;
+                    } else if (lane == 0) {
+                        const bool ok = detail::pose_hypothesis_model2(p, idx, w.E[0]);
+                        w.ok[0] = ok ? 1 : 0;
+                        ch.nm[g] = 1;
+                    }
+                }
             }
+            __syncthreads();
+            // 2. The list of models, then every model's MSAC sum over all points by the whole block.
+            if (t == 0) {
+                int m = 0;
+                for (int q = 0; q < gh; ++q)
+                    for (int r = 0; r < ch.nm[q]; ++r)
+                        if (sh.w[q].ok[r]) ch.list[m++] = q * detail::kFivePointMaxSolutions + r;
+                ch.count = m;
+            }
+            for (int i = t; i < kPoseGroups * detail::kFivePointMaxSolutions; i += kPoseThreads) {
+                ch.cost[i] = 0ull;
+                ch.inl[i] = 0;
+            }
+            __syncthreads();
+            const int nmod = ch.count;
+            for (int m = 0; m < nmod; ++m) {
+                const int id = ch.list[m];
+                const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
+                double M[9];
+                for (int j = 0; j < 9; ++j) M[j] = E[j];
+                unsigned long long units = 0ull;
+                int cnt = 0;
+                for (int i = t; i < n; i += kPoseThreads) detail::pose_msac_add_units(detail::pose_point_error2(p, M, i), p, units, cnt);
+                for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
+                    units += __shfl_xor_sync(kFull, units, off);
+                    cnt += __shfl_xor_sync(kFull, cnt, off);
+                }
+                if ((t % kPoseLanes) == 0) {
+                    atomicAdd(&ch.cost[id], units);
+                    atomicAdd(&ch.inl[id], cnt);
+                }
+            }
+            __syncthreads();
+            // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
+            if (t < gh && c * gh + t < cap) {
+                const int kk = c * gh + t;
+                double best = 1e300;
+                int bi = 0, br = -1;
+                for (int r = 0; r < ch.nm[t]; ++r) {
+                    if (!sh.w[t].ok[r]) continue;
+                    const double cost = static_cast<double>(ch.cost[t * detail::kFivePointMaxSolutions + r]);
+                    if (cost < best) {
+                        best = cost;
+                        bi = ch.inl[t * detail::kFivePointMaxSolutions + r];
+                        br = r;
+                    }
+                }
+                const int slot = kk % kPoseRing;
+                b.hcost[slot] = best;
+                b.hinliers[slot] = bi;
+                for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
+                __threadfence();
+                *reinterpret_cast<volatile int*>(b.done + pass * kPoseRing + slot) = kk + 1;
+            }
+            __syncthreads();
+            if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
         }
     }
     // The last block to leave: the finish, then the reset for the next call.
@@ -318,7 +381,7 @@ __global__ void __launch_bounds__(kPoseThreads, 2) pose_call_kernel(PoseCallPara
     PoseRecord rec;
     detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     if (t == 0) *b.record = rec;
-    for (int i = t; i < 2 * kPoseRingChunks; i += kPoseThreads) b.done[i] = 0;
+    for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {
         for (int q = 0; q < 2; ++q) {
             st->scan[q] = detail::PoseScan{};

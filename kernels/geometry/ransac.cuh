@@ -11,9 +11,8 @@
 namespace kestrel::kernels {
 
 constexpr int kPoseThreads = detail::kPoseFinishThreads;               // one block: 16 lane groups, or the finish
-constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk (one per lane group)
+constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk at most (one per lane group)
 constexpr int kPoseRing = 4096;                                         // hypotheses' results held until scanned
-constexpr int kPoseRingChunks = kPoseRing / kPoseGroups;
 
 /// The state of one call on the device (one per estimator). Zero at allocation; the finish resets it for the
 /// next call.
@@ -21,7 +20,7 @@ struct PoseDeviceState {
     detail::PoseScan scan[2];  // 0: the translation pass, 1: the rotation-only pass
     double best[2][9];         // the winners' models so far
     int next[2];               // the next chunk to hand out, per pass
-    int scanned[2];            // chunks scanned in order, per pass
+    int scanned[2];            // hypotheses scanned in order, per pass
     int stop[2];               // 1 once the pass' scan has stopped
     int lock;                  // the scanner's lock
     int arrived;               // blocks started (the first stages the points)
@@ -35,7 +34,7 @@ struct PoseBuffers {
     double* hmodel;        // kPoseRing * 9: the winning model of hypothesis k at k % kPoseRing
     double* hcost;         // kPoseRing
     int* hinliers;         // kPoseRing
-    int* done;             // 2 * kPoseRingChunks: chunk c of pass p done when done[p][c % ring] == c + 1
+    int* done;             // 2 * kPoseRing: hypothesis k of pass p is in when done[p][k % kPoseRing] == k + 1
     PoseDeviceState* state;
     std::uint8_t* mask;    // max_points
     PoseRecord* record;
@@ -67,6 +66,7 @@ struct PoseCallParams {
     detail::PoseProblem problem[2];
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
+    int per_chunk;        // hypotheses per chunk, 1..kPoseGroups
     detail::PoseFinishParams fp;
 };
 

@@ -53,7 +53,7 @@ public:
           d_models_(device(sizeof(double) * 9 * kernels::kPoseRing)),
           d_cost_(device(sizeof(double) * kernels::kPoseRing)),
           d_inl_(device(sizeof(int) * kernels::kPoseRing)),
-          d_done_(device(sizeof(int) * 2 * kernels::kPoseRingChunks)),
+          d_done_(device(sizeof(int) * 2 * kernels::kPoseRing)),
           d_state_(device(sizeof(kernels::PoseDeviceState))),
           d_mask_(device(static_cast<std::size_t>(max_points))),
           d_record_(device(sizeof(PoseRecord))),
@@ -64,6 +64,7 @@ public:
         sms_ = kernels::sms_available();
         per_sm_ = kernels::pose_blocks_per_sm();
         if (const char* e = std::getenv("KESTREL_POSE_BLOCKS_PER_SM_X4")) blocks_x4_ = std::atoi(e);  // TEMPORARY (timing)
+        if (const char* e = std::getenv("KESTREL_POSE_PER_CHUNK")) per_chunk_env_ = std::atoi(e);      // TEMPORARY (timing)
         std::memset(h_record_.get(), 0, sizeof(PoseRecord));
         buf_.tables = static_cast<int*>(d_tables_.get());
         buf_.hmodel = static_cast<double*>(d_models_.get());
@@ -129,12 +130,17 @@ public:
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
         prm.table[1] = buf_.tables + (kPoseStopBins + 1);
-        // Blocks: as many as can be resident (five-point), fewer for the two-point method (a few chunks of 16
-        // hypotheses reach the stop); never more than the chunks of both passes' caps.
-        const int chunks = (prm.cap[0] + kernels::kPoseGroups - 1) / kernels::kPoseGroups +
-                           (prm.cap[1] + kernels::kPoseGroups - 1) / kernels::kPoseGroups;
+        // The grid: as many blocks as can be resident (five-point), a few for the two-point method; each takes
+        // chunks of per_chunk hypotheses so that about kInFlight hypotheses are solved at once (the hypotheses
+        // the stop needs, plus what is in flight when it comes); never more blocks than chunks.
+        const int in_flight = call.method == 0 ? 512 : 64;
         int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 8 ? sms_ : 8);
         if (blocks_x4_ > 0) blocks = (sms_ * blocks_x4_ + 3) / 4;
+        int per_chunk = (in_flight + blocks - 1) / blocks;
+        per_chunk = per_chunk < 1 ? 1 : (per_chunk > kernels::kPoseGroups ? kernels::kPoseGroups : per_chunk);
+        if (per_chunk_env_ > 0) per_chunk = per_chunk_env_ < kernels::kPoseGroups ? per_chunk_env_ : kernels::kPoseGroups;
+        prm.per_chunk = per_chunk;
+        const int chunks = (prm.cap[0] + per_chunk - 1) / per_chunk + (prm.cap[1] + per_chunk - 1) / per_chunk;
         blocks = blocks < chunks ? blocks : chunks;
         kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
         if (host_copy_) {
@@ -173,6 +179,7 @@ private:
     int sms_ = 1;
     int per_sm_ = 1;
     int blocks_x4_ = 0;
+    int per_chunk_env_ = 0;
     std::size_t pts_bytes_;
     PinnedPtr h_pts_;
     DevicePtr d_pts_, d_tables_, d_models_, d_cost_, d_inl_, d_done_, d_state_, d_mask_, d_record_;

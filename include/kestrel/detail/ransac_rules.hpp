@@ -4,8 +4,8 @@
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
 // of E into R and unit t with the cheirality test. Design and contracts: docs/geometry.md.
 //
-// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
-// in a fixed order (the lane group's: 16 lane shares, then the xor butterfly, which the CPU emulates); the winner
+// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model's MSAC
+// score is a sum of integers (the same in any order: the kernel may split the points as it likes); the winner
 // is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
 // and explicit fma only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends
@@ -80,6 +80,7 @@ struct PoseProblem {
     int sphere;   // 0: the z = 1 plane (Sampson error in the plane), 1: the unit sphere (tangent-plane error)
     double f2;    // focal_px^2 (the scale^2 when s is null)
     double thr2;  // inlier threshold^2 (px^2) of this pass
+    double qscale;  // 2^32 / thr2: the MSAC cost's integer units (pose_msac)
     std::uint64_t seed;
     int method;   // 0 five-point, 1 two-point (R known), 2 rotation only (model: R)
     double R[9];  // the rotation prior (two-point)
@@ -151,48 +152,29 @@ KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2
 }
 
 constexpr int kPoseLanes = 32;  // a warp (the finish's sums)
-constexpr int kPoseScoreLanes = kFplLanes;  // the kernel scores a hypothesis' models with the lanes that solved it
+constexpr double kPoseCostUnits = 4294967296.0;  // 2^32: an outlier's MSAC term, in integer units
 
-/// One point's MSAC term: cost += min(e2, thr2), count += e2 < thr2.
-KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) {
-    if (e2 < thr2) {
-        cost += e2;
+/// The hypotheses' MSAC term in integer units, so that the sum is the same in any order: an inlier
+/// (e2 < thr2) adds trunc(e2 * qscale) (at most 2^32), an outlier 2^32; count += inlier.
+KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned long long& units, int& count) {
+    if (e2 < p.thr2) {
+        const double q = e2 * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
         ++count;
     } else {
-        cost += thr2;
+        units += 4294967296ull;
     }
 }
 
-/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 16, ... in that order.
-KESTREL_HD double pose_msac_lane(const PoseProblem& p, const double* M, int lane, int* inliers) {
-    double cost = 0.0;
-    int cnt = 0;
-    for (int i = lane; i < p.n; i += kPoseScoreLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
-    *inliers = cnt;
-    return cost;
-}
-
-/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the lane group's order: the 16 lane
-/// shares, then the xor butterfly 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
-/// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
+/// The MSAC cost of model M over all points in integer units (pose_msac_add_units; exact as a double below 2^53,
+/// i.e. up to 2^21 points) and the inlier count: integer sums, the same in any order (the kernel sums a model's
+/// points over a whole block).
 KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
-    double v[kPoseScoreLanes];
-    int c[kPoseScoreLanes];
-    for (int l = 0; l < kPoseScoreLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
-    for (int off = kPoseScoreLanes / 2; off >= 1; off >>= 1) {
-        double w[kPoseScoreLanes];
-        int d[kPoseScoreLanes];
-        for (int l = 0; l < kPoseScoreLanes; ++l) {
-            w[l] = v[l] + v[l ^ off];
-            d[l] = c[l] + c[l ^ off];
-        }
-        for (int l = 0; l < kPoseScoreLanes; ++l) {
-            v[l] = w[l];
-            c[l] = d[l];
-        }
-    }
-    *inliers = c[0];
-    return v[0];
+    unsigned long long u = 0ull;
+    int c = 0;
+    for (int i = 0; i < p.n; ++i) pose_msac_add_units(pose_point_error2(p, M, i), p, u, c);
+    *inliers = c;
+    return static_cast<double>(u);
 }
 
 // ---- small 3x3 helpers (row-major) ----------------------------------------------------------------------------
