@@ -21,6 +21,7 @@
 // emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
+#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/ransac.cuh"
@@ -214,7 +215,8 @@ struct ChunkShared {
     int count;
 };
 
-__global__ void __launch_bounds__(kPoseThreads, 2) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
     __shared__ PoseShared sh;
     __shared__ ChunkShared ch;
     __shared__ int s_val;
@@ -399,15 +401,31 @@ __global__ void __launch_bounds__(kPoseThreads, 2) pose_call_kernel(PoseCallPara
 
 }  // namespace
 
+// TEMPORARY (timing): KESTREL_POSE_MIN_BLOCKS=2 picks the instance compiled for two blocks per SM.
+static int min_blocks_choice() {
+    static const int v = [] {
+        const char* e = std::getenv("KESTREL_POSE_MIN_BLOCKS");
+        return e && std::atoi(e) == 2 ? 2 : 1;
+    }();
+    return v;
+}
+
 int pose_blocks_per_sm() {
     int blocks = 0;
-    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel, kPoseThreads, 0),
-                 "RelativePoseEstimator occupancy");
+    if (min_blocks_choice() == 2)
+        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<2>, kPoseThreads, 0),
+                     "RelativePoseEstimator occupancy");
+    else
+        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<1>, kPoseThreads, 0),
+                     "RelativePoseEstimator occupancy");
     return blocks > 0 ? blocks : 1;
 }
 
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    pose_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
+    if (min_blocks_choice() == 2)
+        pose_call_kernel<2><<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
+    else
+        pose_call_kernel<1><<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
 

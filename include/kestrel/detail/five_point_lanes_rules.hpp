@@ -41,7 +41,7 @@ struct FplWork {
         double M[10][20];    ///< the constraints, eliminated in place
         double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
     };
-    double basis[4][9];
+    double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
     double rowmax[10];
     double bx[3][4], by[3][4], b1[3][5];
     double poly[11];
@@ -129,19 +129,28 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, bool deriv, double a
 KESTREL_HD void fpl_phase_null(FplWork& w, int lane) {
     if (lane != 0) return;
     double s1[15], s2[15];
+    KESTREL_UNROLL
     for (int i = 0; i < 15; ++i) {
         s1[i] = w.sample[i];
         s2[i] = w.sample[15 + i];
     }
-    w.state = fp_null_space(s1, s2, w.basis) ? kFivePointOk : kFivePointRankDeficient;
+    double basis[4][9];
+    w.state = fp_null_space(s1, s2, basis) ? kFivePointOk : kFivePointRankDeficient;
+    KESTREL_UNROLL
+    for (int k = 0; k < 9; ++k)
+        KESTREL_UNROLL
+        for (int t = 0; t < 4; ++t) w.e[k][t] = basis[t][k];
 }
 
 /// E E^T entry (i, k) as a quadratic over the 20 columns: sum_l e[3i + l] e[3k + l].
-KESTREL_HD void fpl_eet(const double e[9][4], int i, int k, double* out) {
+KESTREL_HD void fpl_eet(const double (*e)[4], int i, int k, double* out) {
     double t[20];
+    KESTREL_UNROLL
     for (int m = 0; m < 20; ++m) out[m] = 0.0;
+    KESTREL_UNROLL
     for (int l = 0; l < 3; ++l) {
         fp_mul_lin(e[3 * i + l], e[3 * k + l], t);
+        KESTREL_UNROLL
         for (int m = 0; m < 20; ++m) out[m] += t[m];
     }
 }
@@ -149,17 +158,18 @@ KESTREL_HD void fpl_eet(const double e[9][4], int i, int k, double* out) {
 /// Phase: constraint row `lane` (lanes 0..9): 0 is det(E), 1 + 3 i + j is entry (i, j) of 2 E E^T E - tr(E E^T) E.
 KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
     if (lane >= 10) return;
-    double e[9][4];
-    for (int k = 0; k < 9; ++k)
-        for (int t = 0; t < 4; ++t) e[k][t] = w.basis[t][k];
+    const double(*e)[4] = w.e;
     double row[20];
+    KESTREL_UNROLL
     for (int m = 0; m < 20; ++m) row[m] = 0.0;
     if (lane == 0) {
         double q[20], t[20];
         const int cof[3][4] = {{4, 8, 5, 7}, {5, 6, 3, 8}, {3, 7, 4, 6}};
+        KESTREL_UNROLL
         for (int c = 0; c < 3; ++c) {
             fp_mul_lin(e[cof[c][0]], e[cof[c][1]], q);
             fp_mul_lin(e[cof[c][2]], e[cof[c][3]], t);
+            KESTREL_UNROLL
             for (int m = 0; m < 20; ++m) q[m] -= t[m];
             fp_addmul_quad_lin(q, e[c], 1.0, row);
         }
@@ -168,16 +178,21 @@ KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
         double tr[20], d[20], q[20];
         fpl_eet(e, 0, 0, tr);
         fpl_eet(e, 1, 1, d);
+        KESTREL_UNROLL
         for (int m = 0; m < 20; ++m) tr[m] += d[m];
         fpl_eet(e, 2, 2, d);
+        KESTREL_UNROLL
         for (int m = 0; m < 20; ++m) tr[m] += d[m];
+        KESTREL_UNROLL
         for (int k = 0; k < 3; ++k) {
             fpl_eet(e, i, k, d);
+            KESTREL_UNROLL
             for (int m = 0; m < 20; ++m) q[m] = 2.0 * d[m] - (i == k ? tr[m] : 0.0);
             fp_addmul_quad_lin(q, e[3 * k + j], 1.0, row);
         }
     }
     double mx = 0.0;
+    KESTREL_UNROLL
     for (int m = 0; m < 20; ++m) {
         w.M[lane][m] = row[m];
         mx = std::fabs(row[m]) > mx ? std::fabs(row[m]) : mx;
@@ -389,7 +404,7 @@ KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
             const double x = best[0] / best[2], y = best[1] / best[2];
             double n2 = 0.0;
             for (int k = 0; k < 9; ++k) {
-                Eo[k] = std::fma(x, w.basis[0][k], std::fma(y, w.basis[1][k], std::fma(z, w.basis[2][k], w.basis[3][k])));
+                Eo[k] = std::fma(x, w.e[k][0], std::fma(y, w.e[k][1], std::fma(z, w.e[k][2], w.e[k][3])));
                 n2 = std::fma(Eo[k], Eo[k], n2);
             }
             ok = n2 > 0.0 && n2 < 1e300 ? 1 : 0;
