@@ -224,7 +224,6 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
     const unsigned mask = 0xffffu << (16 * (g & 1));
-    const int gh = prm.per_chunk;
     // The count, and the points staged by the first block to arrive (the others wait for it: it is running).
     int n = prm.prep.bound;
     if (prm.prep.device_count) {
@@ -261,6 +260,16 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
             s0.inliers = ld_volatile(&st->scan[0].inliers);
             cap = detail::pose_rotation_cap(s0, n, prm.table[1], prm.cap[1]);
         }
+        // Hypotheses in flight: twice the previous call's count of this pass (prm.in_flight on the first call),
+        // at most prm.in_flight; chunks of gh spread over that many blocks, the others sit the pass out.
+        const int last = ld_volatile(&st->last_used[pass]);
+        int target = last > 0 ? 2 * last + 16 : prm.in_flight;
+        target = target < prm.in_flight ? target : prm.in_flight;
+        target = target < cap ? target : cap;
+        int gh = prm.per_chunk > 0 ? prm.per_chunk : (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+        gh = gh < 1 ? 1 : (gh > kPoseGroups ? kPoseGroups : gh);
+        const int active = (target + gh - 1) / gh;
+        if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
         for (;;) {
             if (t == 0) {
                 int c = -1;
@@ -322,7 +331,7 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
-                for (int i = t; i < n; i += kPoseThreads) detail::pose_msac_add_units(detail::pose_point_error2(p, M, i), p, units, cnt);
+                for (int i = t; i < n; i += kPoseThreads) detail::pose_msac_point(p, M, i, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
@@ -396,6 +405,8 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
+        st->last_used[0] = sc[0].used;
+        st->last_used[1] = sc[1].used;
     }
 }
 

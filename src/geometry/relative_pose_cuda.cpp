@@ -130,18 +130,14 @@ public:
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
         prm.table[1] = buf_.tables + (kPoseStopBins + 1);
-        // The grid: as many blocks as can be resident (five-point), a few for the two-point method; each takes
-        // chunks of per_chunk hypotheses so that about kInFlight hypotheses are solved at once (the hypotheses
-        // the stop needs, plus what is in flight when it comes); never more blocks than chunks.
-        const int in_flight = call.method == 0 ? 512 : 64;
+        // The grid: as many blocks as can be resident (five-point), a few for the two-point method. The kernel
+        // spreads about twice the previous call's hypotheses over them (in_flight on the first call).
+        prm.in_flight = call.method == 0 ? 512 : 64;
         int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 8 ? sms_ : 8);
         if (blocks_x4_ > 0) blocks = (sms_ * blocks_x4_ + 3) / 4;
-        int per_chunk = (in_flight + blocks - 1) / blocks;
-        per_chunk = per_chunk < 1 ? 1 : (per_chunk > kernels::kPoseGroups ? kernels::kPoseGroups : per_chunk);
-        if (per_chunk_env_ > 0) per_chunk = per_chunk_env_ < kernels::kPoseGroups ? per_chunk_env_ : kernels::kPoseGroups;
-        prm.per_chunk = per_chunk;
-        const int chunks = (prm.cap[0] + per_chunk - 1) / per_chunk + (prm.cap[1] + per_chunk - 1) / per_chunk;
-        blocks = blocks < chunks ? blocks : chunks;
+        prm.per_chunk = per_chunk_env_ > 0 ? (per_chunk_env_ < kernels::kPoseGroups ? per_chunk_env_ : kernels::kPoseGroups) : 0;
+        const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
+        blocks = blocks < most ? blocks : most;
         kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
         if (host_copy_) {
             KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),

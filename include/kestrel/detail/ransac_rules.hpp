@@ -97,16 +97,16 @@ KESTREL_HD double pose_weight1(const PoseProblem& p, int i) { return p.s ? p.s[i
 /// first-order distance of (p, q) to the constraint: normalized units^2, or radians^2 on the sphere.
 KESTREL_HD void pose_epipolar(const double* E, const double* p, const double* q, int sphere, double* r_out,
                               double* d_out) {
-    const double a0 = E[0] * p[0] + E[1] * p[1] + E[2] * p[2];
-    const double a1 = E[3] * p[0] + E[4] * p[1] + E[5] * p[2];
-    const double a2 = E[6] * p[0] + E[7] * p[1] + E[8] * p[2];
-    const double b0 = E[0] * q[0] + E[3] * q[1] + E[6] * q[2];
-    const double b1 = E[1] * q[0] + E[4] * q[1] + E[7] * q[2];
-    const double r = q[0] * a0 + q[1] * a1 + q[2] * a2;
-    double d = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
+    const double a0 = std::fma(E[0], p[0], std::fma(E[1], p[1], E[2] * p[2]));
+    const double a1 = std::fma(E[3], p[0], std::fma(E[4], p[1], E[5] * p[2]));
+    const double a2 = std::fma(E[6], p[0], std::fma(E[7], p[1], E[8] * p[2]));
+    const double b0 = std::fma(E[0], q[0], std::fma(E[3], q[1], E[6] * q[2]));
+    const double b1 = std::fma(E[1], q[0], std::fma(E[4], q[1], E[7] * q[2]));
+    const double r = std::fma(q[0], a0, std::fma(q[1], a1, q[2] * a2));
+    double d = std::fma(a0, a0, std::fma(a1, a1, std::fma(b0, b0, b1 * b1)));
     if (sphere) {
-        const double b2 = E[2] * q[0] + E[5] * q[1] + E[8] * q[2];
-        d = d + a2 * a2 + b2 * b2 - 2.0 * (r * r);
+        const double b2 = std::fma(E[2], q[0], std::fma(E[5], q[1], E[8] * q[2]));
+        d = std::fma(a2, a2, std::fma(b2, b2, d)) - 2.0 * (r * r);
     }
     *r_out = r;
     *d_out = d;
@@ -166,13 +166,33 @@ KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned lo
     }
 }
 
-/// The MSAC cost of model M over all points in integer units (pose_msac_add_units; exact as a double below 2^53,
+/// Point i's MSAC term under the hypothesis' model M: as pose_msac_add_units of pose_point_error2, but for the
+/// epipolar models the inlier test is w2 r^2 < thr2 d (d > 0), without the division (only an inlier's error is
+/// divided out).
+KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
+    if (p.method == 2) {
+        pose_msac_add_units(pose_point_error2(p, M, i), p, units, count);
+        return;
+    }
+    double r, d;
+    pose_epipolar(M, p.x1 + 3 * i, p.x2 + 3 * i, p.sphere, &r, &d);
+    const double num = pose_weight2(p, i) * (r * r);
+    if (d > 0.0 && num < p.thr2 * d) {
+        const double q = (num / d) * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
+        ++count;
+    } else {
+        units += 4294967296ull;
+    }
+}
+
+/// The MSAC cost of model M over all points in integer units (pose_msac_point; exact as a double below 2^53,
 /// i.e. up to 2^21 points) and the inlier count: integer sums, the same in any order (the kernel sums a model's
 /// points over a whole block).
 KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
     unsigned long long u = 0ull;
     int c = 0;
-    for (int i = 0; i < p.n; ++i) pose_msac_add_units(pose_point_error2(p, M, i), p, u, c);
+    for (int i = 0; i < p.n; ++i) pose_msac_point(p, M, i, u, c);
     *inliers = c;
     return static_cast<double>(u);
 }
