@@ -86,15 +86,22 @@ KESTREL_HD double fpl_value(const double* p, bool inner, double u) {
 }
 KESTREL_HD bool fpl_neg(double v) { return v < 0.0; }
 
+/// The value (Deriv = false) or the derivative (Deriv = true) of the domain's polynomial.
+template <bool Deriv>
+KESTREL_HD double fpl_f(const double* p, bool inner, double u) {
+    if (!Deriv) return fpl_value(p, inner, u);
+    double d;
+    (void)fpl_eval(p, inner, u, &d);
+    return d;
+}
+
 /// kFplIllinoisSteps steps of the Illinois method on [a, b] (f(a), f(b) of opposite signs or one zero) for the
-/// value (deriv = false) or the derivative (deriv = true) of the domain's polynomial; returns the end with the
+/// value (Deriv = false) or the derivative (Deriv = true) of the domain's polynomial; returns the end with the
 /// smaller |f|.
-KESTREL_HD double fpl_illinois(const double* p, bool inner, bool deriv, double a, double b) {
-    double fa, fb, d;
-    fa = fpl_eval(p, inner, a, &d);
-    if (deriv) fa = d;
-    fb = fpl_eval(p, inner, b, &d);
-    if (deriv) fb = d;
+template <bool Deriv>
+KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) {
+    double fa = fpl_f<Deriv>(p, inner, a);
+    double fb = fpl_f<Deriv>(p, inner, b);
     if (fa == 0.0) {
         b = a;
         fb = 0.0;
@@ -105,8 +112,7 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, bool deriv, double a
         double c = den != 0.0 ? b - fb * ((b - a) / den) : b;
         c = c < lo ? lo : (c > hi ? hi : c);
         if (!(c == c)) c = b;
-        double fc = fpl_eval(p, inner, c, &d);
-        if (deriv) fc = d;
+        const double fc = fpl_f<Deriv>(p, inner, c);
         if (fb == 0.0) continue;  // converged exactly: keep b
         if (fc == 0.0) {
             a = b = c;
@@ -123,6 +129,17 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, bool deriv, double a
         }
     }
     return std::fabs(fb) <= std::fabs(fa) ? b : a;
+}
+
+/// Set bits of a 32-bit word.
+KESTREL_HD int fpl_popcount(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+    return __popc(x);
+#else
+    int n = 0;
+    for (; x; x &= x - 1u) ++n;
+    return n;
+#endif
 }
 
 /// Phase: the null space (lane 0).
@@ -300,7 +317,7 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
         } else if (nsplit < 2 && v0 != 0.0 && d0 != 0.0 && d1 != 0.0 && fpl_neg(d0) != fpl_neg(d1) &&
                    fpl_neg(inner ? d0 : -d0) != fpl_neg(v0)) {
             // |p| falls, then rises in the cell (along ascending t: the outer domains' w descends).
-            const double m = fpl_illinois(w.poly, inner, true, u0, u1);
+            const double m = fpl_illinois<true>(w.poly, inner, u0, u1);
             const double vm = fpl_value(w.poly, inner, m);
             if (vm == 0.0 || fpl_neg(vm) != fpl_neg(v0)) {
                 two |= 1u << j;
@@ -318,8 +335,7 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
 /// The number of roots bracketed (at most 10 are refined).
 KESTREL_HD int fpl_root_cells(const FplWork& w) {
     int n = 0;
-    for (int l = 0; l < kFplLanes; ++l)
-        for (int j = 0; j < kFplCellsPerLane; ++j) n += static_cast<int>((w.cells[l] >> j) & 1u) + 2 * static_cast<int>((w.cells2[l] >> j) & 1u);
+    for (int l = 0; l < kFplLanes; ++l) n += fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
     return n < kFivePointMaxSolutions ? n : kFivePointMaxSolutions;
 }
 
@@ -328,6 +344,11 @@ KESTREL_HD int fpl_root_cells(const FplWork& w) {
 KESTREL_HD bool fpl_bracket(const FplWork& w, int k, int* lane_out, double* a, double* b) {
     int seen = 0;
     for (int l = 0; l < kFplLanes; ++l) {
+        const int here = fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
+        if (seen + here <= k) {  // not in this lane
+            seen += here;
+            continue;
+        }
         const bool inner = fpl_lane_inner(l);
         int q = 0;
         for (int j = 0; j < kFplCellsPerLane; ++j) {
@@ -361,7 +382,7 @@ KESTREL_HD bool fpl_root(const FplWork& w, int k, double* z_out) {
     double a = 0.0, b = 0.0;
     if (!fpl_bracket(w, k, &l, &a, &b)) return false;
     const bool inner = fpl_lane_inner(l);
-    const double u = fpl_illinois(w.poly, inner, false, a, b);
+    const double u = fpl_illinois<false>(w.poly, inner, a, b);
     if (inner) {
         *z_out = u;
         return u == u;
