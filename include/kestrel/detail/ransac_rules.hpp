@@ -558,18 +558,10 @@ struct PoseFrontTerm {
         }
     }
 };
-/// The sum of squared errors of model E over the mask's points.
-struct PoseSseTerm {
-    const PoseProblem* p;
-    const double* E;
-    const std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (mask[i]) acc[0] = acc[0] + pose_point_error2(*p, E, i);
-    }
-};
 /// The refinement's normal equations over the mask's points: signed residuals res_q = w1 r / sqrt(d) of E0
-/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np),
-/// acc[5 + a * 5 + b] += J_a J_b (a <= b < np).
+/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np), then the
+/// upper triangle acc[np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = np + np (np + 1) / 2 sums.
+KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
 struct PoseNormalTerm {
     const PoseProblem* p;
     const double* E0;
@@ -592,7 +584,7 @@ struct PoseNormalTerm {
         for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
         for (int a = 0; a < np; ++a) {
             acc[a] = acc[a] + J[a] * res[0];
-            for (int b = a; b < np; ++b) acc[5 + a * 5 + b] = acc[5 + a * 5 + b] + J[a] * J[b];
+            for (int b = a; b < np; ++b) acc[np + pose_tri(np, a, b)] = acc[np + pose_tri(np, a, b)] + J[a] * J[b];
         }
     }
 };
@@ -615,35 +607,53 @@ struct PoseRotationFitTerm {
     }
 };
 
+/// The refinement's pass over the mask's points at one pose: acc[0] += the squared error of E0 (pixels^2),
+/// acc[1 ..] the normal equations (PoseNormalTerm's terms).
+struct PoseRefineTerm {
+    PoseNormalTerm normal;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!normal.mask[i]) return;
+        acc[0] = acc[0] + pose_point_error2(*normal.p, normal.E0, i);
+        normal(i, acc + 1);
+    }
+};
+
 /// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
 /// alone with R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
-/// updated in place; returns the final sum. Sums through ctx (the finish's order).
+/// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
 template <class Ctx>
 KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
                               int np, int iterations) {
-    double E0[9];
-    pose_skew_mul(t, R, E0);
-    double cost;
-    ctx.template sum<1>(PoseSseTerm{&P, E0, mask}, P.n, &cost);
-    double lambda = 1e-3;
     const double h = 1e-7;
-    for (int it = 0; it < iterations; ++it) {
-        double Ep[5][9];
-        pose_skew_mul(t, R, E0);
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
+    auto pass = [&](const double* R_, const double* t_, double* acc) {
+        double E0[9], Ep[5][9];
+        pose_skew_mul(t_, R_, E0);
         for (int q = 0; q < np; ++q) {
             double d[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
             d[q] = h;
             double Rn[9], tn[3];
-            pose_move(R, t, d, np, Rn, tn);
+            pose_move(R_, t_, d, np, Rn, tn);
             pose_skew_mul(tn, Rn, Ep[q]);
         }
-        double acc[30];
-        ctx.template sum<30>(PoseNormalTerm{&P, E0, Ep, np, h, mask}, P.n, acc);
+        const PoseRefineTerm term{PoseNormalTerm{&P, E0, Ep, np, h, mask}};
+        if (np == 2)
+            ctx.template sum<6>(term, P.n, acc);
+        else
+            ctx.template sum<21>(term, P.n, acc);
+    };
+    double acc[21], accn[21];
+    pass(R, t, acc);
+    double cost = acc[0];
+    double lambda = 1e-3;
+    for (int it = 0; it < iterations; ++it) {
         double A[5][5], g[5];
-        for (int a = 0; a < 5; ++a) {
-            g[a] = acc[a];
-            for (int b = 0; b < 5; ++b) A[a][b] = a <= b ? acc[5 + a * 5 + b] : acc[5 + b * 5 + a];
+        for (int a = 0; a < np; ++a) {
+            g[a] = acc[1 + a];
+            for (int b = 0; b < np; ++b)
+                A[a][b] = a <= b ? acc[1 + np + pose_tri(np, a, b)] : acc[1 + np + pose_tri(np, b, a)];
         }
         // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
@@ -675,16 +685,16 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
                 d[a] = s / L[a][a];
             }
-            double Rn[9], tn[3], En[9];
+            double Rn[9], tn[3];
             pose_move(R, t, d, np, Rn, tn);
-            pose_skew_mul(tn, Rn, En);
-            double cn;
-            ctx.template sum<1>(PoseSseTerm{&P, En, mask}, P.n, &cn);
+            pass(Rn, tn, accn);
+            const double cn = accn[0];
             if (cn < cost) {
                 converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
+                for (int j = 0; j < 21; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
             } else {
