@@ -135,6 +135,8 @@ void register_pose_gpu() {
         in.normalized2 = static_cast<const double*>(d2.get());
         in.count = n;
         device_loop(st, [&](cudaStream_t s) { est.estimate_device_async(in, s); });
+        Stream own;
+        est.estimate_device_async(in, own.get());
         const RelativePoseResult r = est.finish();
         st.counters["hypotheses"] = r.hypotheses;
     });

@@ -5,8 +5,8 @@
 // A block is 16 lane groups of 16 threads. Blocks take chunks of `per_chunk` (1..16) hypotheses from a counter
 // until the pass has stopped or its cap is handed out. Lane group g draws hypothesis g's sample and solves it
 // (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: one lane); then the
-// whole block scores every model of the chunk (detail::pose_msac: integer units, so any split of the points gives
-// the same sum); the lowest cost (the lower solution on ties) is the hypothesis' model, kept in a ring of results
+// block's warps score the chunk's models, a warp per model (detail::pose_msac: integer units, so any split of the
+// points gives the same sum); the lowest cost (the lower solution on ties) is the hypothesis' model, kept in a ring of results
 // with a flag. Then warp 0, holding the scan lock, scans the results that are in, in index order, 32 at a time
 // (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
 // the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
                 }
             }
             __syncthreads();
-            // 2. The list of models, then every model's MSAC sum over all points by the whole block.
+            // 2. The list of models, then every model's MSAC sum over all points.
             if (t == 0) {
                 int m = 0;
                 for (int q = 0; q < gh; ++q)
@@ -318,27 +318,26 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
                         if (sh.w[q].ok[r]) ch.list[m++] = q * detail::kFivePointMaxSolutions + r;
                 ch.count = m;
             }
-            for (int i = t; i < kPoseGroups * detail::kFivePointMaxSolutions; i += kPoseThreads) {
-                ch.cost[i] = 0ull;
-                ch.inl[i] = 0;
-            }
             __syncthreads();
+            // Warp w scores the models w, w + 8, ... over all points (lane l the points l, l + 32, ...).
             const int nmod = ch.count;
-            for (int m = 0; m < nmod; ++m) {
+            const int warp = t / kPoseLanes, wl = t % kPoseLanes;
+            for (int m = warp; m < nmod; m += kPoseThreads / kPoseLanes) {
                 const int id = ch.list[m];
                 const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
                 double M[9];
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
-                for (int i = t; i < n; i += kPoseThreads) detail::pose_msac_point(p, M, i, units, cnt);
+#pragma unroll 4
+                for (int i = wl; i < n; i += kPoseLanes) detail::pose_msac_point(p, M, i, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
                 }
-                if ((t % kPoseLanes) == 0) {
-                    atomicAdd(&ch.cost[id], units);
-                    atomicAdd(&ch.inl[id], cnt);
+                if (wl == 0) {
+                    ch.cost[id] = units;
+                    ch.inl[id] = cnt;
                 }
             }
             __syncthreads();
@@ -390,7 +389,12 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
         Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
-    detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    if (prm.debug & 1) {
+        rec = PoseRecord{};
+        rec.hypotheses = sc[0].used;
+    } else {
+        detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    }
     if (t == 0) *b.record = rec;
     for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {

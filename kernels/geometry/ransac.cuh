@@ -68,6 +68,7 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight at most (the first call's)
+    int debug;            // TEMPORARY (timing): 1 skips the finish
     int per_chunk;        // > 0: hypotheses per chunk, 1..kPoseGroups; 0: from in_flight and the previous call
     detail::PoseFinishParams fp;
 };

@@ -61,10 +61,14 @@ public:
           h_mask_(pinned(static_cast<std::size_t>(max_points))) {
         KESTREL_CUDA(cudaMemcpy(d_tables_.get(), tables.data(), sizeof(int) * tables.size(), cudaMemcpyHostToDevice),
                      kAlloc);
+        kernels::PoseDeviceState st{};  // the scans' "no best yet" (the finish leaves this state for the next call)
+        for (int q = 0; q < 2; ++q) st.scan[q] = PoseScan{};
+        KESTREL_CUDA(cudaMemcpy(d_state_.get(), &st, sizeof st, cudaMemcpyHostToDevice), kAlloc);
         sms_ = kernels::sms_available();
         per_sm_ = kernels::pose_blocks_per_sm();
         if (const char* e = std::getenv("KESTREL_POSE_BLOCKS_PER_SM_X4")) blocks_x4_ = std::atoi(e);  // TEMPORARY (timing)
         if (const char* e = std::getenv("KESTREL_POSE_PER_CHUNK")) per_chunk_env_ = std::atoi(e);      // TEMPORARY (timing)
+        if (const char* e = std::getenv("KESTREL_DEV_POSE_DEBUG")) debug_ = std::atoi(e);              // TEMPORARY (timing)
         std::memset(h_record_.get(), 0, sizeof(PoseRecord));
         buf_.tables = static_cast<int*>(d_tables_.get());
         buf_.hmodel = static_cast<double*>(d_models_.get());
@@ -126,6 +130,8 @@ public:
         pose_setup(call, cfg_, dx1, dx2, scales ? ds : nullptr, bound, bound, prm.fp, rot);
         prm.problem[0] = prm.fp.pe;
         prm.problem[1] = rot;
+        prm.debug = debug_;
+        if (debug_ & 2) prm.fp.refine = 0;
         prm.cap[0] = cfg_.max_hypotheses;
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
@@ -176,6 +182,7 @@ private:
     int per_sm_ = 1;
     int blocks_x4_ = 0;
     int per_chunk_env_ = 0;
+    int debug_ = 0;
     std::size_t pts_bytes_;
     PinnedPtr h_pts_;
     DevicePtr d_pts_, d_tables_, d_models_, d_cost_, d_inl_, d_done_, d_state_, d_mask_, d_record_;

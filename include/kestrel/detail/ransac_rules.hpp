@@ -541,17 +541,19 @@ struct PoseMsacTerm {
     }
 };
 /// Points of the mask in front of both cameras under each of the four candidates (R_{c/2}, (-1)^c t).
+/// Candidates: 4, the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t).
+template <int Candidates>
 struct PoseFrontTerm {
     const PoseProblem* p;
     const double* R0;
     const double* R1;
     const double* t;
-    int candidates;  // 4: the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t)
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
         const double tm[3] = {-t[0], -t[1], -t[2]};
-        for (int c = 0; c < candidates; ++c) {
+        KESTREL_UNROLL
+        for (int c = 0; c < Candidates; ++c) {
             const double* R = (c >> 1) ? R1 : R0;
             const bool f = pose_in_front(R, (c & 1) ? tm : t, p->x1 + 3 * i, p->x2 + 3 * i);
             acc[c] = acc[c] + (f ? 1.0 : 0.0);
@@ -562,11 +564,11 @@ struct PoseFrontTerm {
 /// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np), then the
 /// upper triangle acc[np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = np + np (np + 1) / 2 sums.
 KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
+template <int NP>
 struct PoseNormalTerm {
     const PoseProblem* p;
     const double* E0;
     const double (*Ep)[9];
-    int np;
     double h;
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
@@ -574,17 +576,21 @@ struct PoseNormalTerm {
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
         const double w1 = pose_weight1(*p, i);
-        double res[6];
-        for (int q = 0; q <= np; ++q) {
+        double res[NP + 1];
+        KESTREL_UNROLL
+        for (int q = 0; q <= NP; ++q) {
             double r, d;
             pose_epipolar(q == 0 ? E0 : Ep[q - 1], x, y, p->sphere, &r, &d);
             res[q] = d > 0.0 ? w1 * (r / std::sqrt(d)) : 0.0;
         }
-        double J[5];
-        for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
-        for (int a = 0; a < np; ++a) {
+        double J[NP];
+        KESTREL_UNROLL
+        for (int q = 0; q < NP; ++q) J[q] = (res[q + 1] - res[0]) / h;
+        KESTREL_UNROLL
+        for (int a = 0; a < NP; ++a) {
             acc[a] = acc[a] + J[a] * res[0];
-            for (int b = a; b < np; ++b) acc[np + pose_tri(np, a, b)] = acc[np + pose_tri(np, a, b)] + J[a] * J[b];
+            KESTREL_UNROLL
+            for (int b = a; b < NP; ++b) acc[NP + pose_tri(NP, a, b)] = acc[NP + pose_tri(NP, a, b)] + J[a] * J[b];
         }
     }
 };
@@ -609,8 +615,9 @@ struct PoseRotationFitTerm {
 
 /// The refinement's pass over the mask's points at one pose: acc[0] += the squared error of E0 (pixels^2),
 /// acc[1 ..] the normal equations (PoseNormalTerm's terms).
+template <int NP>
 struct PoseRefineTerm {
-    PoseNormalTerm normal;
+    PoseNormalTerm<NP> normal;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!normal.mask[i]) return;
         acc[0] = acc[0] + pose_point_error2(*normal.p, normal.E0, i);
@@ -623,9 +630,11 @@ struct PoseRefineTerm {
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
 /// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
-template <class Ctx>
-KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                              int np, int iterations) {
+template <int NP, class Ctx>
+KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                                 int iterations) {
+    constexpr int np = NP;
+    constexpr int K = 1 + NP + NP * (NP + 1) / 2;
     const double h = 1e-7;
     // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
     auto pass = [&](const double* R_, const double* t_, double* acc) {
@@ -638,13 +647,9 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
             pose_move(R_, t_, d, np, Rn, tn);
             pose_skew_mul(tn, Rn, Ep[q]);
         }
-        const PoseRefineTerm term{PoseNormalTerm{&P, E0, Ep, np, h, mask}};
-        if (np == 2)
-            ctx.template sum<6>(term, P.n, acc);
-        else
-            ctx.template sum<21>(term, P.n, acc);
+        ctx.template sum<K>(PoseRefineTerm<NP>{PoseNormalTerm<NP>{&P, E0, Ep, h, mask}}, P.n, acc);
     };
-    double acc[21], accn[21];
+    double acc[K], accn[K];
     pass(R, t, acc);
     double cost = acc[0];
     double lambda = 1e-3;
@@ -694,7 +699,7 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
-                for (int j = 0; j < 21; ++j) acc[j] = accn[j];
+                for (int j = 0; j < K; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
             } else {
@@ -704,6 +709,12 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
         if (!improved || converged) break;
     }
     return cost;
+}
+
+template <class Ctx>
+KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                              int np, int iterations) {
+    return np == 2 ? pose_refine_np<2>(ctx, P, R, t, mask, iterations) : pose_refine_np<5>(ctx, P, R, t, mask, iterations);
 }
 
 // ---- model selection: translation or rotation only ------------------------------------------------------------
@@ -796,11 +807,11 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         }
         if (two_point) {
             for (int j = 0; j < 9; ++j) R[j] = P.R[j];
-            ctx.template sum<2>(PoseFrontTerm{&P, R, R, t, 2, mask}, n, acc);
+            ctx.template sum<2>(PoseFrontTerm<2>{&P, R, R, t, mask}, n, acc);
             if (acc[1] > acc[0])
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         } else {
-            ctx.template sum<4>(PoseFrontTerm{&P, Rc[0], Rc[1], t, 4, mask}, n, acc);
+            ctx.template sum<4>(PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, n, acc);
             int best = 0;
             for (int c = 1; c < 4; ++c)
                 if (acc[c] > acc[best]) best = c;
@@ -829,7 +840,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
                 inl = static_cast<int>(acc[1]);
             }
         }
-        ctx.template sum<1>(PoseFrontTerm{&P, R, R, t, 1, mask}, n, acc);
+        ctx.template sum<1>(PoseFrontTerm<1>{&P, R, R, t, mask}, n, acc);
         const int front = static_cast<int>(acc[0]);
         for (int j = 0; j < 9; ++j) {
             rec.R[j] = R[j];
