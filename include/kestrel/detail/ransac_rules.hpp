@@ -760,6 +760,31 @@ struct PoseFinishParams {
     int bound;          // mask entries [n, bound) are set to 0
 };
 
+/// Two terms in one pass: f1's K1 sums, then f2's (each only when on; a term that is off leaves its sums at 0).
+/// Point i's terms run in that order, so f2 may read what f1 wrote for point i (the mask).
+template <int K1, class F1, class F2>
+struct PoseTwoTerms {
+    F1 f1;
+    F2 f2;
+    bool on1, on2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (on1) f1(i, acc);
+        if (on2) f2(i, acc + K1);
+    }
+};
+/// Points that are inliers of E (the MSAC test of PoseMsacTerm, method 0) and in front of both cameras under (R, t).
+struct PoseFrontInlierTerm {
+    const PoseProblem* p;
+    const double* E;
+    const double* R;
+    const double* t;
+    double thr2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
+        if (e2 < thr2 && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[0] = acc[0] + 1.0;
+    }
+};
+
 /// From the winners of the translation pass (scan se, model E) and of the rotation pass (scan sr, model Rw) to
 /// the record and the mask (bound bytes). Translation: the winner's mask; decomposition with cheirality (the
 /// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
@@ -767,6 +792,9 @@ struct PoseFinishParams {
 /// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
 /// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's. Every thread of the
 /// finish kernel runs this with the same values (the sums give every thread the same totals).
+/// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
+/// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
+/// taken in the pass where its inputs are ready.
 template <class Ctx>
 KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
                             const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
@@ -794,54 +822,102 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         ctx.zero(mask, 0, fp.bound);
         return;
     }
-    // The translation model.
-    bool t_ok = false, t_have = false;
-    int t_inl = 0;
-    if (se.best >= 0 && se.inliers >= fp.min_inliers) {
-        double acc[4];
-        ctx.template sum<2>(PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, n, acc);
-        double R[9], t[3], Rc[2][9];
+    const bool t_run = se.best >= 0 && se.inliers >= fp.min_inliers;
+    const bool r_run = fp.rotation_only && sr.best >= 0;
+    // Pass 1: the translation winner's mask and its candidates' cheirality counts; the rotation winner's MSAC and
+    // the sums of its Kabsch fit.
+    double R[9], t[3], Rc[2][9];
+    if (t_run) {
         const bool dec = pose_decompose_candidates(Ebest, Rc, t);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
+        if (two_point)
+            for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = P.R[j];  // candidates (R, t), (R, -t)
+    } else {
+        for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = 0.0;
+        t[0] = t[1] = t[2] = 0.0;
+    }
+    double Rr[9];
+    for (int j = 0; j < 9; ++j) Rr[j] = r_run ? Rbest[j] : 0.0;
+    double a1[18];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
+        using T2 = PoseTwoTerms<2, PoseMsacTerm, PoseRotationFitTerm>;
+        const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
+        const T2 rt{PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, nullptr}, PoseRotationFitTerm{&P, Rr, fp.thr2_rot}, r_run,
+                    r_run && fp.refine != 0};
+        ctx.template sum<18>(PoseTwoTerms<6, T1, T2>{tt, rt, true, true}, n, a1);
+    }
+    const double* front4 = a1 + 2;
+    double rot_cost = a1[6];
+    int rot_inl = static_cast<int>(a1[7]);
+    double Rk[9];
+    const bool rk_run = r_run && fp.refine && rot_inl >= 3 && pose_polar(a1 + 8, Rk);
+    if (!rk_run)
+        for (int j = 0; j < 9; ++j) Rk[j] = 0.0;
+    double Ef[9];
+    if (t_run) {
         if (two_point) {
             for (int j = 0; j < 9; ++j) R[j] = P.R[j];
-            ctx.template sum<2>(PoseFrontTerm<2>{&P, R, R, t, mask}, n, acc);
-            if (acc[1] > acc[0])
+            if (front4[1] > front4[0])
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         } else {
-            ctx.template sum<4>(PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, n, acc);
             int best = 0;
             for (int c = 1; c < 4; ++c)
-                if (acc[c] > acc[best]) best = c;
+                if (front4[c] > front4[best]) best = c;
             for (int j = 0; j < 9; ++j) R[j] = Rc[best >> 1][j];
             if (best & 1)
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         }
-        double Ef[9];
         pose_skew_mul(t, R, Ef);
-        ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
+    } else {
+        for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
+    }
+    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC.
+    double a2[5];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
+        const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
+        ctx.template sum<5>(PoseTwoTerms<3, T1, PoseMsacTerm>{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true,
+                                                             rk_run},
+                            n, a2);
+    }
+    if (rk_run && a2[3] < rot_cost) {
+        for (int j = 0; j < 9; ++j) Rr[j] = Rk[j];
+        rot_cost = a2[3];
+        rot_inl = static_cast<int>(a2[4]);
+    }
+    // The translation model.
+    bool t_ok = false, t_have = false;
+    int t_inl = 0;
+    if (t_run) {
+        double cost = a2[0];
+        int inl = static_cast<int>(a2[1]);
+        int front = static_cast<int>(a2[2]);
         if (fp.refine) {
-            double Rr[9], tr[3], Er[9];
-            for (int j = 0; j < 9; ++j) Rr[j] = R[j];
-            for (int j = 0; j < 3; ++j) tr[j] = t[j];
-            pose_refine(ctx, P, Rr, tr, mask, two_point ? 2 : 5, 10);
-            pose_skew_mul(tr, Rr, Er);
-            ctx.template sum<2>(PoseMsacTerm{&P, Er, 0, P.thr2, nullptr}, n, acc);
-            if (acc[0] < cost) {
-                for (int j = 0; j < 9; ++j) R[j] = Rr[j];
-                for (int j = 0; j < 3; ++j) t[j] = tr[j];
+            double Rf[9], tf[3], Er[9];
+            for (int j = 0; j < 9; ++j) Rf[j] = R[j];
+            for (int j = 0; j < 3; ++j) tf[j] = t[j];
+            pose_refine(ctx, P, Rf, tf, mask, two_point ? 2 : 5, 10);
+            pose_skew_mul(tf, Rf, Er);
+            // Pass: the refined model's MSAC, its cheirality count on its own inliers.
+            double a3[3];
+            ctx.template sum<3>(PoseTwoTerms<2, PoseMsacTerm, PoseFrontInlierTerm>{
+                                    PoseMsacTerm{&P, Er, 0, P.thr2, nullptr},
+                                    PoseFrontInlierTerm{&P, Er, Rf, tf, P.thr2}, true, true},
+                                n, a3);
+            if (a3[0] < cost) {
+                for (int j = 0; j < 9; ++j) R[j] = Rf[j];
+                for (int j = 0; j < 3; ++j) t[j] = tf[j];
                 for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
-                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-                cost = acc[0];
-                inl = static_cast<int>(acc[1]);
+                double a4[2];
+                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, a4);  // the mask (a4 == a3[0..1])
+                cost = a3[0];
+                inl = static_cast<int>(a3[1]);
+                front = static_cast<int>(a3[2]);
             }
         }
-        ctx.template sum<1>(PoseFrontTerm<1>{&P, R, R, t, mask}, n, acc);
-        const int front = static_cast<int>(acc[0]);
         for (int j = 0; j < 9; ++j) {
             rec.R[j] = R[j];
             rec.E[j] = Ef[j];
@@ -857,32 +933,15 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         t_inl = inl;
     }
     // The rotation-only model.
-    if (fp.rotation_only && sr.best >= 0) {
-        double R[9], acc[10];
-        for (int j = 0; j < 9; ++j) R[j] = Rbest[j];
-        ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, nullptr}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
-        if (fp.refine && inl >= 3) {
-            ctx.template sum<10>(PoseRotationFitTerm{&P, R, fp.thr2_rot}, n, acc);
-            double Rk[9];
-            if (pose_polar(acc, Rk)) {
-                double acc2[2];
-                ctx.template sum<2>(PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, n, acc2);
-                if (acc2[0] < cost) {
-                    for (int j = 0; j < 9; ++j) R[j] = Rk[j];
-                    cost = acc2[0];
-                    inl = static_cast<int>(acc2[1]);
-                }
-            }
-        }
-        rec.rotation_inliers = inl;
-        if (pose_prefer_rotation(inl, t_inl, t_ok, fp.min_inliers)) {
-            ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, mask}, n, acc);
+    if (r_run) {
+        rec.rotation_inliers = rot_inl;
+        if (pose_prefer_rotation(rot_inl, t_inl, t_ok, fp.min_inliers)) {
+            double acc[2];
+            ctx.template sum<2>(PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, mask}, n, acc);
             rec.status = static_cast<int>(PoseStatus::Ok);
             rec.model = static_cast<int>(PoseModel::RotationOnly);
             for (int j = 0; j < 9; ++j) {
-                rec.R[j] = R[j];
+                rec.R[j] = Rr[j];
                 rec.E[j] = 0.0;
             }
             rec.t[0] = rec.t[1] = rec.t[2] = 0.0;
