@@ -33,6 +33,7 @@ constexpr int kFplLanes = 16;                        ///< lanes per solve (a hal
 constexpr int kFplGrid = 256;                        ///< sign-scan cells over t in [-2, 2]
 constexpr int kFplCellsPerLane = kFplGrid / kFplLanes;
 constexpr int kFplIllinoisSteps = 14;                ///< refinement steps per root (fixed)
+constexpr int kFplExtremumSteps = 8;                 ///< steps locating an extremum that may split a cell
 
 /// The shared workspace of one solve (kernel: shared memory).
 struct FplWork {
@@ -95,9 +96,9 @@ KESTREL_HD double fpl_f(const double* p, bool inner, double u) {
     return d;
 }
 
-/// kFplIllinoisSteps steps of the Illinois method on [a, b] (f(a), f(b) of opposite signs or one zero) for the
-/// value (Deriv = false) or the derivative (Deriv = true) of the domain's polynomial; returns the end with the
-/// smaller |f|.
+/// Fixed-count Illinois steps on [a, b] (f(a), f(b) of opposite signs or one zero) for the value (Deriv = false,
+/// kFplIllinoisSteps) or the derivative (Deriv = true, kFplExtremumSteps) of the domain's polynomial; returns the
+/// end with the smaller |f|.
 template <bool Deriv>
 KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) {
     double fa = fpl_f<Deriv>(p, inner, a);
@@ -106,7 +107,7 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) 
         b = a;
         fb = 0.0;
     }
-    for (int it = 0; it < kFplIllinoisSteps; ++it) {
+    for (int it = 0; it < (Deriv ? kFplExtremumSteps : kFplIllinoisSteps); ++it) {
         const double lo = a < b ? a : b, hi = a < b ? b : a;
         const double den = fb - fa;
         double c = den != 0.0 ? b - fb * ((b - a) / den) : b;
