@@ -215,11 +215,20 @@ struct ChunkShared {
     int count;
 };
 
+/// The kernel's shared memory (dynamic: above the 48 KB of static shared memory).
+struct PoseSmem {
+    PoseShared sh;
+    ChunkShared ch;
+    int s_val;
+};
+
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
-    __shared__ PoseShared sh;
-    __shared__ ChunkShared ch;
-    __shared__ int s_val;
+    extern __shared__ __align__(16) unsigned char pose_smem[];
+    PoseSmem& smem = *reinterpret_cast<PoseSmem*>(pose_smem);
+    PoseShared& sh = smem.sh;
+    ChunkShared& ch = smem.ch;
+    int& s_val = smem.s_val;
     PoseDeviceState* st = b.state;
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
@@ -427,20 +436,27 @@ static int min_blocks_choice() {
 
 int pose_blocks_per_sm() {
     int blocks = 0;
-    if (min_blocks_choice() == 2)
-        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<2>, kPoseThreads, 0),
+    const int bytes = static_cast<int>(sizeof(PoseSmem));
+    if (min_blocks_choice() == 2) {
+        KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                     "RelativePoseEstimator shared memory");
+        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<2>, kPoseThreads, bytes),
                      "RelativePoseEstimator occupancy");
-    else
-        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<1>, kPoseThreads, 0),
+    } else {
+        KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                     "RelativePoseEstimator shared memory");
+        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<1>, kPoseThreads, bytes),
                      "RelativePoseEstimator occupancy");
+    }
     return blocks > 0 ? blocks : 1;
 }
 
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
+    const std::size_t bytes = sizeof(PoseSmem);
     if (min_blocks_choice() == 2)
-        pose_call_kernel<2><<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
+        pose_call_kernel<2><<<blocks > 0 ? blocks : 1, kPoseThreads, bytes, stream>>>(prm, b);
     else
-        pose_call_kernel<1><<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
+        pose_call_kernel<1><<<blocks > 0 ? blocks : 1, kPoseThreads, bytes, stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
 

@@ -73,7 +73,8 @@ struct PoseCallParams {
     detail::PoseFinishParams fp;
 };
 
-/// Blocks of the call's kernel that can be resident on one SM (for the grid size).
+/// Blocks of the call's kernel that can be resident on one SM (for the grid size); also allows the kernel its
+/// dynamic shared memory on the current device (call once per estimator, before launch_pose_call).
 int pose_blocks_per_sm();
 /// The whole call in one launch of `blocks` blocks (any number >= 1 works: blocks take chunks of hypotheses as they
 /// come, the scan runs in order as chunks complete, the last block to leave runs the finish).

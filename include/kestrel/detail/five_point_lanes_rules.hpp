@@ -43,6 +43,7 @@ struct FplWork {
         double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
     };
     double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
+    double eet[6][20];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics
     double rowmax[10];
     double bx[3][4], by[3][4], b1[3][5];
     double poly[11];
@@ -173,6 +174,23 @@ KESTREL_HD void fpl_eet(const double (*e)[4], int i, int k, double* out) {
     }
 }
 
+/// The slot of E E^T entry (i, k) in FplWork::eet (symmetric).
+KESTREL_HD int fpl_eet_slot(int i, int k) {
+    const int a = i < k ? i : k, b = i < k ? k : i;
+    return a == 0 ? b : (a == 1 ? 2 + b : 5);
+}
+
+/// Phase: lanes 0..5 each one entry of E E^T (fpl_eet), for the rows.
+KESTREL_HD void fpl_phase_eet(FplWork& w, int lane) {
+    if (lane >= 6) return;
+    const int i = lane < 3 ? 0 : (lane < 5 ? 1 : 2);
+    const int k = lane < 3 ? lane : (lane < 5 ? lane - 2 : 2);
+    double q[20];
+    fpl_eet(w.e, i, k, q);
+    KESTREL_UNROLL
+    for (int m = 0; m < 20; ++m) w.eet[lane][m] = q[m];
+}
+
 /// Phase: constraint row `lane` (lanes 0..9): 0 is det(E), 1 + 3 i + j is entry (i, j) of 2 E E^T E - tr(E E^T) E.
 KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
     if (lane >= 10) return;
@@ -193,19 +211,16 @@ KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
         }
     } else {
         const int i = (lane - 1) / 3, j = (lane - 1) % 3;
-        double tr[20], d[20], q[20];
-        fpl_eet(e, 0, 0, tr);
-        fpl_eet(e, 1, 1, d);
-        KESTREL_UNROLL
-        for (int m = 0; m < 20; ++m) tr[m] += d[m];
-        fpl_eet(e, 2, 2, d);
-        KESTREL_UNROLL
-        for (int m = 0; m < 20; ++m) tr[m] += d[m];
+        double q[20];
         KESTREL_UNROLL
         for (int k = 0; k < 3; ++k) {
-            fpl_eet(e, i, k, d);
+            const double* d = w.eet[fpl_eet_slot(i, k)];
             KESTREL_UNROLL
-            for (int m = 0; m < 20; ++m) q[m] = 2.0 * d[m] - (i == k ? tr[m] : 0.0);
+            for (int m = 0; m < 20; ++m) {
+                // tr(E E^T) = eet(0,0) + eet(1,1) + eet(2,2), summed in that order
+                const double tr = (w.eet[0][m] + w.eet[3][m]) + w.eet[5][m];
+                q[m] = 2.0 * d[m] - (i == k ? tr : 0.0);
+            }
             fp_addmul_quad_lin(q, e[3 * k + j], 1.0, row);
         }
     }
@@ -448,6 +463,7 @@ template <class Lanes>
 KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
     L.each([&](int lane) { fpl_phase_null(w, lane); });
     if (w.state != kFivePointOk) return 0;
+    L.each([&](int lane) { fpl_phase_eet(w, lane); });
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r) mscale = w.rowmax[r] > mscale ? w.rowmax[r] : mscale;
