@@ -2,7 +2,7 @@
 // five-point or two-point; then rotation only), the in-order scan with the adaptive stop, and the finish (mask,
 // decomposition, cheirality, refinement, the rotation-only model and the model choice).
 //
-// A block is 16 lane groups of 16 threads. Blocks take chunks of `per_chunk` (1..16) hypotheses from a counter
+// A block is 16 lane groups of 16 threads. Blocks take chunks of 1 to 16 hypotheses from a counter
 // until the pass has stopped or its cap is handed out. Lane group g draws hypothesis g's sample and solves it
 // (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: one lane); then the
 // block's warps score the chunk's models, a warp per model (detail::pose_msac: integer units, so any split of the
@@ -21,7 +21,6 @@
 // emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
-#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/ransac.cuh"
@@ -79,6 +78,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
     PoseDeviceState* st = b.state;
     const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
     int* done = b.done + pass * kPoseRing;
+    const int ring0 = pass * kPoseRing;  // the pass' results (a hypothesis of the other pass may still write its own)
     for (;;) {
         int got = 0;
         if (lane == 0) got = atomicCAS(&st->lock, 0, 1) == 0 ? 1 : 0;
@@ -104,8 +104,8 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
             double c = 1e300;
             int idx = -1, inl = 0;
             if (lane < nvalid) {
-                c = __ldcg(b.hcost + k % kPoseRing);
-                inl = __ldcg(b.hinliers + k % kPoseRing);
+                c = __ldcg(b.hcost + ring0 + k % kPoseRing);
+                inl = __ldcg(b.hinliers + ring0 + k % kPoseRing);
                 idx = c < 1e300 ? k : -1;
                 if (idx < 0) c = 1e300;
             }
@@ -133,7 +133,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
             const double cl = __shfl_sync(kFull, c, last);
             const int il = __shfl_sync(kFull, idx, last);
             const int nl = __shfl_sync(kFull, inl, last);
-            if (il != s.best) won = il % kPoseRing;
+            if (il != s.best) won = ring0 + il % kPoseRing;
             s.cost = cl;
             s.best = il;
             s.inliers = nl;
@@ -222,8 +222,8 @@ struct PoseSmem {
     int s_val;
 };
 
-template <int kMinBlocks>
-__global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
+// One block per SM: the solver's phases and the finish in registers (255), no spills in the solver.
+__global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
     extern __shared__ __align__(16) unsigned char pose_smem[];
     PoseSmem& smem = *reinterpret_cast<PoseSmem*>(pose_smem);
     PoseShared& sh = smem.sh;
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
         int target = last > 0 ? 2 * last + 16 : prm.in_flight;
         target = target < prm.in_flight ? target : prm.in_flight;
         target = target < cap ? target : cap;
-        int gh = prm.per_chunk > 0 ? prm.per_chunk : (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+        int gh = (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
         gh = gh < 1 ? 1 : (gh > kPoseGroups ? kPoseGroups : gh);
         const int active = (target + gh - 1) / gh;
         if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
@@ -364,12 +364,12 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
                         br = r;
                     }
                 }
-                const int slot = kk % kPoseRing;
+                const int slot = pass * kPoseRing + kk % kPoseRing;
                 b.hcost[slot] = best;
                 b.hinliers[slot] = bi;
                 for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
                 __threadfence();
-                *reinterpret_cast<volatile int*>(b.done + pass * kPoseRing + slot) = kk + 1;
+                *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;
             }
             __syncthreads();
             if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
@@ -398,12 +398,7 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
         Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
-    if (prm.debug & 1) {
-        rec = PoseRecord{};
-        rec.hypotheses = sc[0].used;
-    } else {
-        detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
-    }
+    detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     if (t == 0) *b.record = rec;
     for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {
@@ -425,38 +420,18 @@ __global__ void __launch_bounds__(kPoseThreads, kMinBlocks) pose_call_kernel(Pos
 
 }  // namespace
 
-// TEMPORARY (timing): KESTREL_POSE_MIN_BLOCKS=2 picks the instance compiled for two blocks per SM.
-static int min_blocks_choice() {
-    static const int v = [] {
-        const char* e = std::getenv("KESTREL_POSE_MIN_BLOCKS");
-        return e && std::atoi(e) == 2 ? 2 : 1;
-    }();
-    return v;
-}
-
 int pose_blocks_per_sm() {
     int blocks = 0;
     const int bytes = static_cast<int>(sizeof(PoseSmem));
-    if (min_blocks_choice() == 2) {
-        KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                     "RelativePoseEstimator shared memory");
-        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<2>, kPoseThreads, bytes),
-                     "RelativePoseEstimator occupancy");
-    } else {
-        KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                     "RelativePoseEstimator shared memory");
-        KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel<1>, kPoseThreads, bytes),
-                     "RelativePoseEstimator occupancy");
-    }
+    KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                 "RelativePoseEstimator shared memory");
+    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel, kPoseThreads, bytes),
+                 "RelativePoseEstimator occupancy");
     return blocks > 0 ? blocks : 1;
 }
 
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    const std::size_t bytes = sizeof(PoseSmem);
-    if (min_blocks_choice() == 2)
-        pose_call_kernel<2><<<blocks > 0 ? blocks : 1, kPoseThreads, bytes, stream>>>(prm, b);
-    else
-        pose_call_kernel<1><<<blocks > 0 ? blocks : 1, kPoseThreads, bytes, stream>>>(prm, b);
+    pose_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, sizeof(PoseSmem), stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
 

@@ -32,9 +32,9 @@ struct PoseDeviceState {
 /// Device buffers of an estimator (made once), by value.
 struct PoseBuffers {
     int* tables;           // 2 * (kPoseStopBins + 1): m = 5, m = 2
-    double* hmodel;        // kPoseRing * 9: the winning model of hypothesis k at k % kPoseRing
-    double* hcost;         // kPoseRing
-    int* hinliers;         // kPoseRing
+    double* hmodel;        // 2 * kPoseRing * 9: the winning model of hypothesis k of pass p at p * kPoseRing + k % kPoseRing
+    double* hcost;         // 2 * kPoseRing
+    int* hinliers;         // 2 * kPoseRing
     int* done;             // 2 * kPoseRing: hypothesis k of pass p is in when done[p][k % kPoseRing] == k + 1
     PoseDeviceState* state;
     std::uint8_t* mask;    // max_points
@@ -68,8 +68,6 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight at most (the first call's)
-    int debug;            // TEMPORARY (timing): 1 skips the finish
-    int per_chunk;        // > 0: hypotheses per chunk, 1..kPoseGroups; 0: from in_flight and the previous call
     detail::PoseFinishParams fp;
 };
 

@@ -7,7 +7,6 @@
 // constructor; the grid is sized from the SMs available when the estimator is made.
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -50,9 +49,9 @@ public:
           pts_bytes_(7 * sizeof(double) * static_cast<std::size_t>(max_points)),
           h_pts_(pinned(pts_bytes_)), d_pts_(device(pts_bytes_)),
           d_tables_(device(sizeof(int) * tables.size())),
-          d_models_(device(sizeof(double) * 9 * kernels::kPoseRing)),
-          d_cost_(device(sizeof(double) * kernels::kPoseRing)),
-          d_inl_(device(sizeof(int) * kernels::kPoseRing)),
+          d_models_(device(sizeof(double) * 9 * 2 * kernels::kPoseRing)),
+          d_cost_(device(sizeof(double) * 2 * kernels::kPoseRing)),
+          d_inl_(device(sizeof(int) * 2 * kernels::kPoseRing)),
           d_done_(device(sizeof(int) * 2 * kernels::kPoseRing)),
           d_state_(device(sizeof(kernels::PoseDeviceState))),
           d_mask_(device(static_cast<std::size_t>(max_points))),
@@ -66,9 +65,6 @@ public:
         KESTREL_CUDA(cudaMemcpy(d_state_.get(), &st, sizeof st, cudaMemcpyHostToDevice), kAlloc);
         sms_ = kernels::sms_available();
         per_sm_ = kernels::pose_blocks_per_sm();
-        if (const char* e = std::getenv("KESTREL_POSE_BLOCKS_PER_SM_X4")) blocks_x4_ = std::atoi(e);  // TEMPORARY (timing)
-        if (const char* e = std::getenv("KESTREL_POSE_PER_CHUNK")) per_chunk_env_ = std::atoi(e);      // TEMPORARY (timing)
-        if (const char* e = std::getenv("KESTREL_DEV_POSE_DEBUG")) debug_ = std::atoi(e);              // TEMPORARY (timing)
         std::memset(h_record_.get(), 0, sizeof(PoseRecord));
         buf_.tables = static_cast<int*>(d_tables_.get());
         buf_.hmodel = static_cast<double*>(d_models_.get());
@@ -130,8 +126,6 @@ public:
         pose_setup(call, cfg_, dx1, dx2, scales ? ds : nullptr, bound, bound, prm.fp, rot);
         prm.problem[0] = prm.fp.pe;
         prm.problem[1] = rot;
-        prm.debug = debug_;
-        if (debug_ & 2) prm.fp.refine = 0;
         prm.cap[0] = cfg_.max_hypotheses;
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
@@ -140,8 +134,6 @@ public:
         // spreads about twice the previous call's hypotheses over them (in_flight on the first call).
         prm.in_flight = call.method == 0 ? 512 : 64;
         int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 8 ? sms_ : 8);
-        if (blocks_x4_ > 0) blocks = (sms_ * blocks_x4_ + 3) / 4;
-        prm.per_chunk = per_chunk_env_ > 0 ? (per_chunk_env_ < kernels::kPoseGroups ? per_chunk_env_ : kernels::kPoseGroups) : 0;
         const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
         blocks = blocks < most ? blocks : most;
         kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
@@ -180,9 +172,6 @@ private:
     int max_points_;
     int sms_ = 1;
     int per_sm_ = 1;
-    int blocks_x4_ = 0;
-    int per_chunk_env_ = 0;
-    int debug_ = 0;
     std::size_t pts_bytes_;
     PinnedPtr h_pts_;
     DevicePtr d_pts_, d_tables_, d_models_, d_cost_, d_inl_, d_done_, d_state_, d_mask_, d_record_;
