@@ -269,12 +269,9 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             s0.inliers = ld_volatile(&st->scan[0].inliers);
             cap = detail::pose_rotation_cap(s0, n, prm.table[1], prm.cap[1]);
         }
-        // Hypotheses in flight: twice the previous call's count of this pass (prm.in_flight on the first call),
-        // at most prm.in_flight; chunks of gh spread over that many blocks, the others sit the pass out.
-        const int last = ld_volatile(&st->last_used[pass]);
-        int target = last > 0 ? 2 * last + 16 : prm.in_flight;
-        target = target < prm.in_flight ? target : prm.in_flight;
-        target = target < cap ? target : cap;
+        // Hypotheses in flight: prm.in_flight (at most the cap), chunks of gh spread over that many blocks; the
+        // others sit the pass out.
+        const int target = prm.in_flight < cap ? prm.in_flight : cap;
         int gh = (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
         gh = gh < 1 ? 1 : (gh > kPoseGroups ? kPoseGroups : gh);
         const int active = (target + gh - 1) / gh;
@@ -413,8 +410,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
-        st->last_used[0] = sc[0].used;
-        st->last_used[1] = sc[1].used;
     }
 }
 

@@ -26,7 +26,6 @@ struct PoseDeviceState {
     int arrived;               // blocks started (the first stages the points)
     int staged;                // 1 once the points are staged
     unsigned int exited;       // blocks done (the last runs the finish)
-    int last_used[2];          // the previous call's hypotheses per pass (sizes the next call's chunks)
 };
 
 /// Device buffers of an estimator (made once), by value.
@@ -67,7 +66,7 @@ struct PoseCallParams {
     detail::PoseProblem problem[2];
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
-    int in_flight;        // hypotheses in flight at most (the first call's)
+    int in_flight;        // hypotheses in flight
     detail::PoseFinishParams fp;
 };
 

@@ -89,7 +89,7 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
                     ++calls;
                     identical += g.best_hypothesis == c.best_hypothesis && mg == mc &&
                                  std::memcmp(g.E.data(), c.E.data(), sizeof(double) * 9) == 0;
-                    // A second call: the kernel sizes its chunks from the first call's hypotheses; same result.
+                    // A second call of the same estimator (the state the first call left): the same result.
                     std::vector<std::uint8_t> mg2(n, 5);
                     const RelativePoseResult g2 = gpu.estimate(sc.x1.data(), sc.x2.data(), n, mg2.data(), sc.R.data());
                     expect_identical(g2, c, mg2, mc, (what + " (second call)").c_str());
