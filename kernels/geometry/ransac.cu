@@ -206,7 +206,7 @@ union PoseShared {
 };
 
 /// Chunk work: the models of the chunk's hypotheses (group g: nm[g] slots of w[g].E, valid where w[g].ok),
-/// their MSAC sums (order-free integers) by the whole block.
+/// their MSAC sums (order-free integers, a warp per model).
 struct ChunkShared {
     unsigned long long cost[kPoseGroups * detail::kFivePointMaxSolutions];
     int inl[kPoseGroups * detail::kFivePointMaxSolutions];
@@ -222,7 +222,7 @@ struct PoseSmem {
     int s_val;
 };
 
-// One block per SM: the solver's phases and the finish in registers (255), no spills in the solver.
+// One block per SM (255 registers: two blocks of 128 registers spill and were not faster end to end).
 __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
     extern __shared__ __align__(16) unsigned char pose_smem[];
     PoseSmem& smem = *reinterpret_cast<PoseSmem*>(pose_smem);
