@@ -1,7 +1,8 @@
 // RelativePoseEstimator on the CUDA backend against the CPU reference (relative_pose_cpu), bit for bit: the
 // same chosen hypothesis, hypotheses used, model (five-point, two-point, rotation only), inlier mask, E, R, t
-// and cost (memcmp), over generated scenes (N, outlier ratio, seed, both methods; hypothesis caps across the
-// GPU's rounds; a wide fisheye's bearings with per-point scales; static and purely rotating cameras), the
+// and cost (memcmp), over generated scenes (N, outlier ratio, seed, both methods; hypothesis caps below and
+// above the hypotheses in flight; a wide fisheye's bearings with per-point scales; static and purely rotating
+// cameras; a second call of the same estimator), the
 // stream-ordered form on a private stream, device-array input, the tracker's device entry (float bearings or
 // normalized points on the device, the count on the device, the rotation prior, the device mask and record,
 // calls in a row without finish()), several estimators on several streams, and bad input. The tests print how
@@ -101,7 +102,7 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
 }
 
 TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
-    // Hypothesis caps below, at and across the GPU rounds (512, then 1536 more, then 2048); a lower confidence; no refinement;
+    // Hypothesis caps below, at and above the hypotheses in flight (512); a lower confidence; no refinement;
     // float input: still the CPU's bits.
     KESTREL_REQUIRE_GPU();
     std::mt19937_64 rng(53);
