@@ -128,6 +128,30 @@ TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
     }
 }
 
+TEST(RelativePoseCuda, HypothesesBeyondTheRingMatchCpu) {
+    // A threshold that no model meets (1e-3 px): both passes run to their caps, beyond the kernel's ring of 4096
+    // results (its slots are reused once scanned).
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(57);
+    SceneOptions o;
+    o.n = 60;
+    o.outlier_ratio = 0.5;
+    o.noise_px = 0.5;
+    const PoseScene sc = make_scene(rng, o);
+    for (PoseMethod method : {PoseMethod::FivePoint, PoseMethod::TwoPointWithRotation}) {
+        RelativePoseConfig cfg;
+        cfg.method = method;
+        cfg.threshold_px = 1e-3;
+        cfg.max_hypotheses = 6000;
+        RelativePoseEstimator gpu(o.n, cfg, Backend::Cuda), cpu(o.n, cfg, Backend::Cpu);
+        std::vector<std::uint8_t> mg(o.n), mc(o.n);
+        const RelativePoseResult g = gpu.estimate(sc.x1.data(), sc.x2.data(), o.n, mg.data(), sc.R.data());
+        const RelativePoseResult c = cpu.estimate(sc.x1.data(), sc.x2.data(), o.n, mc.data(), sc.R.data());
+        expect_identical(g, c, mg, mc, to_string(method));
+        EXPECT_EQ(c.hypotheses, 6000) << to_string(method);
+    }
+}
+
 TEST(RelativePoseCuda, StreamOrderedDeviceArraysAndSeveralStreams) {
     KESTREL_REQUIRE_GPU();
     std::mt19937_64 rng(41);
