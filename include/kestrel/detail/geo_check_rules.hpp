@@ -98,7 +98,7 @@ KESTREL_HD GeoModel geo_model(int pose_model, const double* R, const double* E) 
         m.E[j] = E[j];
     }
     m.rotation_only = pose_model == static_cast<int>(PoseModel::RotationOnly) ? 1 : 0;
-    m.accumulate = 1;
+    m.accumulate = m.rotation_only ? 0 : 1;
     return m;
 }
 
