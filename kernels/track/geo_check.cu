@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(kThreads) geo_gather_kernel(const GeoGatherLau
     for (int start = 0; start < p.count; start += kThreads) {
         const int i = start + tid;
         float a[3] = {0.0f, 0.0f, 0.0f}, b[3] = {0.0f, 0.0f, 0.0f}, s = 0.0f;
+        double na[2] = {0.0, 0.0}, nb[2] = {0.0, 0.0};
         bool take = false;
         if (i < p.count) {
             p.outlier[i] = 0;
@@ -37,7 +38,7 @@ __global__ void __launch_bounds__(kThreads) geo_gather_kernel(const GeoGatherLau
             const detail::TrackVerdict v =
                 detail::track_verdict(p.fwd[i], p.back != nullptr ? p.back + i : nullptr, o.x, o.y,
                                       p.anchors != nullptr ? p.anchors + i : nullptr, p.rule);
-            take = detail::geo_check_bearings(p.cam, v, o.x, o.y, a, b, &s);
+            take = detail::geo_check_bearings(p.cam, v, o.x, o.y, a, b, &s, p.n1 ? na : nullptr, p.n1 ? nb : nullptr);
         }
         const unsigned incl = warp::inclusive_sum(take ? 1u : 0u);
         if (lane == 31) warp_totals[warp_id] = incl;
@@ -54,6 +55,12 @@ __global__ void __launch_bounds__(kThreads) geo_gather_kernel(const GeoGatherLau
                 p.b2[3 * k + c] = b[c];
             }
             p.ppr[k] = s;
+            if (p.n1) {
+                p.n1[2 * k] = na[0];
+                p.n1[2 * k + 1] = na[1];
+                p.n2[2 * k] = nb[0];
+                p.n2[2 * k + 1] = nb[1];
+            }
             p.index[k] = i;
         }
         __syncthreads();  // everyone has read base and warp_totals

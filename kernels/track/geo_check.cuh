@@ -22,6 +22,8 @@ struct GeoGatherLaunch {
     float* b1 = nullptr;        // 3 * count floats: the checked tracks' previous positions, unit bearings
     float* b2 = nullptr;        // and their new ones
     float* ppr = nullptr;       // count floats: pixels per radian at the new bearing
+    double* n1 = nullptr;       // on the plane (detail::geo_check_on_plane): 2 * count doubles, normalized points
+    double* n2 = nullptr;       // (null otherwise)
     int* index = nullptr;       // count: checked point k -> track index
     int* checked = nullptr;     // one int: how many were checked
     std::uint8_t* outlier = nullptr;  // count flags, zeroed here (set by the apply launch)

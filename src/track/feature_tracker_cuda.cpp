@@ -55,7 +55,9 @@ public:
           geo_on_(cfg.geometric_check.enabled),
           geo_b1_(geo_on_ ? 3 * cap_ : 0), geo_b2_(geo_on_ ? 3 * cap_ : 0), geo_ppr_(geo_on_ ? cap_ : 0),
           geo_index_(geo_on_ ? cap_ : 0), geo_checked_(geo_on_ ? 1 : 0), geo_flags_(geo_on_ ? cap_ : 0),
-          geo_summary_(geo_on_ ? 1 : 0), geo_evidence_(geo_on_ ? cap_ : 0) {
+          geo_summary_(geo_on_ ? 1 : 0), geo_evidence_(geo_on_ ? cap_ : 0),
+          geo_plane_(geo_on_ && cfg.geometric_check.camera.model != CameraModel::Fisheye),
+          geo_n1_(geo_plane_ ? 2 * cap_ : 0), geo_n2_(geo_plane_ ? 2 * cap_ : 0) {
         if (geo_on_) {
             // The geometric check: the estimator (its device entry) and the camera's rules setup.
             geo_est_ = RelativePoseEstimator(static_cast<int>(cap_),
@@ -149,13 +151,20 @@ public:
         g.index = geo_index_.get();
         g.checked = geo_checked_.get();
         g.outlier = geo_flags_.get();
+        g.n1 = geo_plane_ ? geo_n1_.get() : nullptr;
+        g.n2 = geo_plane_ ? geo_n2_.get() : nullptr;
         kernels::launch_geo_gather(g, stream_);
         PoseDeviceInput in;
-        in.bearings1 = geo_b1_.get();
-        in.bearings2 = geo_b2_.get();
+        if (geo_plane_) {  // detail::geo_check_on_plane: the normalized points
+            in.normalized1 = geo_n1_.get();
+            in.normalized2 = geo_n2_.get();
+        } else {
+            in.bearings1 = geo_b1_.get();
+            in.bearings2 = geo_b2_.get();
+            in.pixels_per_radian = geo_ppr_.get();
+        }
         in.count = count;
         in.device_count = geo_checked_.get();
-        in.pixels_per_radian = geo_ppr_.get();
         in.rotation_prior = rotation_prior;
         geo_est_.estimate_device_async(in, stream_);
         kernels::GeoApplyLaunch a{};
@@ -356,6 +365,8 @@ private:
     Pinned<std::uint8_t> geo_flags_;
     Pinned<GeoCheckSummary> geo_summary_;
     Pinned<GeoTrackEvidence> geo_evidence_;
+    bool geo_plane_ = true;                 // the estimate on normalized points (detail::geo_check_on_plane)
+    DeviceBuf<double> geo_n1_, geo_n2_;
     GeoEvidenceRule geo_rule_{};
     RelativePoseEstimator geo_est_;
     CameraSetup geo_cam_{};

@@ -1,9 +1,9 @@
 // FeatureTracker's geometric check, CPU path (src/track/geometric_check.hpp). Per frame:
 //   1. the checked tracks (detail::geo_check_bearings: Tracked, both positions unprojected to unit bearings by the
 //      camera, the pixels per radian at the new one) in track order;
-//   2. one relative pose over them (RelativePoseEstimator's bearing entry on the CPU, the threshold converted per
-//      point: five-point, or two-point with the frame's rotation prior; with its rotation-only model, chosen when
-//      the camera did not translate);
+//   2. one relative pose over them (RelativePoseEstimator on the CPU: the bearing entry for a fisheye, the
+//      threshold converted per point, else the normalized points: five-point, or two-point with the frame's rotation
+//      prior; with its rotation-only model, chosen when the camera did not translate);
 //   3. when the check applies (detail::geo_check_applies: at least min_tracks checked, status Ok), every checked
 //      track's evidence is updated against the deciding model and decides its end (detail::geo_evidence_update).
 // The CUDA backend runs the same steps on the device (kernels/track/geo_check.cu and the estimator's device entry,
@@ -83,6 +83,11 @@ GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity, bo
     d2_.resize(3 * c);
     dppr_.resize(c);
     index_.resize(c);
+    plane_ = geo_check_on_plane(cam_);
+    if (plane_) {
+        n1_.resize(2 * c);
+        n2_.resize(2 * c);
+    }
 }
 
 const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
@@ -93,19 +98,22 @@ const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Poi
     int m = 0;
     for (int i = 0; i < n; ++i) {
         const std::size_t k = static_cast<std::size_t>(m);
-        if (geo_check_bearings(cam_, v[i], origins[i].x, origins[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k]))
+        if (geo_check_bearings(cam_, v[i], origins[i].x, origins[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k],
+                               plane_ ? &n1_[2 * k] : nullptr, plane_ ? &n2_[2 * k] : nullptr))
             index_[static_cast<std::size_t>(m++)] = i;
     }
     res_.checked = m;
     if (m < cfg_.min_tracks) return res_;  // the device runs the estimate anyway; the check does not apply
-    // The estimator's host entry takes doubles: the same floats the device entry reads.
+    // The estimator's host entry takes doubles: the same values the device entry reads.
     for (std::size_t j = 0; j < 3 * static_cast<std::size_t>(m); ++j) {
         d1_[j] = static_cast<double>(b1_[j]);
         d2_[j] = static_cast<double>(b2_[j]);
     }
     for (std::size_t j = 0; j < static_cast<std::size_t>(m); ++j) dppr_[j] = static_cast<double>(ppr_[j]);
     RelativePoseEstimator& est = R_prior ? *two_ : *five_;
-    const RelativePoseResult pose = est.estimate_bearings(d1_.data(), d2_.data(), m, nullptr, R_prior, dppr_.data());
+    const RelativePoseResult pose =
+        plane_ ? est.estimate(n1_.data(), n2_.data(), m, nullptr, R_prior)
+               : est.estimate_bearings(d1_.data(), d2_.data(), m, nullptr, R_prior, dppr_.data());
     res_.pose_status = pose.status;
     res_.hypotheses = pose.hypotheses;
     res_.inliers = pose.inliers;

@@ -44,6 +44,8 @@ private:
     std::unique_ptr<RelativePoseEstimator> five_, two_;
     std::vector<float> b1_, b2_, ppr_;        // the checked tracks' bearings (3 floats each) and pixels per radian
     std::vector<double> d1_, d2_, dppr_;      // the same as doubles (the estimator's host entry)
+    std::vector<double> n1_, n2_;             // their normalized points (geo_check_on_plane)
+    bool plane_ = true;
     std::vector<int> index_;                  // checked point k -> track index
     GeometricCheckResult res_;
 };

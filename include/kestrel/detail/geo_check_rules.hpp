@@ -9,8 +9,10 @@
 // (detail::unproject_bearing_pixel: any direction the model sees, a fisheye's beyond 90 degrees too), and the
 // camera's pixels per radian at the new bearing (detail::pixels_per_radian_at) is finite in (0, 1e7]. The bearings
 // and that scale are rounded to float (the estimator's device entry takes floats; the CPU path passes the same
-// values as doubles). The checked tracks keep their order (a stable compaction), so that both backends hand the
-// estimator the same arrays.
+// values as doubles). A fisheye's pose is estimated on those bearings (each point's threshold by its pixels per
+// radian); a pinhole or radial-tangential camera's on the normalized points (detail::unproject_pixel, focal_px the
+// mean focal length), whose model selection keeps a slowly translating camera's essential matrix more often. The
+// checked tracks keep their order (a stable compaction), so that both backends hand the estimator the same arrays.
 //
 // Evidence: the check applies when at least min_tracks tracks were checked and the estimate is Ok. Each checked
 // track then gets its frame's error e (pixels: the estimator's own error of that model, the Sampson error on the
@@ -65,11 +67,29 @@ struct GeoModel {
     int accumulate;  ///< whether the frame adds to the tracks' sums (a refined or gyro-based translation model)
 };
 
+/// Whether the relative pose of the check is estimated on the z = 1 plane (normalized points: pinhole and
+/// radial-tangential cameras, whose tracks all lie in front) or on the sphere (bearings: the fisheye, whose tracks
+/// may lie beyond 90 degrees off the axis). The evidence is computed on the bearings either way.
+KESTREL_HD bool geo_check_on_plane(const CameraSetup& cam) {
+    return cam.model != static_cast<std::int32_t>(CameraModel::Fisheye);
+}
+
 /// Whether the track with verdict v and previous position (ox, oy) is checked; when it is, the unit bearings of
-/// its previous and new positions (b1, b2: 3 floats each) and the pixels per radian at the new one (ppr).
+/// its previous and new positions (b1, b2: 3 floats each), the pixels per radian at the new one (ppr) and, when
+/// `n1` is not null (geo_check_on_plane), their normalized points (n1, n2: 2 doubles each, detail::unproject_pixel).
 KESTREL_HD bool geo_check_bearings(const CameraSetup& cam, const TrackVerdict& v, float ox, float oy, float* b1,
-                                   float* b2, float* ppr) {
+                                   float* b2, float* ppr, double* n1 = nullptr, double* n2 = nullptr) {
     if (v.status != TrackStatus::Tracked) return false;
+    if (n1) {
+        Point2d a, b;
+        if (unproject_pixel(cam, static_cast<double>(ox), static_cast<double>(oy), a) != UnprojectStatus::Ok) return false;
+        if (unproject_pixel(cam, static_cast<double>(v.x), static_cast<double>(v.y), b) != UnprojectStatus::Ok)
+            return false;
+        n1[0] = a.x;
+        n1[1] = a.y;
+        n2[0] = b.x;
+        n2[1] = b.y;
+    }
     double a[3], b[3];
     if (unproject_bearing_pixel(cam, static_cast<double>(ox), static_cast<double>(oy), a) != UnprojectStatus::Ok)
         return false;
