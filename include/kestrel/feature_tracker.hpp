@@ -71,7 +71,7 @@ struct GeometricCheckConfig {
     /// an anchored track's noise does not). strikes = 1 and accumulated_px = 1e6 decide on one frame pair.
     int strikes = 3;              ///< consecutive failed frames that end a track, [1, 1000]
     double immediate_px = 3.0;    ///< one frame this far off ends a track, [threshold_px, 1e6] px
-    double accumulated_px = 1.2;  ///< the decayed sum this long ends a track, (0, 1e6] px
+    double accumulated_px = 1.0;  ///< the decayed sum this long ends a track, (0, 1e6] px
     double decay = 0.85;          ///< the sum's decay per frame, [0, 1)
 };
 

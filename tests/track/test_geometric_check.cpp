@@ -437,7 +437,7 @@ TEST(GeometricCheckTracker, ConfigurationIsValidated) {
     expect_named("geometric_check.accumulated_px", "(0, 1e6]");
     cfg.geometric_check.accumulated_px = NAN;
     expect_named("geometric_check.accumulated_px", "(0, 1e6]");
-    cfg.geometric_check.accumulated_px = 1.2;
+    cfg.geometric_check.accumulated_px = 1.0;
     cfg.geometric_check.decay = 1.0;
     expect_named("geometric_check.decay", "[0, 1)");
     cfg.geometric_check.decay = 0.85;
