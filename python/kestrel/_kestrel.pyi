@@ -549,8 +549,10 @@ class GeometricCheckConfig:
     The tracker's geometric check (docs/tracker.md, 'Geometric check'): tracks that disagree with the frame's relative pose end as TrackStatus.Outlier.
     """
 
-    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0) -> None:
-        """camera: the frames' Camera (needed when enabled)."""
+    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0, strikes: int = 3, immediate_px: float = 3.0, accumulated_px: float = 1.0, decay: float = 0.85) -> None:
+        """
+        camera: the frames' Camera (needed when enabled). strikes, immediate_px, accumulated_px, decay: the evidence that ends a track (docs/tracker.md).
+        """
 
     @property
     def enabled(self) -> bool: ...
@@ -598,6 +600,36 @@ class GeometricCheckConfig:
 
     @seed.setter
     def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def strikes(self) -> int:
+        """consecutive failed frames that end a track, [1, 1000]"""
+
+    @strikes.setter
+    def strikes(self, arg: int, /) -> None: ...
+
+    @property
+    def immediate_px(self) -> float:
+        """one frame this far off ends a track, [threshold_px, 1e6] px"""
+
+    @immediate_px.setter
+    def immediate_px(self, arg: float, /) -> None: ...
+
+    @property
+    def accumulated_px(self) -> float:
+        """
+        the decayed sum of a track's off-model motion this long ends it, (0, 1e6] px
+        """
+
+    @accumulated_px.setter
+    def accumulated_px(self, arg: float, /) -> None: ...
+
+    @property
+    def decay(self) -> float:
+        """the sum's decay per frame, [0, 1)"""
+
+    @decay.setter
+    def decay(self, arg: float, /) -> None: ...
 
 class GeometricCheckResult:
     """The last frame's geometric check."""
