@@ -5,6 +5,7 @@
 // Everything is allocated in the constructor (the detector on its first call).
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -135,7 +136,10 @@ public:
     // compaction), the estimator's device entry (bearings, the device count, the per-point pixels per radian; two-point
     // with the prior), the verdicts with each track's evidence. The host reads flags, evidence and summary after
     // the frame's wait.
-    bool device_check() const override { return geo_on_; }
+    // The device path is selected with KESTREL_GEO_CHECK_ON_DEVICE set (read once, at construction) until a GPU run
+    // has shown it ends the same tracks as the host path; by default the check runs on the host after the frame's
+    // wait (the CPU estimator, detail::GeometricCheck::run), as before.
+    bool device_check() const override { return geo_on_ && geo_device_; }
     void enqueue_check(int count, const double* rotation_prior) override {
         kernels::GeoGatherLaunch g{};
         g.cam = geo_cam_;
@@ -368,6 +372,7 @@ private:
     bool geo_plane_ = true;                 // the estimate on normalized points (detail::geo_check_on_plane)
     DeviceBuf<double> geo_n1_, geo_n2_;
     GeoEvidenceRule geo_rule_{};
+    bool geo_device_ = std::getenv("KESTREL_GEO_CHECK_ON_DEVICE") != nullptr;
     RelativePoseEstimator geo_est_;
     CameraSetup geo_cam_{};
     StreamHandle stream_ = nullptr;
