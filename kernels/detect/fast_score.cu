@@ -22,6 +22,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
+#include "grid_constant.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -36,12 +37,13 @@ constexpr int kGradW = kScoreTileW + 6;          // gradients for the tile plus 
 constexpr int kGradH = kScoreTileH + 6;
 constexpr int kThreadsX = 32, kThreadsY = 8;
 
-/// The level block blockIdx.x scores, and its index among that level's blocks.
-__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local) {
+/// The level block blockIdx.x scores (its index: *level), and the block's index among that level's blocks.
+__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local, int* level = nullptr) {
     int k = 0;
     for (int i = 1; i < d.levels; ++i)
         if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
     local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
+    if (level) *level = k;
     return d.level[k];
 }
 
@@ -144,13 +146,13 @@ constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global 
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
-template <ScoreType kType>
-__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(ScoreDesc d) {
+template <ScoreType kType, bool kList>
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
-    int local;
-    const ScoreLevel L = block_level(d, local);
+    int local, level;
+    const ScoreLevel L = block_level(d, local, &level);
     const int x0 = (local % L.blocks_x) * kSwarTileW, y0 = (local / L.blocks_x) * kSwarTileH;
     const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
     constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
@@ -260,16 +262,32 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
         const int centre0 = ((g >> 5) << 7) | (4 * (g & 31));  // tile row << 7 | tile column of centre gx
         for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(centre0 + __ffs(m) - 1);
         __syncwarp();
-        for (int k = lane; k < total; k += 32) {
-            const int idx = todo[wy][k];
-            const int cr = idx >> 7, cc = idx & 127;
-            const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
-            const int c = base[0];
-            int p[detail::kCircleSize];
+        // kList: every lane runs every round (the append's ballot and shuffle need the whole warp).
+        for (int k0 = 0; k0 < total; k0 += 32) {
+            const int k = k0 + lane;
+            std::uint64_t key = 0;
+            if (k < total) {
+                const int idx = todo[wy][k];
+                const int cr = idx >> 7, cc = idx & 127;
+                const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
+                const int c = base[0];
+                int p[detail::kCircleSize];
 #pragma unroll
-            for (int q = 0; q < detail::kCircleSize; ++q)
-                p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
-            block_scores[cr][cc] = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+                for (int q = 0; q < detail::kCircleSize; ++q)
+                    p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
+                const float s = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+                block_scores[cr][cc] = s;
+                if (kList && s > 0.0f) key = detail::keypoint_key(s, level, x0 + cc, y0 + cr);
+            }
+            if (kList) {  // warp-aggregated append: one global atomic per round
+                const unsigned ballot = __ballot_sync(warp::kFullMask, key != 0);
+                if (ballot != 0) {
+                    unsigned first = 0;
+                    if (lane == 0) first = atomicAdd(d.corner_count, static_cast<unsigned>(__popc(ballot)));
+                    first = __shfl_sync(warp::kFullMask, first, 0);
+                    if (key != 0) d.corners[first + __popc(ballot & ((1u << lane) - 1u))] = key;
+                }
+            }
         }
     }
     __syncthreads();
@@ -306,11 +324,19 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(d.total_blocks));
     const dim3 swar_block(kSwarThreadsX, kSwarThreadsY);
+    const bool list = d.corners != nullptr;
     switch (type) {
-        case ScoreType::SadCircle: fast_score_swar_kernel<ScoreType::SadCircle><<<grid, swar_block, 0, stream>>>(d); break;
-        case ScoreType::SadArc: fast_score_swar_kernel<ScoreType::SadArc><<<grid, swar_block, 0, stream>>>(d); break;
+        case ScoreType::SadCircle:
+            if (list) fast_score_swar_kernel<ScoreType::SadCircle, true><<<grid, swar_block, 0, stream>>>(d);
+            else fast_score_swar_kernel<ScoreType::SadCircle, false><<<grid, swar_block, 0, stream>>>(d);
+            break;
+        case ScoreType::SadArc:
+            if (list) fast_score_swar_kernel<ScoreType::SadArc, true><<<grid, swar_block, 0, stream>>>(d);
+            else fast_score_swar_kernel<ScoreType::SadArc, false><<<grid, swar_block, 0, stream>>>(d);
+            break;
         case ScoreType::MaxThreshold:
-            fast_score_swar_kernel<ScoreType::MaxThreshold><<<grid, swar_block, 0, stream>>>(d);
+            if (list) fast_score_swar_kernel<ScoreType::MaxThreshold, true><<<grid, swar_block, 0, stream>>>(d);
+            else fast_score_swar_kernel<ScoreType::MaxThreshold, false><<<grid, swar_block, 0, stream>>>(d);
             break;
         case ScoreType::Harris:
             fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);

@@ -38,6 +38,12 @@ struct ScoreDesc {
     int total_blocks;
     int tile_w, tile_h;        // level pixels scored by one block (set by plan_score_blocks)
     ScoreLevel level[kMaxLevels];
+    // Corner list (SAD-B, SAD-A, MT; or null): every pixel with a positive score is also appended as its
+    // detail::keypoint_key to corners[*corner_count ...] (one global atomic per warp and 32 corners; the
+    // order is not deterministic, the set is). corners holds every pixel of every level; *corner_count
+    // is 0 before the launch (kernels/detect/corner_select.cu resets it).
+    unsigned long long* corners;
+    unsigned* corner_count;
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "detector_test_util.hpp"
 #include "kestrel/grid_select.hpp"
 #include "kestrel/device_image.hpp"
@@ -48,8 +50,18 @@ PinnedImage pinned_copy(const HostImage& img) {
     return p;
 }
 
-TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
-    KESTREL_REQUIRE_GPU();
+// Forces the detector's kernel path (KESTREL_DETECTOR_PATH: fused, maps or list, where it applies) for the
+// detectors constructed while it lives; the path is chosen at a detector's first frame of a size.
+struct ScopedPath {
+    explicit ScopedPath(const char* path) {
+        if (path) setenv("KESTREL_DETECTOR_PATH", path, 1);
+    }
+    ~ScopedPath() { unsetenv("KESTREL_DETECTOR_PATH"); }
+};
+
+// The parameter grid on real images; with_masks adds a cell mask and a pixel mask to every third combination.
+void parameter_grid(const char* path, bool with_masks) {
+    const ScopedPath scoped(path);
     const auto names = test::real_image_names();
     const Size2 sizes[] = {{752, 480}, {641, 479}, {333, 217}, {799, 67}, {97, 603}, {259, 131}, {768, 576}, {517, 389}};
     const ScoreType scores[] = {ScoreType::SadCircle, ScoreType::SadArc, ScoreType::MaxThreshold, ScoreType::Harris};
@@ -74,11 +86,65 @@ TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
                                          (i * 13) % 40, (i * 29) % 40, sz.width, sz.height);
         const std::string what = "combo " + std::to_string(i) + " " + test::describe(cfg) + " size " +
                                  std::to_string(sz.width) + "x" + std::to_string(sz.height);
-        const auto ref = detect_cpu(img.view(), cfg);
+        DetectionMasks masks;
+        std::vector<std::uint8_t> skip;
+        HostImage pixel_mask;
+        if (with_masks && i % 3 == 0) {
+            const Size2 grid = grid_size(sz.width, sz.height, cfg);
+            skip.resize(static_cast<std::size_t>(grid.width) * grid.height);
+            for (std::size_t c = 0; c < skip.size(); ++c) skip[c] = (c * 7 + static_cast<std::size_t>(i)) % 5 == 0;
+            pixel_mask = HostImage(sz.width, sz.height, 1);
+            for (int y = 0; y < sz.height; ++y)
+                for (int x = 0; x < sz.width; ++x)
+                    if ((x / 9 + y / 7 + i) % 4 == 0) pixel_mask.at(x, y) = 0;
+            masks.cell_skip = skip.data();
+            masks.cell_grid = grid;
+            masks.pixel_mask = pixel_mask.view();
+        }
+        const auto ref = detect_cpu(img.view(), cfg, masks);
         FeatureDetector det(cfg, Backend::Cuda);
-        test::expect_same_keypoints(det.detect(img.view()), ref, what);
-        test::expect_same_keypoints(det.detect(img.view()), ref, what + " (second run)");
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref, what);
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref, what + " (second run)");
+        if (with_masks) test::expect_same_keypoints(det.detect(img.view()), detect_cpu(img.view(), cfg), what + " (no masks)");
     }
+}
+
+TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid(nullptr, false);
+}
+
+// The corner-list path (score kernel appends its corners, kernels/detect/corner_select.cu selects per corner
+// with atomics) over the whole grid, with masks, and K up to 8: the same list as the reference; second runs
+// check that its slots and list count are left empty for the next frame.
+TEST(DetectorGpu, CornerListPathMatchesCpuOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid("list", true);
+}
+
+TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedPath scoped("list");
+    const HostImage img = test::crop(test::real_image("vtest_000.png"), 5, 3, 640, 400);
+    for (int K = 1; K <= 8; ++K)
+        for (int n = 1; n <= 3; ++n) {
+            DetectorConfig cfg;
+            cfg.per_cell = K;
+            cfg.nms_radius = n;
+            cfg.fast.threshold = 6 + K;  // dense corners: many per cell compete for the K slots
+            cfg.max_features = K % 3 == 0 ? 300 : 0;
+            cfg.pyramid = {K % 2 ? 2 : 3, K % 4 == 1 ? 1.2f : 2.0f};
+            const std::string what = test::describe(cfg);
+            const auto ref = detect_cpu(img.view(), cfg);
+            ASSERT_FALSE(ref.empty()) << what;
+            FeatureDetector det(cfg, Backend::Cuda);
+            for (int rep = 0; rep < 3; ++rep) test::expect_same_keypoints(det.detect(img.view()), ref, what + " run " + std::to_string(rep));
+        }
+}
+
+TEST(DetectorGpu, MapsPathMatchesCpuOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid("maps", true);
 }
 
 // The CUDA detector runs one fused kernel (kernels/detect/cell_detect.cu) where its shared-memory plan fits, and
@@ -158,7 +224,9 @@ TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
     cfg.pyramid = {3, 2.0f};
     cfg.per_cell = 3;
     cfg.max_features = 400;
+    for (const char* path : {"fused", "maps", "list"})
     for (const bool graph : {true, false}) {
+        const ScopedPath scoped(path);
         cfg.cuda_graph = graph;
         FeatureDetector det(cfg, Backend::Cuda);
         Stream stream;
@@ -172,7 +240,8 @@ TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
             for (int rep = 0; rep < 3; ++rep) {
                 det.detect_async(pinned.view(), stream.s);
                 synchronize(stream.s);
-                test::expect_same_keypoints(host_result(det), ref, "frame " + std::to_string(i) + " graph " + std::to_string(graph));
+                test::expect_same_keypoints(host_result(det), ref,
+                                            std::string(path) + " frame " + std::to_string(i) + " graph " + std::to_string(graph));
             }
         }
     }
@@ -264,6 +333,13 @@ void async_from_pinned_and_device_images(float scale) {
 TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
     KESTREL_REQUIRE_GPU();
     async_from_pinned_and_device_images(1.2f);
+}
+
+TEST(DetectorGpu, AsyncWithDeviceMasksOnTheCornerListPath) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedPath scoped("list");
+    async_from_pinned_and_device_images(1.2f);
+    async_from_pinned_and_device_images(2.0f);
 }
 
 TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasksFusedPyramid) {
