@@ -20,6 +20,7 @@
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
 // Harris response is fused with the segment test in the same pass.
 #include "kernels/common/cuda_check.hpp"
+#include "cell_index.hpp"
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
@@ -37,14 +38,20 @@ constexpr int kGradW = kScoreTileW + 6;          // gradients for the tile plus 
 constexpr int kGradH = kScoreTileH + 6;
 constexpr int kThreadsX = 32, kThreadsY = 8;
 
-/// The level block blockIdx.x scores (its index: *level), and the block's index among that level's blocks.
-__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local, int* level = nullptr) {
+/// The level block blockIdx.x scores (its index: *level), and the block's tile origin (x0, y0) in that level
+/// (the tile's row and column among the level's blocks without a division: cell_index.hpp).
+__device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int tile_w, int tile_h, int& x0, int& y0,
+                                                         int* level = nullptr) {
     int k = 0;
     for (int i = 1; i < d.levels; ++i)
         if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
-    local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
+    const ScoreLevel& L = d.level[k];
+    const int local = static_cast<int>(blockIdx.x) - L.block_begin;
+    const int by = div_by_magic(local, L.blocks_x_magic);
+    x0 = (local - by * L.blocks_x) * tile_w;
+    y0 = by * tile_h;
     if (level) *level = k;
-    return d.level[k];
+    return L;
 }
 
 /// Pixels gx .. gx + 3 of row gy (already clamped) of level L as one little-endian word: one 32-bit load
@@ -59,15 +66,14 @@ __device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy,
     return w;
 }
 
-__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(ScoreDesc d) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
     __shared__ short grad_x[kGradH][kGradW];
     __shared__ short grad_y[kGradH][kGradW];
 
     // Which level and tile this block scores.
-    int local;
-    const ScoreLevel L = block_level(d, local);
-    const int x0 = (local % L.blocks_x) * kScoreTileW, y0 = (local / L.blocks_x) * kScoreTileH;
+    int x0, y0;
+    const ScoreLevel& L = block_level(d, kScoreTileW, kScoreTileH, x0, y0);
     const int tid = threadIdx.y * kThreadsX + threadIdx.x;
 
     // Stage tile + halo: 40 rows of 10 words. Words inside the image are one 32-bit load when the
@@ -146,14 +152,15 @@ constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global 
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
-template <ScoreType kType, bool kList>
+// kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
+// no dispatch per test); -1: any arc_min.
+template <ScoreType kType, bool kList, int kCompass>
 __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
-    int local, level;
-    const ScoreLevel L = block_level(d, local, &level);
-    const int x0 = (local % L.blocks_x) * kSwarTileW, y0 = (local / L.blocks_x) * kSwarTileH;
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kSwarTileW, kSwarTileH, x0, y0, &level);
     const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
     constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
 
@@ -229,23 +236,57 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     if (active && y >= border && y < L.height - border && x + 3 >= border && x < L.width - border) {
         swar::RowWords r3[3];  // rows y - 3, y, y + 3
         swar::load_rows(&tile[wy][2 * lane], kSwarRowWords, 3, r3);
-        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, d.arc_min);
+        // A constant 4 kCompass has the same arc_min >> 2 as d.arc_min: the same test, its case chosen here.
+        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, kCompass >= 0 ? 4 * kCompass : d.arc_min);
     }
-    const unsigned slot = warp::append_one(may, &survivor_count);
-    if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
+    __shared__ __align__(16) unsigned warp_survivors[kSwarThreadsY];
+    if constexpr (kCompass >= 0) {
+        // Each warp lists its groups in its own 32 entries (a ballot, no atomic); pass 2 finds the i-th
+        // survivor of the block from the warps' counts.
+        const unsigned ballot = __ballot_sync(warp::kFullMask, may);
+        if (may) survivors[wy * 32 + __popc(ballot & ((1u << lane) - 1u))] = static_cast<std::uint8_t>((wy << 5) | lane);
+        if (lane == 0) warp_survivors[wy] = static_cast<unsigned>(__popc(ballot));
+    } else {
+        const unsigned slot = warp::append_one(may, &survivor_count);
+        if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
+    }
     __syncthreads();
 
     // Pass 2: the block's threads share the surviving groups (about a third on real images): full
     // segment test of four centres in SIMD lanes (kernels/detect/fast_swar.cuh), classification with the lookup
     // table, then the warp's corners are spread over its lanes (each lane scores todo[i], i = lane, lane +
     // 32, ...) with the reference's own score function into the block's score tile.
-    const int n_groups = static_cast<int>(survivor_count);
+    int n_groups;
+    unsigned per_warp[kSwarThreadsY];
+    if constexpr (kCompass >= 0) {
+        static_assert(kSwarThreadsY == 8, "two 16-byte loads of the warps' counts");
+        const uint4 a = *reinterpret_cast<const uint4*>(&warp_survivors[0]);
+        const uint4 b = *reinterpret_cast<const uint4*>(&warp_survivors[4]);
+        per_warp[0] = a.x; per_warp[1] = a.y; per_warp[2] = a.z; per_warp[3] = a.w;
+        per_warp[4] = b.x; per_warp[5] = b.y; per_warp[6] = b.z; per_warp[7] = b.w;
+        n_groups = static_cast<int>(a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w);
+    } else {
+        n_groups = static_cast<int>(survivor_count);
+    }
     if (wy * 32 < n_groups) {  // warp-uniform: every lane takes part in the shuffles below
         const int i = wy * 32 + lane;
         unsigned corners = 0;  // bit j: centre gx + j is a corner
         int g = 0;
         if (i < n_groups) {
-            g = survivors[i];
+            if constexpr (kCompass >= 0) {  // the i-th survivor: warp w's entry i - (survivors of warps < w)
+                int w = 0, before = 0;
+                bool found = false;
+#pragma unroll
+                for (int k = 0; k < kSwarThreadsY; ++k) {
+                    const bool here = !found && i < before + static_cast<int>(per_warp[k]);
+                    w = here ? k : w;
+                    found |= here;
+                    before += found ? 0 : static_cast<int>(per_warp[k]);
+                }
+                g = survivors[w * 32 + i - before];
+            } else {
+                g = survivors[i];
+            }
             const int gr = g >> 5, gl = g & 31;
             const int gx = x0 + 4 * gl;
             swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
@@ -315,29 +356,38 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
     for (int k = 0; k < d.levels; ++k) {
         ScoreLevel& L = d.level[k];
         L.blocks_x = (L.width + d.tile_w - 1) / d.tile_w;
+        L.blocks_x_magic = div_magic(L.blocks_x);
         L.block_begin = begin;
         begin += L.blocks_x * ((L.height + d.tile_h - 1) / d.tile_h);
     }
     d.total_blocks = begin;
 }
 
+namespace {
+template <ScoreType kType>
+void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
+    const dim3 block(kSwarThreadsX, kSwarThreadsY);
+    if (d.corners == nullptr || d.generic_compass) {
+        if (d.corners) fast_score_swar_kernel<kType, true, -1><<<grid, block, 0, stream>>>(d);
+        else fast_score_swar_kernel<kType, false, -1><<<grid, block, 0, stream>>>(d);
+        return;
+    }
+    switch (d.arc_min >> 2) {  // arc_min is 1..16
+        case 0: fast_score_swar_kernel<kType, true, 0><<<grid, block, 0, stream>>>(d); break;
+        case 1: fast_score_swar_kernel<kType, true, 1><<<grid, block, 0, stream>>>(d); break;
+        case 2: fast_score_swar_kernel<kType, true, 2><<<grid, block, 0, stream>>>(d); break;
+        case 3: fast_score_swar_kernel<kType, true, 3><<<grid, block, 0, stream>>>(d); break;
+        default: fast_score_swar_kernel<kType, true, 4><<<grid, block, 0, stream>>>(d); break;
+    }
+}
+}  // namespace
+
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(d.total_blocks));
-    const dim3 swar_block(kSwarThreadsX, kSwarThreadsY);
-    const bool list = d.corners != nullptr;
     switch (type) {
-        case ScoreType::SadCircle:
-            if (list) fast_score_swar_kernel<ScoreType::SadCircle, true><<<grid, swar_block, 0, stream>>>(d);
-            else fast_score_swar_kernel<ScoreType::SadCircle, false><<<grid, swar_block, 0, stream>>>(d);
-            break;
-        case ScoreType::SadArc:
-            if (list) fast_score_swar_kernel<ScoreType::SadArc, true><<<grid, swar_block, 0, stream>>>(d);
-            else fast_score_swar_kernel<ScoreType::SadArc, false><<<grid, swar_block, 0, stream>>>(d);
-            break;
-        case ScoreType::MaxThreshold:
-            if (list) fast_score_swar_kernel<ScoreType::MaxThreshold, true><<<grid, swar_block, 0, stream>>>(d);
-            else fast_score_swar_kernel<ScoreType::MaxThreshold, false><<<grid, swar_block, 0, stream>>>(d);
-            break;
+        case ScoreType::SadCircle: launch_swar<ScoreType::SadCircle>(d, grid, stream); break;
+        case ScoreType::SadArc: launch_swar<ScoreType::SadArc>(d, grid, stream); break;
+        case ScoreType::MaxThreshold: launch_swar<ScoreType::MaxThreshold>(d, grid, stream); break;
         case ScoreType::Harris:
             fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
             break;

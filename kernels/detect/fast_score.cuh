@@ -18,6 +18,7 @@ struct ScoreLevel {
     float* scores;
     std::size_t score_pitch;  // bytes
     int blocks_x;             // tiles across this level
+    std::uint32_t blocks_x_magic;  // div_magic(blocks_x) (kernels/detect/cell_index.hpp): no division per block
     int block_begin;          // first flat block index of this level
     // Fused pyramid (SWAR kernel only): when parent is set, this level is not read from `image` but
     // derived from its parent level (factor 2: detail::average4 of the 2x2 parent pixels) while staging,
@@ -44,6 +45,7 @@ struct ScoreDesc {
     // is 0 before the launch (kernels/detect/corner_select.cu resets it).
     unsigned long long* corners;
     unsigned* corner_count;
+    bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).

@@ -187,8 +187,10 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
 // kinds, on the fused kernel in place (level 1 derived in SIMD lanes; NMS radius 1 and 2 give parent
 // reads that are and are not 4-byte aligned) and from device images that start 1 and 2 bytes past an
 // aligned address (byte loads), all equal to the reference.
-TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
-    KESTREL_REQUIRE_GPU();
+// On every kernel path: the fused kernel, the score maps + grid NMS, the corner list with a score kernel per
+// compass case (arc_min >> 2) and with the one for any arc_min.
+void every_arc_min_and_misaligned_device_images(const char* path) {
+    const ScopedPath scoped(path);
     const HostImage full = test::real_image("vtest_000.png");
     const HostImage img = test::crop(full, 7, 9, 301, 203);
     // The same pixels behind device pointers 1 and 2 bytes past an aligned address.
@@ -202,7 +204,7 @@ TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
             cfg.fast = {lo <= 4 ? 40 : (lo <= 8 ? 20 : 8), lo, hi, lo % 2 ? ScoreType::SadCircle : ScoreType::MaxThreshold};
             cfg.nms_radius = 1 + lo % 2;
             cfg.per_cell = 2;
-            const std::string what = test::describe(cfg);
+            const std::string what = std::string(path) + " " + test::describe(cfg);
             const auto ref = detect_cpu(img.view(), cfg);
             ASSERT_FALSE(ref.empty()) << what;
             FeatureDetector det(cfg, Backend::Cuda);
@@ -216,6 +218,11 @@ TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
                 test::expect_same_keypoints(host_result(det), ref, what + " device image at byte offset " + std::to_string(1 + i));
             }
         }
+}
+
+TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    for (const char* path : {"fused", "maps", "list", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
 }
 
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {

@@ -107,9 +107,10 @@ TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
     EXPECT_LT(maxima, tested);
 }
 
-// The kernels' cell index: kernels::div_by_magic(v, div_magic(d)) == v / d for every level-0 pixel v < 2^16
-// and every cell size d the detector accepts (32..1024) and beyond (every d up to 2048, a sample up to
-// 2^15 - 1). A magic number one smaller is wrong somewhere: the check can fail.
+// The kernels' division-free index arithmetic: kernels::div_by_magic(v, div_magic(d)) == v / d for every
+// level-0 pixel v < 2^16 and every cell size d the detector accepts (32..1024) and beyond (every d up to
+// 2048, a sample up to 2^15 - 1), and for block indices up to 2^22 by tiles per row d <= 256. A magic
+// number one smaller is wrong somewhere: the check can fail.
 TEST(GridTile, CellIndexWithoutDivisionIsExact) {
     std::vector<int> ds;
     for (int d = 1; d <= 2048; ++d) ds.push_back(d);
@@ -119,6 +120,9 @@ TEST(GridTile, CellIndexWithoutDivisionIsExact) {
         const std::uint32_t m = kernels::div_magic(d);
         int bad = -1;
         for (int v = 0; v < 65536 && bad < 0; ++v)
+            if (kernels::div_by_magic(v, m) != v / d) bad = v;
+        ASSERT_EQ(bad, -1) << "d = " << d;
+        for (int v = 65536; d <= 256 && v < (1 << 22) && bad < 0; v += 1 + (v & 7))  // block indices, tiles per row
             if (kernels::div_by_magic(v, m) != v / d) bad = v;
         ASSERT_EQ(bad, -1) << "d = " << d;
         if (d > 1 && (d & (d - 1)) != 0) {  // not a power of two: the next smaller magic fails somewhere
