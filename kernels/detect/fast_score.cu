@@ -19,6 +19,8 @@
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
 // Harris response is fused with the segment test in the same pass.
+#include <climits>
+
 #include "kernels/common/cuda_check.hpp"
 #include "cell_index.hpp"
 #include "fast_score.cuh"
@@ -42,9 +44,9 @@ constexpr int kThreadsX = 32, kThreadsY = 8;
 /// (the tile's row and column among the level's blocks without a division: cell_index.hpp).
 __device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int tile_w, int tile_h, int& x0, int& y0,
                                                          int* level = nullptr) {
-    int k = 0;
-    for (int i = 1; i < d.levels; ++i)
-        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
+    int k = 0;  // levels past d.levels start at INT_MAX (plan_score_blocks): a fixed, branch-free count
+#pragma unroll
+    for (int i = 1; i < kMaxLevels; ++i) k += static_cast<int>(blockIdx.x) >= d.level[i].block_begin ? 1 : 0;
     const ScoreLevel& L = d.level[k];
     const int local = static_cast<int>(blockIdx.x) - L.block_begin;
     const int by = div_by_magic(local, L.blocks_x_magic);
@@ -361,6 +363,7 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
         begin += L.blocks_x * ((L.height + d.tile_h - 1) / d.tile_h);
     }
     d.total_blocks = begin;
+    for (int k = d.levels; k < kMaxLevels; ++k) d.level[k].block_begin = INT_MAX;  // block_level's search
 }
 
 namespace {
