@@ -56,6 +56,17 @@ __device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int
     return L;
 }
 
+/// Appends the warp's non-zero keys to the corner list: one global atomic for the warp (every lane calls it).
+__device__ __forceinline__ void append_corners(const ScoreDesc& d, std::uint64_t key) {
+    const unsigned ballot = __ballot_sync(warp::kFullMask, key != 0);
+    if (ballot == 0) return;  // warp-uniform
+    const unsigned lane = warp::lane_id();
+    unsigned first = 0;
+    if (lane == 0) first = atomicAdd(d.corner_count, static_cast<unsigned>(__popc(ballot)));
+    first = __shfl_sync(warp::kFullMask, first, 0);
+    if (key != 0) d.corners[first + __popc(ballot & ((1u << lane) - 1u))] = key;
+}
+
 /// Pixels gx .. gx + 3 of row gy (already clamped) of level L as one little-endian word: one 32-bit load
 /// inside an aligned level, else byte loads with clamped columns (clamped values only feed centres
 /// within the border, which score 0).
@@ -68,14 +79,15 @@ __device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy,
     return w;
 }
 
+template <bool kList>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
     __shared__ short grad_x[kGradH][kGradW];
     __shared__ short grad_y[kGradH][kGradW];
 
     // Which level and tile this block scores.
-    int x0, y0;
-    const ScoreLevel& L = block_level(d, kScoreTileW, kScoreTileH, x0, y0);
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kScoreTileW, kScoreTileH, x0, y0, &level);
     const int tid = threadIdx.y * kThreadsX + threadIdx.x;
 
     // Stage tile + halo: 40 rows of 10 words. Words inside the image are one 32-bit load when the
@@ -114,9 +126,8 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(KESTR
     for (int r = 0; r < kScoreTileH / kThreadsY; ++r) {
         const int ly = threadIdx.y + r * kThreadsY;
         const int y = y0 + ly;
-        if (x >= L.width || y >= L.height) continue;
         float s = 0.0f;
-        if (x >= border && y >= border && x < L.width - border && y < L.height - border) {
+        if (x >= border && y >= border && x < L.width - border && y < L.height - border) {  // inside the level
             const int cx = lx + kHalo, cy = ly + kHalo;
             const int c = tile[cy][cx];
             int p[detail::kCircleSize];
@@ -139,7 +150,9 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(KESTR
                 s = detail::harris_from_sums(sxx, syy, sxy);
             }
         }
-        reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
+        if (x < L.width && y < L.height)
+            reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
+        if (kList) append_corners(d, s > 0.0f ? detail::keypoint_key(s, level, x, y) : 0ull);
     }
 }
 
@@ -322,15 +335,7 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
                 block_scores[cr][cc] = s;
                 if (kList && s > 0.0f) key = detail::keypoint_key(s, level, x0 + cc, y0 + cr);
             }
-            if (kList) {  // warp-aggregated append: one global atomic per round
-                const unsigned ballot = __ballot_sync(warp::kFullMask, key != 0);
-                if (ballot != 0) {
-                    unsigned first = 0;
-                    if (lane == 0) first = atomicAdd(d.corner_count, static_cast<unsigned>(__popc(ballot)));
-                    first = __shfl_sync(warp::kFullMask, first, 0);
-                    if (key != 0) d.corners[first + __popc(ballot & ((1u << lane) - 1u))] = key;
-                }
-            }
+            if (kList) append_corners(d, key);  // one global atomic per round
         }
     }
     __syncthreads();
@@ -392,7 +397,8 @@ void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) 
         case ScoreType::SadArc: launch_swar<ScoreType::SadArc>(d, grid, stream); break;
         case ScoreType::MaxThreshold: launch_swar<ScoreType::MaxThreshold>(d, grid, stream); break;
         case ScoreType::Harris:
-            fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            if (d.corners) fast_harris_kernel<true><<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            else fast_harris_kernel<false><<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
             break;
     }
     KESTREL_CUDA_LAUNCH("fast score");

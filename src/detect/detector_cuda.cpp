@@ -47,7 +47,7 @@ struct CudaDetector::Frame {
     bool fused = false;
     bool in_place = false;
     kernels::GridNmsParams plan{};
-    // Corner-list path (grid policy, a score other than Harris, where the fused kernel does not apply): the
+    // Corner-list path (grid policy, where the fused kernel does not apply): the
     // score kernel writes the maps and appends every corner's key to `corners`; the selection kernel
     // (kernels/detect/corner_select.cu) then works per corner. `list_desc`: the score launch's descriptor
     // (maps, lookup table, list), whose images are set per frame.
@@ -119,7 +119,7 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     const bool list_forced = path == "list" || path == "list-generic";
     f->fused = grid_policy && path != "maps" && !list_forced && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
                (path == "fused" || kernels::cell_detect_fits_one_wave(f->plan));
-    f->listed = grid_policy && !f->fused && path != "maps" && cfg_.fast.score != ScoreType::Harris;
+    f->listed = grid_policy && !f->fused && path != "maps";
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     if (cfg_.orb_descriptors) {  // ORB reads every level: the pyramid is always built, level 0 its own
         f->in_place = false;
