@@ -142,6 +142,47 @@ TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
         }
 }
 
+// A small case of every kernel of the corner-list path (the score kernels per compass case and for any
+// arc_min, SAD-B, SAD-A, MT and Harris, with the list; the selection for K = 1 and K > 1, n = 1 and n > 1,
+// with masks): quick enough to run under compute-sanitizer (memcheck, racecheck).
+TEST(DetectorGpu, CornerListPathSmallCases) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage img = test::crop(test::real_image("graf1.png"), 11, 7, 333, 217);
+    struct Case {
+        ScoreType score;
+        int K, n, arc_min;
+        const char* path;
+    };
+    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list"}, {ScoreType::SadArc, 3, 1, 12, "list"},
+                          {ScoreType::MaxThreshold, 2, 2, 9, "list-generic"}, {ScoreType::Harris, 4, 1, 9, "list"}};
+    for (const Case& c : cases) {
+        const ScopedPath scoped(c.path);
+        DetectorConfig cfg;
+        cfg.fast.score = c.score;
+        cfg.fast.arc_min = c.arc_min;
+        cfg.per_cell = c.K;
+        cfg.nms_radius = c.n;
+        cfg.max_features = c.K == 3 ? 40 : 0;
+        const Size2 grid = grid_size(img.width(), img.height(), cfg);
+        std::vector<std::uint8_t> skip(static_cast<std::size_t>(grid.width) * grid.height);
+        for (std::size_t i = 0; i < skip.size(); ++i) skip[i] = i % 4 == 1;
+        HostImage pixel_mask(img.width(), img.height(), 1);
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width() / 4; ++x) pixel_mask.at(x, y) = 0;
+        DetectionMasks masks;
+        masks.cell_skip = skip.data();
+        masks.cell_grid = grid;
+        masks.pixel_mask = pixel_mask.view();
+        const std::string what = std::string(c.path) + " " + test::describe(cfg);
+        const auto ref = detect_cpu(img.view(), cfg), ref_masked = detect_cpu(img.view(), cfg, masks);
+        ASSERT_FALSE(ref_masked.empty()) << what;
+        FeatureDetector det(cfg, Backend::Cuda);
+        test::expect_same_keypoints(det.detect(img.view()), ref, what);
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref_masked, what + " masks");
+        test::expect_same_keypoints(det.detect(img.view()), ref, what + " again");
+    }
+}
+
 TEST(DetectorGpu, MapsPathMatchesCpuOverTheParameterGrid) {
     KESTREL_REQUIRE_GPU();
     parameter_grid("maps", true);
