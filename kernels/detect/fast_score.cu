@@ -44,9 +44,18 @@ constexpr int kThreadsX = 32, kThreadsY = 8;
 /// (the tile's row and column among the level's blocks without a division: cell_index.hpp).
 __device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int tile_w, int tile_h, int& x0, int& y0,
                                                          int* level = nullptr) {
-    int k = 0;  // levels past d.levels start at INT_MAX (plan_score_blocks): a fixed, branch-free count
+    // The levels whose first block is at or before this one, counted; levels past d.levels start at
+    // INT_MAX (plan_score_blocks). Blocks are one warp wide (threadIdx.x = lane).
+#if KESTREL_HAS_GRID_CONSTANT
+    // Lane i reads level i's first block in place (a run-time index into the __grid_constant__ descriptor).
+    const int lane = static_cast<int>(threadIdx.x);
+    const int first = lane < kMaxLevels ? d.level[lane].block_begin : INT_MAX;
+    const int k = __popc(__ballot_sync(0xFFFFFFFFu, static_cast<int>(blockIdx.x) >= first)) - 1;
+#else
+    int k = 0;
 #pragma unroll
     for (int i = 1; i < kMaxLevels; ++i) k += static_cast<int>(blockIdx.x) >= d.level[i].block_begin ? 1 : 0;
+#endif
     const ScoreLevel& L = d.level[k];
     const int local = static_cast<int>(blockIdx.x) - L.block_begin;
     const int by = div_by_magic(local, L.blocks_x_magic);
@@ -163,7 +172,6 @@ constexpr int kSwarThreadsY = kSwarTileH;                      // 8
 constexpr int kSwarRows = kSwarTileH + 6;                      // 3-row halo above and below
 constexpr int kSwarRowPixels = kSwarTileW + 8;                 // 4-column halo: words stay aligned
 constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 16-bit lane
-constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global loads per tile
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
@@ -178,31 +186,49 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
     int x0, y0, level;
     const ScoreLevel& L = block_level(d, kSwarTileW, kSwarTileH, x0, y0, &level);
-    const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
     constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
 
     // Stage pixels x0 - 4 .. x0 + kSwarTileW + 3 of rows y0 - 3 .. y0 + kSwarTileH + 2 (clamped into the
     // level: clamped values only reach centres within the border, which score 0). A 32-bit load of four
     // pixels becomes two words of pixel pairs, one pixel per 16-bit lane.
-    constexpr int kLoadsPerRow = kSwarRowPixels / 4;
+    // Warp w stages tile rows w and w + 8 (< kSwarRows), lane l the row's words l and, for l < 2, 32 + l:
+    // the row's clamped index and address are computed once per row, no division. In a block whose
+    // halo lies inside an aligned level, every word is one aligned 32-bit load (block-uniform).
+    constexpr int kLoadsPerRow = kSwarRowPixels / 4;  // 34
+    static_assert(kLoadsPerRow > 32 && kLoadsPerRow <= 64 && kSwarRows <= 2 * kSwarThreadsY, "two words per lane, two rows per warp");
+    const int slane = static_cast<int>(threadIdx.x), swarp = static_cast<int>(threadIdx.y);
+    const bool interior = L.aligned4 && x0 >= 4 && x0 + kSwarTileW + 4 <= L.width;
 #pragma unroll
-    for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
-        const int i = tid + j * kThreads;
-        if (i < kSwarLoadWords) {
-            const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
-            const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
-            const int gx = x0 + 4 * wx - 4;
-            if (L.parent == nullptr) {  // block-uniform
-                const std::uint32_t w = load_word4(L, gy, gx);
+    for (int j = 0; j < 2; ++j) {
+        const int ly = swarp + kSwarThreadsY * j;
+        if (ly >= kSwarRows) break;  // warp-uniform
+        const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
+        if (L.parent == nullptr) {  // block-uniform
+            const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int wx = slane + 32 * h;
+                if (h == 1 && wx >= kLoadsPerRow) break;
+                const int gx = x0 + 4 * wx - 4;
+                const std::uint32_t w = interior ? __ldg(reinterpret_cast<const std::uint32_t*>(row + gx)) : load_word4(L, gy, gx);
                 *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
                     make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
-            } else {
-                // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
-                // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
-                // columns are also written to the level's image. Clamped coordinates give the value of the
-                // clamped pixel.
-                const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
-                const std::uint8_t* r1 = r0 + L.parent_pitch;
+            }
+        } else {
+            // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
+            // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
+            // columns are also written to the level's image. Clamped coordinates give the value of the
+            // clamped pixel.
+            const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+            const std::uint8_t* r1 = r0 + L.parent_pitch;
+            const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
+            const bool own_row = ly >= 3 && ly < 3 + kSwarTileH && oy < L.height;
+            std::uint8_t* out_row = L.build_out + (own_row ? static_cast<std::size_t>(oy) * L.pitch : 0);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int wx = slane + 32 * h;
+                if (h == 1 && wx >= kLoadsPerRow) break;
+                const int gx = x0 + 4 * wx - 4;
                 std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
                 if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
                     const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
@@ -221,9 +247,8 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
                 }
                 const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
                 *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
-                const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
-                if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
-                    std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+                if (own_row && wx >= 1 && wx <= kSwarTileW / 4 && gx < L.width) {
+                    std::uint8_t* out = out_row + gx;
                     if (L.aligned4 && gx + 3 < L.width) {
                         *reinterpret_cast<std::uint32_t*>(out) = w;
                     } else {

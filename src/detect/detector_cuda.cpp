@@ -111,9 +111,9 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
-    // KESTREL_DETECTOR_PATH = fused | maps | list forces a path where it applies (benchmarks, tests);
+    // KESTREL_DEV_DETECTOR_PATH = fused | maps | list forces a path where it applies (benchmarks, tests);
     // list-generic: the list path with one score kernel for every arc_min; list8: with the eight-point test.
-    const char* forced_path = std::getenv("KESTREL_DETECTOR_PATH");
+    const char* forced_path = std::getenv("KESTREL_DEV_DETECTOR_PATH");
     const std::string path = forced_path ? forced_path : "";
     const bool grid_policy = !f->pyca && !f->orbslam;
     const bool list_forced = path == "list" || path == "list-generic" || path == "list8";

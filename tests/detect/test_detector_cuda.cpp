@@ -50,13 +50,13 @@ PinnedImage pinned_copy(const HostImage& img) {
     return p;
 }
 
-// Forces the detector's kernel path (KESTREL_DETECTOR_PATH: fused, maps or list, where it applies) for the
+// Forces the detector's kernel path (KESTREL_DEV_DETECTOR_PATH: fused, maps or list, where it applies) for the
 // detectors constructed while it lives; the path is chosen at a detector's first frame of a size.
 struct ScopedPath {
     explicit ScopedPath(const char* path) {
-        if (path) setenv("KESTREL_DETECTOR_PATH", path, 1);
+        if (path) setenv("KESTREL_DEV_DETECTOR_PATH", path, 1);
     }
-    ~ScopedPath() { unsetenv("KESTREL_DETECTOR_PATH"); }
+    ~ScopedPath() { unsetenv("KESTREL_DEV_DETECTOR_PATH"); }
 };
 
 // The parameter grid on real images; with_masks adds a cell mask and a pixel mask to every third combination.
