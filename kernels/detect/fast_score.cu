@@ -1,24 +1,29 @@
-// FAST score maps for all pyramid levels in one launch.
+// FAST score maps for all pyramid levels in one launch, and optionally the list of their corners.
 // Reference it must match bit for bit: fast_score_map_cpu (src/detect/fast_cpu.cpp); semantics in
 // include/kestrel/detail/fast_rules.hpp (segment test, 8 KiB lookup table, scores, border).
 //
 // SAD-B, SAD-A and MT (fast_score_swar_kernel): a block of 32x8 threads scores a 128x8 tile of one level,
-// four horizontally adjacent centres per thread. It stages the tile plus a 3-row / 4-column halo in
-// shared memory with one 16-bit lane per pixel (coalesced 32-bit loads, each expanded to a pixel-pair
-// word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes). Pass 1: each thread runs
-// the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD lanes,
-// swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner), and the groups
-// that pass (about a third on real images) join the block's list. Pass 2: the block's threads share the
-// list: each reads the six words of each of the group's seven circle rows (21 64-bit loads), runs the
-// full segment test of its four centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer
-// operations per circle point for all four), classifies each centre with the lookup table (two lookups,
-// skipped when the mask has fewer than arc_min ones), and the warp's corners (usually few) are scored
-// with the reference's own functions from shared memory, spread over its lanes. Pass 3: one 16-byte
-// store writes each thread's four scores (0 for every centre not scored).
+// four horizontally adjacent centres per thread. The block finds its level by one ballot over the
+// levels' first blocks and its tile by a multiply-high (cell_index.hpp), no division. It stages the tile
+// plus a 3-row / 4-column halo in shared memory with one 16-bit lane per pixel, warp w rows w and w + 8:
+// one clamped row address per row, one aligned 32-bit load per four pixels inside the level, each
+// expanded to a pixel-pair word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes.
+// Pass 1: each thread runs the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD
+// lanes, swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner; on the list
+// path the kernel is compiled per arc_min >> 2, so the test's case costs nothing), and the groups that
+// pass (about a third on real images) join the block's list (per warp by a ballot on the list path).
+// Pass 2: the block's threads share
+// the list: each reads the group's circle rows from shared memory, runs the segment test of its four
+// centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer operations per circle point for
+// all four), classifies each centre with the lookup table (two lookups, skipped when the mask has fewer
+// than arc_min ones), and the warp's corners (usually few) are scored with the reference's own functions
+// from shared memory, spread over its lanes; with ScoreDesc::corners each warp appends its corners'
+// keypoint_keys to the list in device memory (one global atomic per warp and 32 corners). Pass 3: one
+// 16-byte store writes each thread's four scores (0 for every centre not scored).
 // Harris (fast_harris_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
-// Harris response is fused with the segment test in the same pass.
+// Harris response is fused with the segment test in the same pass (and appended to the list likewise).
 #include <climits>
 
 #include "kernels/common/cuda_check.hpp"
@@ -175,12 +180,16 @@ constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
+// Blocks per SM the register budget is set for (no spills): SAD-B fits 32 registers, so all 64 warps of
+// an SM (8 blocks) hide the passes' shared-memory latency; MT 40 registers (6 blocks); SAD-A, whose arc
+// score needs more, 64 (4 blocks).
+template <ScoreType kType>
+constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle ? 8 : (kType == ScoreType::MaxThreshold ? 6 : 4);
+
 // kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
-// no dispatch per test); -1: any arc_min. kEight (arc_min 8 or 9, kCompass 2): between the compass test and
-// the full test, the groups pass the eight-point test (swar::even_run4) first, and only those that may hold
-// a corner get the odd points and the lookup table (a second block list).
-template <ScoreType kType, bool kList, int kCompass, bool kEight = false>
-__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+// no dispatch per test); -1: any arc_min.
+template <ScoreType kType, bool kList, int kCompass>
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<kType>) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
@@ -310,103 +319,33 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     } else {
         n_groups = static_cast<int>(survivor_count);
     }
-    // The i-th survivor of pass 1 (kCompass >= 0: warp w's entry i - survivors of warps < w).
-    const auto survivor = [&](int i) -> int {
-        if constexpr (kCompass >= 0) {
-            int w = 0, before = 0;
-            bool found = false;
-#pragma unroll
-            for (int k = 0; k < kSwarThreadsY; ++k) {
-                const bool here = !found && i < before + static_cast<int>(per_warp[k]);
-                w = here ? k : w;
-                found |= here;
-                before += found ? 0 : static_cast<int>(per_warp[k]);
-            }
-            return survivors[w * 32 + i - before];
-        } else {
-            return survivors[i];
-        }
-    };
-    // Tile row gr + r of the group at (gr, gl): the six words of pixels gx - 4 .. gx + 7.
-    const auto load_row = [&](int gr, int gl, int r, swar::RowWords& row) {
-        const uint2* src = reinterpret_cast<const uint2*>(&tile[gr + r][2 * gl]);
-#pragma unroll
-        for (int h = 0; h < 3; ++h) {
-            const uint2 v = src[h];
-            row.w[2 * h] = v.x;
-            row.w[2 * h + 1] = v.y;
-        }
-    };
-    // Centres of the group inside the level's border (bit j: centre gx + j; its row is: pass 1).
-    const auto inside = [&](int gx) {
-        unsigned in = 0;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) in |= static_cast<unsigned>(gx + j >= border && gx + j < L.width - border) << j;
-        return in;
-    };
-    __shared__ uint4 stash[kEight ? kThreads : 1];                  // kEight: the even points' pair words
-    __shared__ std::uint8_t stash_group[kEight ? kThreads : 1];     // and the group, per listed group
-    if constexpr (kEight) {
-        // Pass 2a: the even points of every survivor (rows -3, -2, 0, 2, 3), the eight-point test; groups
-        // that pass join the second list (survivor_count is free on this path) with their pair words.
-        if (wy * 32 < n_groups) {  // warp-uniform
-            const int i = wy * 32 + lane;
-            bool pass = false;
-            uint4 m = make_uint4(0u, 0u, 0u, 0u);
-            int g = 0;
-            if (i < n_groups) {
-                g = survivor(i);
-                const int gr = g >> 5, gl = g & 31;
-                swar::RowWords rows[7];
-                load_row(gr, gl, 0, rows[0]);
-                load_row(gr, gl, 1, rows[1]);
-                load_row(gr, gl, 3, rows[3]);
-                load_row(gr, gl, 5, rows[5]);
-                load_row(gr, gl, 6, rows[6]);
-                const swar::PairThresholds ta = swar::pair_thresholds(rows[3].w[2], t), tb = swar::pair_thresholds(rows[3].w[3], t);
-                std::uint32_t ba = 0, da = 0, bb = 0, db = 0;
-                swar::segment_bits4<0, 2>(rows, ta, tb, ba, da, bb, db);
-                const std::uint32_t ha = swar::even_run4(ba) | swar::even_run4(da);
-                const std::uint32_t hb = swar::even_run4(bb) | swar::even_run4(db);
-                const unsigned cand = (ha & 1u) | ((ha >> 15) & 2u) | ((hb & 1u) << 2) | ((hb >> 13) & 8u);
-                pass = (cand & inside(x0 + 4 * gl)) != 0;
-                m = make_uint4(ba, da, bb, db);
-            }
-            const unsigned slot = warp::append_one(pass, &survivor_count);
-            if (pass) {
-                stash[slot] = m;
-                stash_group[slot] = static_cast<std::uint8_t>(g);
-            }
-        }
-        __syncthreads();
-        n_groups = static_cast<int>(survivor_count);
-    }
     if (wy * 32 < n_groups) {  // warp-uniform: every lane takes part in the shuffles below
         const int i = wy * 32 + lane;
         unsigned corners = 0;  // bit j: centre gx + j is a corner
         int g = 0;
-        if (kEight && i < n_groups) {
-            // Pass 2b: the odd points (rows -3, -1, 1, 3) added to the stashed even ones, the lookup table.
-            g = stash_group[i];
-            const uint4 m = stash[i];
-            const int gr = g >> 5, gl = g & 31;
-            swar::RowWords rows[7];
-            load_row(gr, gl, 0, rows[0]);
-            load_row(gr, gl, 2, rows[2]);
-            load_row(gr, gl, 4, rows[4]);
-            load_row(gr, gl, 6, rows[6]);
-            const uint2 c = *reinterpret_cast<const uint2*>(&tile[gr + 3][2 * gl + 2]);  // the centres
-            const swar::PairThresholds ta = swar::pair_thresholds(c.x, t), tb = swar::pair_thresholds(c.y, t);
-            std::uint32_t ba = m.x, da = m.y, bb = m.z, db = m.w;
-            swar::segment_bits4<1, 2>(rows, ta, tb, ba, da, bb, db);
-            corners = swar::classify4(ba, da, bb, db, d.lut, d.arc_min, inside(x0 + 4 * gl));
-        } else if (!kEight && i < n_groups) {
-            g = survivor(i);
+        if (i < n_groups) {
+            if constexpr (kCompass >= 0) {  // the i-th survivor: warp w's entry i - (survivors of warps < w)
+                int w = 0, before = 0;
+                bool found = false;
+#pragma unroll
+                for (int k = 0; k < kSwarThreadsY; ++k) {
+                    const bool here = !found && i < before + static_cast<int>(per_warp[k]);
+                    w = here ? k : w;
+                    found |= here;
+                    before += found ? 0 : static_cast<int>(per_warp[k]);
+                }
+                g = survivors[w * 32 + i - before];
+            } else {
+                g = survivors[i];
+            }
             const int gr = g >> 5, gl = g & 31;
             const int gx = x0 + 4 * gl;
             swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
             swar::load_rows(&tile[gr][2 * gl], kSwarRowWords, 1, rows);
-            corners = swar::corners4(rows, t, d.lut, d.arc_min, inside(gx));
+            unsigned in = 0;  // centres inside the border (the group's row is: pass 1)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) in |= static_cast<unsigned>(gx + j >= border && gx + j < L.width - border) << j;
+            corners = swar::corners4(rows, t, d.lut, d.arc_min, in);
         }
         const unsigned mine = static_cast<unsigned>(__popc(corners));
         const unsigned incl = warp::inclusive_sum(mine);
@@ -475,10 +414,6 @@ void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
     if (d.corners == nullptr || d.generic_compass) {
         if (d.corners) fast_score_swar_kernel<kType, true, -1><<<grid, block, 0, stream>>>(d);
         else fast_score_swar_kernel<kType, false, -1><<<grid, block, 0, stream>>>(d);
-        return;
-    }
-    if (d.eight_point && (d.arc_min == 8 || d.arc_min == 9)) {
-        fast_score_swar_kernel<kType, true, 2, true><<<grid, block, 0, stream>>>(d);
         return;
     }
     switch (d.arc_min >> 2) {  // arc_min is 1..16

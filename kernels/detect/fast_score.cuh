@@ -46,7 +46,6 @@ struct ScoreDesc {
     unsigned long long* corners;
     unsigned* corner_count;
     bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
-    bool eight_point;      // with corners, arc_min 8 or 9, not generic: the eight-point test before the full test
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).

@@ -92,64 +92,6 @@ __device__ __forceinline__ void segment_masks4(const RowWords (&rows)[7], int t,
     dark[3] = db >> 16;
 }
 
-/// The bits of circle points i = kFirst, kFirst + kStep, ... (< 16) of the four centres, OR-ed into the pair
-/// words as segment_masks4 builds them (ba, da: pair A; bb, db: pair B; bit i and 16 + i per lane). Only
-/// the rows those points lie on are read.
-template <int kFirst, int kStep>
-__device__ __forceinline__ void segment_bits4(const RowWords (&rows)[7], PairThresholds ta, PairThresholds tb,
-                                              std::uint32_t& ba, std::uint32_t& da, std::uint32_t& bb,
-                                              std::uint32_t& db) {
-#pragma unroll
-    for (int i = kFirst; i < detail::kCircleSize; i += kStep) {
-        const RowWords& r = rows[3 + detail::circle_dy(i)];
-        const std::uint32_t pa = pair_at(r, 4 + detail::circle_dx(i));
-        const std::uint32_t pb = pair_at(r, 6 + detail::circle_dx(i));
-        ba |= place_bit(pa + ta.bright_add, i);
-        da |= place_bit(ta.dark_from - pa, i);
-        bb |= place_bit(pb + tb.bright_add, i);
-        db |= place_bit(tb.dark_from - pb, i);
-    }
-}
-
-/// Rotates each 16-bit lane of v right by 2 k bits (circle points k even steps on).
-template <int k>
-__device__ __forceinline__ std::uint32_t rotr_lanes_even(std::uint32_t v) {
-    constexpr int r = 2 * k;
-    constexpr std::uint32_t keep = (0xFFFFu >> r) * 0x10001u;  // the bits that stay in their lane
-    return ((v >> r) & keep) | ((v << (16 - r)) & ~keep);
-}
-
-/// Eight-point pre-test for arc_min 8 or 9 (an optimisation, never a rule): a circular run of L >= 8 circle
-/// points covers at least floor(L / 2) >= 4 cyclically consecutive even points (0, 2, ..., 14), so a mask
-/// whose even points have no 4 consecutive set bits cannot hold a qualifying run and detail::mask_is_arc is
-/// false for it. v: a pair word holding only the even points' bits (two 16-bit lanes); returns, per lane,
-/// bit 0 / bit 16 set where the lane's even points have 4 consecutive set bits (other bits: garbage).
-__device__ __forceinline__ std::uint32_t even_run4(std::uint32_t v) {
-    const std::uint32_t two = v & rotr_lanes_even<1>(v);  // points i and i + 2 set, at bit i
-    const std::uint32_t four = two & rotr_lanes_even<2>(two);
-    // A run anywhere in the lane: fold the lane's even bits onto its bit 0.
-    std::uint32_t f = four | (four >> 8);
-    f |= f >> 4;
-    f |= f >> 2;
-    return f;
-}
-
-/// Corners among the four centres whose bit j is set in `in`, from the complete pair words of
-/// segment_bits4 (all 16 points): the lookup table on both masks, exactly the reference's classification.
-__device__ __forceinline__ unsigned classify4(std::uint32_t ba, std::uint32_t da, std::uint32_t bb, std::uint32_t db,
-                                              const std::uint32_t* lut, int arc_min, unsigned in) {
-    const std::uint32_t bright[4] = {ba & 0xFFFFu, ba >> 16, bb & 0xFFFFu, bb >> 16};
-    const std::uint32_t dark[4] = {da & 0xFFFFu, da >> 16, db & 0xFFFFu, db >> 16};
-    unsigned corners = 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const bool corner = ((in >> j) & 1u) && (detail::mask_is_arc(lut, bright[j], arc_min) |
-                                                 detail::mask_is_arc(lut, dark[j], arc_min));
-        corners |= static_cast<unsigned>(corner) << j;
-    }
-    return corners;
-}
-
 /// Corners among the four centres px .. px + 3 whose bit j is set in `in` (bit j of the result: centre
 /// px + j): segment_masks4, then the lookup table (detail::mask_is_arc on both masks), exactly the
 /// reference's classification.

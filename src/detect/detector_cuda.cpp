@@ -112,11 +112,11 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
     // KESTREL_DEV_DETECTOR_PATH = fused | maps | list forces a path where it applies (benchmarks, tests);
-    // list-generic: the list path with one score kernel for every arc_min; list8: with the eight-point test.
+    // list-generic: the list path with one score kernel for every arc_min.
     const char* forced_path = std::getenv("KESTREL_DEV_DETECTOR_PATH");
     const std::string path = forced_path ? forced_path : "";
     const bool grid_policy = !f->pyca && !f->orbslam;
-    const bool list_forced = path == "list" || path == "list-generic" || path == "list8";
+    const bool list_forced = path == "list" || path == "list-generic";
     f->fused = grid_policy && path != "maps" && !list_forced && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
                (path == "fused" || kernels::cell_detect_fits_one_wave(f->plan));
     f->listed = grid_policy && !f->fused && path != "maps";
@@ -130,12 +130,12 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     } else {
         f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), score_config(cfg_));
     }
-    if (f->listed) plan_listed(*f, path == "list-generic", path == "list8");
+    if (f->listed) plan_listed(*f, path == "list-generic");
     frame_ = std::move(f);
     return *frame_;
 }
 
-void CudaDetector::plan_listed(Frame& f, bool generic_compass, bool eight_point) const {
+void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
     const char* stage = "detector allocation";
     std::size_t pixels = 0;  // every pixel of every level may be a corner
     for (int k = 0; k < f.g.levels; ++k)
@@ -165,7 +165,6 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass, bool eight_point)
     d.corners = static_cast<unsigned long long*>(f.corners.get());
     d.corner_count = static_cast<unsigned*>(f.corner_count.get());
     d.generic_compass = generic_compass;
-    d.eight_point = eight_point;
     f.plan.listed = true;
     f.plan.corners = d.corners;
     f.plan.corner_count = d.corner_count;

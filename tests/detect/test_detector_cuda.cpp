@@ -153,8 +153,7 @@ TEST(DetectorGpu, CornerListPathSmallCases) {
         int K, n, arc_min;
         const char* path;
     };
-    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list8"}, {ScoreType::SadArc, 3, 1, 12, "list"},
-                          {ScoreType::SadArc, 2, 1, 8, "list8"}, {ScoreType::SadCircle, 1, 1, 9, "list"},
+    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list"}, {ScoreType::SadArc, 3, 1, 12, "list"},
                           {ScoreType::MaxThreshold, 2, 2, 9, "list-generic"}, {ScoreType::Harris, 4, 1, 9, "list"}};
     for (const Case& c : cases) {
         const ScopedPath scoped(c.path);
@@ -264,7 +263,7 @@ void every_arc_min_and_misaligned_device_images(const char* path) {
 
 TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
     KESTREL_REQUIRE_GPU();
-    for (const char* path : {"fused", "maps", "list", "list-generic", "list8"}) every_arc_min_and_misaligned_device_images(path);
+    for (const char* path : {"fused", "maps", "list", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
 }
 
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
