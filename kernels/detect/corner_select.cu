@@ -62,8 +62,9 @@ __device__ __forceinline__ void select_corner(const GridNmsParams& p, Key key) {
     }
 }
 
+// K = 1 fits 32 registers: 8 blocks per SM, so the list's corners are one round of the wave's threads.
 template <int K, bool kN1>
-__global__ void __launch_bounds__(kThreads) corner_select_kernel(KESTREL_GRID_CONSTANT const GridNmsParams p_in) {
+__global__ void __launch_bounds__(kThreads, K == 1 ? 8 : 5) corner_select_kernel(KESTREL_GRID_CONSTANT const GridNmsParams p_in) {
 #if KESTREL_HAS_GRID_CONSTANT
     const GridNmsParams& p = p_in;  // read in place, also p.level[k] at a run-time level
 #else
