@@ -180,16 +180,16 @@ constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
-// Blocks per SM the register budget is set for (no spills): SAD-B fits 32 registers, so all 64 warps of
-// an SM (8 blocks) hide the passes' shared-memory latency; MT 40 registers (6 blocks); SAD-A, whose arc
-// score needs more, 64 (4 blocks).
-template <ScoreType kType>
-constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle ? 8 : (kType == ScoreType::MaxThreshold ? 6 : 4);
+// Blocks per SM the register budget is set for (no spills): SAD-B with the corner list fits 32 registers,
+// so all 64 warps of an SM (8 blocks) hide the passes' shared-memory latency; SAD-B without it and MT 40
+// (6 blocks); SAD-A, whose arc score needs more, 64 (4 blocks).
+template <ScoreType kType, bool kList>
+constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle ? (kList ? 8 : 6) : (kType == ScoreType::MaxThreshold ? 6 : 4);
 
 // kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
 // no dispatch per test); -1: any arc_min.
 template <ScoreType kType, bool kList, int kCompass>
-__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<kType>) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<kType, kList>) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
@@ -200,29 +200,27 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<k
     // Stage pixels x0 - 4 .. x0 + kSwarTileW + 3 of rows y0 - 3 .. y0 + kSwarTileH + 2 (clamped into the
     // level: clamped values only reach centres within the border, which score 0). A 32-bit load of four
     // pixels becomes two words of pixel pairs, one pixel per 16-bit lane.
-    // Warp w stages tile rows w and w + 8 (< kSwarRows), lane l the row's words l and, for l < 2, 32 + l:
-    // the row's clamped index and address are computed once per row, no division. In a block whose
-    // halo lies inside an aligned level, every word is one aligned 32-bit load (block-uniform).
+    // 14 rows of 34 words (4 pixels each) over 8 warps, two words per thread, no division: word (ly, wx) =
+    // (warp, lane) first; then (warp + 8, lane) for warps 0..5, while warps 6 and 7 take words 32 and 33 of
+    // every row (lane = row). In a block whose halo lies inside an aligned level every word is one aligned
+    // 32-bit load (block-uniform).
     constexpr int kLoadsPerRow = kSwarRowPixels / 4;  // 34
-    static_assert(kLoadsPerRow > 32 && kLoadsPerRow <= 64 && kSwarRows <= 2 * kSwarThreadsY, "two words per lane, two rows per warp");
+    static_assert(kLoadsPerRow - 32 == 2 * kSwarThreadsY - kSwarRows && kSwarRows <= 32,
+                  "the warps without a second row take the words past 32");
     const int slane = static_cast<int>(threadIdx.x), swarp = static_cast<int>(threadIdx.y);
     const bool interior = L.aligned4 && x0 >= 4 && x0 + kSwarTileW + 4 <= L.width;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-        const int ly = swarp + kSwarThreadsY * j;
-        if (ly >= kSwarRows) break;  // warp-uniform
+        const bool extra = j == 1 && swarp + kSwarThreadsY >= kSwarRows;  // warp-uniform
+        const int ly = extra ? slane : swarp + kSwarThreadsY * j;
+        const int wx = extra ? 32 + swarp + kSwarThreadsY - kSwarRows : slane;
+        if (ly >= kSwarRows) continue;
         const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
+        const int gx = x0 + 4 * wx - 4;
         if (L.parent == nullptr) {  // block-uniform
-            const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int wx = slane + 32 * h;
-                if (h == 1 && wx >= kLoadsPerRow) break;
-                const int gx = x0 + 4 * wx - 4;
-                const std::uint32_t w = interior ? __ldg(reinterpret_cast<const std::uint32_t*>(row + gx)) : load_word4(L, gy, gx);
-                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
-                    make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
-            }
+            const std::uint32_t w = interior ? __ldg(reinterpret_cast<const std::uint32_t*>(L.image + static_cast<std::size_t>(gy) * L.pitch + gx))
+                                             : load_word4(L, gy, gx);
+            *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
         } else {
             // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
             // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
@@ -230,41 +228,33 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<k
             // clamped pixel.
             const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
             const std::uint8_t* r1 = r0 + L.parent_pitch;
-            const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
-            const bool own_row = ly >= 3 && ly < 3 + kSwarTileH && oy < L.height;
-            std::uint8_t* out_row = L.build_out + (own_row ? static_cast<std::size_t>(oy) * L.pitch : 0);
+            std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
+            if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
+                const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
+                const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
+                lo = swar::average4_pair(a.x, b.x);
+                hi = swar::average4_pair(a.y, b.y);
+            } else {
+                std::uint32_t v[4];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int wx = slane + 32 * h;
-                if (h == 1 && wx >= kLoadsPerRow) break;
-                const int gx = x0 + 4 * wx - 4;
-                std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
-                if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
-                    const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
-                    const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
-                    lo = swar::average4_pair(a.x, b.x);
-                    hi = swar::average4_pair(a.y, b.y);
-                } else {
-                    std::uint32_t v[4];
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) {
-                        const int px = 2 * min(max(gx + q, 0), L.width - 1);
-                        v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
-                    }
-                    lo = v[0] | (v[1] << 16);
-                    hi = v[2] | (v[3] << 16);
+                for (int q = 0; q < 4; ++q) {
+                    const int px = 2 * min(max(gx + q, 0), L.width - 1);
+                    v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
                 }
-                const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
-                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
-                if (own_row && wx >= 1 && wx <= kSwarTileW / 4 && gx < L.width) {
-                    std::uint8_t* out = out_row + gx;
-                    if (L.aligned4 && gx + 3 < L.width) {
-                        *reinterpret_cast<std::uint32_t*>(out) = w;
-                    } else {
+                lo = v[0] | (v[1] << 16);
+                hi = v[2] | (v[3] << 16);
+            }
+            const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
+            *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
+            const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
+            if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
+                std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+                if (L.aligned4 && gx + 3 < L.width) {
+                    *reinterpret_cast<std::uint32_t*>(out) = w;
+                } else {
 #pragma unroll
-                        for (int q = 0; q < 4; ++q)
-                            if (gx + q < L.width) out[q] = static_cast<std::uint8_t>(w >> (8 * q));
-                    }
+                    for (int q = 0; q < 4; ++q)
+                        if (gx + q < L.width) out[q] = static_cast<std::uint8_t>(w >> (8 * q));
                 }
             }
         }
