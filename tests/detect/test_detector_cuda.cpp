@@ -2,8 +2,10 @@
 // parameter grid (levels 1..4, factor 2 and 1.2, cells 32x32 and 64x48, n = 1..4, K = 1..4, all four
 // scores, caps, borders) at odd sizes; repeated runs; the asynchronous API from pinned host and device
 // images with device masks, with and without CUDA graphs, inside a user's stream capture; several
-// detectors on several streams; size changes; error paths; both kernel paths (fused, and score maps +
-// grid NMS for large cells).
+// detectors on several streams; size changes; error paths; every kernel path (forced with
+// KESTREL_DEV_DETECTOR_PATH: the fused kernel, score maps + the corner-list selection with a score kernel
+// per compass case or for any arc_min, score maps + grid NMS), with masks and K up to 8; small cases of
+// the corner-list path for compute-sanitizer.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -189,8 +191,8 @@ TEST(DetectorGpu, MapsPathMatchesCpuOverTheParameterGrid) {
 }
 
 // The CUDA detector runs one fused kernel (kernels/detect/cell_detect.cu) where its shared-memory plan fits, and
-// score maps + grid NMS otherwise (Harris, or large cells and radii): both must equal the reference, on
-// both sides of that limit.
+// score maps + the corner-list selection otherwise (Harris, or large cells and radii): both must equal the
+// reference, on both sides of that limit.
 TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
     KESTREL_REQUIRE_GPU();
     const HostImage full = test::real_image(test::real_image_names().front());
@@ -202,7 +204,7 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
     const Case cases[] = {
         {64, 64, 1, 2, 2.0f, ScoreType::SadCircle},      // fused, in place (level 1 derived)
         {96, 72, 2, 3, 2.0f, ScoreType::MaxThreshold},   // fused on a built pyramid
-        {128, 128, 2, 2, 2.0f, ScoreType::SadArc},       // plan too large: score maps + grid NMS
+        {128, 128, 2, 2, 2.0f, ScoreType::SadArc},       // plan too large: score maps + corner list
         {512, 256, 4, 3, 1.2f, ScoreType::SadCircle},    // far too large
         {1024, 64, 3, 1, 2.0f, ScoreType::MaxThreshold}, // one level, wide cells
     };
