@@ -26,6 +26,7 @@
 #include "cell_index.hpp"
 #include "grid_select_block.cuh"
 #include "kernels/common/sm_count.cuh"
+#include "sm_threads.cuh"
 
 namespace kestrel::kernels {
 namespace {
@@ -62,9 +63,10 @@ __device__ __forceinline__ void select_corner(const GridNmsParams& p, Key key) {
     }
 }
 
-// K = 1 fits 32 registers: 8 blocks per SM, so the list's corners are one round of the wave's threads.
+// K = 1 fits 32 registers: every warp slot of an SM (8 blocks on sm_90), so the list's corners are one
+// round of the wave's threads.
 template <int K, bool kN1>
-__global__ void __launch_bounds__(kThreads, K == 1 ? 8 : 5) corner_select_kernel(KESTREL_GRID_CONSTANT const GridNmsParams p_in) {
+__global__ void __launch_bounds__(kThreads, K == 1 ? kSmMaxThreads / kThreads : 5) corner_select_kernel(KESTREL_GRID_CONSTANT const GridNmsParams p_in) {
 #if KESTREL_HAS_GRID_CONSTANT
     const GridNmsParams& p = p_in;  // read in place, also p.level[k] at a run-time level
 #else

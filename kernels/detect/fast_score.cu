@@ -31,6 +31,7 @@
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
+#include "sm_threads.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -181,10 +182,11 @@ static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
 // Blocks per SM the register budget is set for (no spills): SAD-B with the corner list fits 32 registers,
-// so all 64 warps of an SM (8 blocks) hide the passes' shared-memory latency; SAD-B without it and MT 40
-// (6 blocks); SAD-A, whose arc score needs more, 64 (4 blocks).
+// so every warp slot of an SM (8 blocks on sm_90) hides the passes' shared-memory latency; SAD-B without
+// it and MT 40 (6 blocks); SAD-A, whose arc score needs more, 64 (4 blocks).
 template <ScoreType kType, bool kList>
-constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle ? (kList ? 8 : 6) : (kType == ScoreType::MaxThreshold ? 6 : 4);
+constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle && kList ? kSmMaxThreads / (kSwarThreadsX * kSwarThreadsY)
+                                 : (kType == ScoreType::SadArc ? 4 : (kSmMaxThreads >= 1536 ? 6 : 4));
 
 // kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
 // no dispatch per test); -1: any arc_min.
