@@ -3,35 +3,30 @@
 // include/kestrel/detail/fast_rules.hpp (segment test, 8 KiB lookup table, scores, border).
 //
 // SAD-B, SAD-A and MT (fast_score_swar_kernel): a block of 32x8 threads scores a 128x8 tile of one level,
-// four horizontally adjacent centres per thread. The block finds its level by one ballot over the
-// levels' first blocks and its tile by a multiply-high (cell_index.hpp), no division. It stages the tile
-// plus a 3-row / 4-column halo in shared memory with one 16-bit lane per pixel, warp w rows w and w + 8:
-// one clamped row address per row, one aligned 32-bit load per four pixels inside the level, each
-// expanded to a pixel-pair word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes.
-// Pass 1: each thread runs the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD
-// lanes, swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner; on the list
-// path the kernel is compiled per arc_min >> 2, so the test's case costs nothing), and the groups that
-// pass (about a third on real images) join the block's list (per warp by a ballot on the list path).
-// Pass 2: the block's threads share
-// the list: each reads the group's circle rows from shared memory, runs the segment test of its four
-// centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer operations per circle point for
-// all four), classifies each centre with the lookup table (two lookups, skipped when the mask has fewer
-// than arc_min ones), and the warp's corners (usually few) are scored with the reference's own functions
-// from shared memory, spread over its lanes; with ScoreDesc::corners each warp appends its corners'
-// keypoint_keys to the list in device memory (one global atomic per warp and 32 corners). Pass 3: one
-// 16-byte store writes each thread's four scores (0 for every centre not scored).
+// four horizontally adjacent centres per thread; it finds its tile without a division (cell_index.hpp).
+// It stages the tile plus a 3-row / 4-column halo in shared memory with one 16-bit lane per pixel
+// (coalesced 32-bit loads, each expanded to a pixel-pair word pair; a fused level 1 averages the parent's
+// 8-byte loads in SIMD lanes). Pass 1: each thread runs the compass pre-test of its four centres (circle
+// points 0, 4, 8, 12 in SIMD lanes, swar::compass_may_have_corner4 = detail::compass_run_holds: necessary
+// for a corner; with the corner list the kernel is compiled per arc_min >> 2, so the test's case costs
+// nothing), and the groups that pass (about a third on real images) join the block's list (with the
+// corner list: per warp, by a ballot). Pass 2: the block's threads share the list: each reads the six
+// words of each of the group's seven circle rows (21 64-bit loads), runs the full segment test of its
+// four centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer operations per circle point
+// for all four), classifies each centre with the lookup table (two lookups, skipped when the mask has
+// fewer than arc_min ones), and the warp's corners (usually few) are scored with the reference's own
+// functions from shared memory, spread over its lanes; with ScoreDesc::corners each warp also appends
+// its corners' keypoint_keys to the list in device memory (one global atomic per warp and 32 corners).
+// Pass 3: one 16-byte store writes each thread's four scores (0 for every centre not scored).
 // Harris (fast_harris_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
 // Harris response is fused with the segment test in the same pass (and appended to the list likewise).
-#include <climits>
-
 #include "kernels/common/cuda_check.hpp"
 #include "cell_index.hpp"
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
-#include "sm_threads.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -50,18 +45,9 @@ constexpr int kThreadsX = 32, kThreadsY = 8;
 /// (the tile's row and column among the level's blocks without a division: cell_index.hpp).
 __device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int tile_w, int tile_h, int& x0, int& y0,
                                                          int* level = nullptr) {
-    // The levels whose first block is at or before this one, counted; levels past d.levels start at
-    // INT_MAX (plan_score_blocks). Blocks are one warp wide (threadIdx.x = lane).
-#if KESTREL_HAS_GRID_CONSTANT
-    // Lane i reads level i's first block in place (a run-time index into the __grid_constant__ descriptor).
-    const int lane = static_cast<int>(threadIdx.x);
-    const int first = lane < kMaxLevels ? d.level[lane].block_begin : INT_MAX;
-    const int k = __popc(__ballot_sync(0xFFFFFFFFu, static_cast<int>(blockIdx.x) >= first)) - 1;
-#else
-    int k = 0;
+    int k = 0;  // levels past d.levels start at INT_MAX (plan_score_blocks): a fixed, branch-free count
 #pragma unroll
     for (int i = 1; i < kMaxLevels; ++i) k += static_cast<int>(blockIdx.x) >= d.level[i].block_begin ? 1 : 0;
-#endif
     const ScoreLevel& L = d.level[k];
     const int local = static_cast<int>(blockIdx.x) - L.block_begin;
     const int by = div_by_magic(local, L.blocks_x_magic);
@@ -178,85 +164,72 @@ constexpr int kSwarThreadsY = kSwarTileH;                      // 8
 constexpr int kSwarRows = kSwarTileH + 6;                      // 3-row halo above and below
 constexpr int kSwarRowPixels = kSwarTileW + 8;                 // 4-column halo: words stay aligned
 constexpr int kSwarRowWords = kSwarRowPixels / 2;              // one pixel per 16-bit lane
+constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global loads per tile
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
-
-// Blocks per SM the register budget is set for (no spills): SAD-B with the corner list fits 32 registers,
-// so every warp slot of an SM (8 blocks on sm_90) hides the passes' shared-memory latency; SAD-B without
-// it and MT 40 (6 blocks); SAD-A, whose arc score needs more, 64 (4 blocks).
-template <ScoreType kType, bool kList>
-constexpr int kSwarMinBlocks = kType == ScoreType::SadCircle && kList ? kSmMaxThreads / (kSwarThreadsX * kSwarThreadsY)
-                                 : (kType == ScoreType::SadArc ? 4 : (kSmMaxThreads >= 1536 ? 6 : 4));
 
 // kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
 // no dispatch per test); -1: any arc_min.
 template <ScoreType kType, bool kList, int kCompass>
-__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY, kSwarMinBlocks<kType, kList>) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
     int x0, y0, level;
     const ScoreLevel& L = block_level(d, kSwarTileW, kSwarTileH, x0, y0, &level);
+    const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
     constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
 
     // Stage pixels x0 - 4 .. x0 + kSwarTileW + 3 of rows y0 - 3 .. y0 + kSwarTileH + 2 (clamped into the
     // level: clamped values only reach centres within the border, which score 0). A 32-bit load of four
     // pixels becomes two words of pixel pairs, one pixel per 16-bit lane.
-    // 14 rows of 34 words (4 pixels each) over 8 warps, two words per thread, no division: word (ly, wx) =
-    // (warp, lane) first; then (warp + 8, lane) for warps 0..5, while warps 6 and 7 take words 32 and 33 of
-    // every row (lane = row). In a block whose halo lies inside an aligned level every word is one aligned
-    // 32-bit load (block-uniform).
-    constexpr int kLoadsPerRow = kSwarRowPixels / 4;  // 34
-    static_assert(kLoadsPerRow - 32 == 2 * kSwarThreadsY - kSwarRows && kSwarRows <= 32,
-                  "the warps without a second row take the words past 32");
-    const int slane = static_cast<int>(threadIdx.x), swarp = static_cast<int>(threadIdx.y);
-    const bool interior = L.aligned4 && x0 >= 4 && x0 + kSwarTileW + 4 <= L.width;
+    constexpr int kLoadsPerRow = kSwarRowPixels / 4;
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-        const bool extra = j == 1 && swarp + kSwarThreadsY >= kSwarRows;  // warp-uniform
-        const int ly = extra ? slane : swarp + kSwarThreadsY * j;
-        const int wx = extra ? 32 + swarp + kSwarThreadsY - kSwarRows : slane;
-        if (ly >= kSwarRows) continue;
-        const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
-        const int gx = x0 + 4 * wx - 4;
-        if (L.parent == nullptr) {  // block-uniform
-            const std::uint32_t w = interior ? __ldg(reinterpret_cast<const std::uint32_t*>(L.image + static_cast<std::size_t>(gy) * L.pitch + gx))
-                                             : load_word4(L, gy, gx);
-            *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
-        } else {
-            // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
-            // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
-            // columns are also written to the level's image. Clamped coordinates give the value of the
-            // clamped pixel.
-            const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
-            const std::uint8_t* r1 = r0 + L.parent_pitch;
-            std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
-            if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
-                const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
-                const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
-                lo = swar::average4_pair(a.x, b.x);
-                hi = swar::average4_pair(a.y, b.y);
+    for (int j = 0; j < (kSwarLoadWords + kThreads - 1) / kThreads; ++j) {
+        const int i = tid + j * kThreads;
+        if (i < kSwarLoadWords) {
+            const int ly = i / kLoadsPerRow, wx = i % kLoadsPerRow;
+            const int gy = min(max(y0 + ly - 3, 0), L.height - 1);
+            const int gx = x0 + 4 * wx - 4;
+            if (L.parent == nullptr) {  // block-uniform
+                const std::uint32_t w = load_word4(L, gy, gx);
+                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) =
+                    make_uint2(__byte_perm(w, 0, 0x4140), __byte_perm(w, 0, 0x4342));
             } else {
-                std::uint32_t v[4];
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const int px = 2 * min(max(gx + q, 0), L.width - 1);
-                    v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
-                }
-                lo = v[0] | (v[1] << 16);
-                hi = v[2] | (v[3] << 16);
-            }
-            const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
-            *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
-            const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
-            if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
-                std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
-                if (L.aligned4 && gx + 3 < L.width) {
-                    *reinterpret_cast<std::uint32_t*>(out) = w;
+                // Fused pyramid: pixel (x, y) of this level = average4 of parent pixels (2x, 2y) .. (2x + 1,
+                // 2y + 1) (pyramid_rules.hpp, s = 2), computed while staging; the tile's own rows and
+                // columns are also written to the level's image. Clamped coordinates give the value of the
+                // clamped pixel.
+                const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+                const std::uint8_t* r1 = r0 + L.parent_pitch;
+                std::uint32_t lo, hi;  // pixels gx, gx + 1 and gx + 2, gx + 3, one per 16-bit lane
+                if (L.parent_aligned8 && gx >= 0 && gx + 3 < L.width) {
+                    const uint2 a = __ldg(reinterpret_cast<const uint2*>(r0 + 2 * gx));
+                    const uint2 b = __ldg(reinterpret_cast<const uint2*>(r1 + 2 * gx));
+                    lo = swar::average4_pair(a.x, b.x);
+                    hi = swar::average4_pair(a.y, b.y);
                 } else {
+                    std::uint32_t v[4];
 #pragma unroll
-                    for (int q = 0; q < 4; ++q)
-                        if (gx + q < L.width) out[q] = static_cast<std::uint8_t>(w >> (8 * q));
+                    for (int q = 0; q < 4; ++q) {
+                        const int px = 2 * min(max(gx + q, 0), L.width - 1);
+                        v[q] = detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px), __ldg(r1 + px + 1));
+                    }
+                    lo = v[0] | (v[1] << 16);
+                    hi = v[2] | (v[3] << 16);
+                }
+                const std::uint32_t w = __byte_perm(lo, hi, 0x6420);  // the four pixels as bytes
+                *reinterpret_cast<uint2*>(&tile[ly][2 * wx]) = make_uint2(lo, hi);
+                const int oy = y0 + ly - 3;  // unclamped: the tile's own rows only
+                if (ly >= 3 && ly < 3 + kSwarTileH && wx >= 1 && wx <= kSwarTileW / 4 && oy < L.height && gx < L.width) {
+                    std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+                    if (L.aligned4 && gx + 3 < L.width) {
+                        *reinterpret_cast<std::uint32_t*>(out) = w;
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            if (gx + q < L.width) out[q] = static_cast<std::uint8_t>(w >> (8 * q));
+                    }
                 }
             }
         }
