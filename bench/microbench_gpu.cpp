@@ -3,7 +3,9 @@
 // message on a machine without a CUDA device.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kestrel/fast.hpp"
@@ -270,6 +272,40 @@ void register_gpu() {
                 st.counters["keypoints"] = det.host_count();
             });
         }
+    }
+
+    // The detector's kernel paths side by side at 752x480 (KESTREL_DEV_DETECTOR_PATH, set while the detector
+    // meets its first frame): the fused kernel, score maps + grid NMS, score maps + corner list + selection
+    // per corner. The rows above take the path the detector chooses for the SMs present.
+    for (const char* path : {"fused", "maps", "list", "list-generic"}) {
+        const auto make = [path](DetectorConfig c, const HostImage& img, FeatureDetector*& out) {
+            setenv("KESTREL_DEV_DETECTOR_PATH", path, 1);
+            out = new FeatureDetector(c, Backend::Cuda);
+            (void)out->detect(img.view());  // chooses the path, allocates
+            unsetenv("KESTREL_DEV_DETECTOR_PATH");
+        };
+        add(std::string("detector/device/752x480/path:") + path, 1000, [path, make](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            FeatureDetector* raw = nullptr;
+            make(issue4_detector(), g_frame0.at("752x480"), raw);
+            std::unique_ptr<FeatureDetector> det(raw);
+            const DeviceImage d = upload(g_frame0.at("752x480").view());
+            device_loop(st, [&](cudaStream_t s) { det->detect_async(d.view(), s); });
+            st.counters["keypoints"] = det->host_count();
+        });
+        add(std::string("detector/end-to-end/752x480/path:") + path, 1000, [path, make](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            FeatureDetector* raw = nullptr;
+            make(issue4_detector(), g_frame0.at("752x480"), raw);
+            std::unique_ptr<FeatureDetector> det(raw);
+            const PinnedImage p = pinned_copy(g_frame0.at("752x480"));
+            Stream s;
+            gpu_wall_loop(st, [&] {
+                det->detect_async(p.view(), s.get());
+                s.sync("detector");
+            });
+            st.counters["keypoints"] = det->host_count();
+        });
     }
 
     // ---- the tracker (design goals: 200 features <= 15 us device; full frame <= 1.4 x floor)

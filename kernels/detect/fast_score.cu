@@ -1,27 +1,32 @@
-// FAST score maps for all pyramid levels in one launch.
+// FAST score maps for all pyramid levels in one launch, and optionally the list of their corners.
 // Reference it must match bit for bit: fast_score_map_cpu (src/detect/fast_cpu.cpp); semantics in
 // include/kestrel/detail/fast_rules.hpp (segment test, 8 KiB lookup table, scores, border).
 //
 // SAD-B, SAD-A and MT (fast_score_swar_kernel): a block of 32x8 threads scores a 128x8 tile of one level,
-// four horizontally adjacent centres per thread. It stages the tile plus a 3-row / 4-column halo in
-// shared memory with one 16-bit lane per pixel (coalesced 32-bit loads, each expanded to a pixel-pair
-// word pair; a fused level 1 averages the parent's 8-byte loads in SIMD lanes). Pass 1: each thread runs
-// the compass pre-test of its four centres (circle points 0, 4, 8, 12 in SIMD lanes,
-// swar::compass_may_have_corner4 = detail::compass_run_holds: necessary for a corner), and the groups
-// that pass (about a third on real images) join the block's list. Pass 2: the block's threads share the
-// list: each reads the six words of each of the group's seven circle rows (21 64-bit loads), runs the
-// full segment test of its four centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer
-// operations per circle point for all four), classifies each centre with the lookup table (two lookups,
-// skipped when the mask has fewer than arc_min ones), and the warp's corners (usually few) are scored
-// with the reference's own functions from shared memory, spread over its lanes. Pass 3: one 16-byte
-// store writes each thread's four scores (0 for every centre not scored).
+// four horizontally adjacent centres per thread; it finds its tile without a division (cell_index.hpp).
+// It stages the tile plus a 3-row / 4-column halo in shared memory with one 16-bit lane per pixel
+// (coalesced 32-bit loads, each expanded to a pixel-pair word pair; a fused level 1 averages the parent's
+// 8-byte loads in SIMD lanes). Pass 1: each thread runs the compass pre-test of its four centres (circle
+// points 0, 4, 8, 12 in SIMD lanes, swar::compass_may_have_corner4 = detail::compass_run_holds: necessary
+// for a corner; with the corner list the kernel is compiled per arc_min >> 2, so the test's case costs
+// nothing), and the groups that pass (about a third on real images) join the block's list (with the
+// corner list: per warp, by a ballot). Pass 2: the block's threads share the list: each reads the six
+// words of each of the group's seven circle rows (21 64-bit loads), runs the full segment test of its
+// four centres in SIMD lanes (kernels/detect/fast_swar.cuh: about 13 integer operations per circle point
+// for all four), classifies each centre with the lookup table (two lookups, skipped when the mask has
+// fewer than arc_min ones), and the warp's corners (usually few) are scored with the reference's own
+// functions from shared memory, spread over its lanes; with ScoreDesc::corners each warp also appends
+// its corners' keypoint_keys to the list in device memory (one global atomic per warp and 32 corners).
+// Pass 3: one 16-byte store writes each thread's four scores (0 for every centre not scored).
 // Harris (fast_harris_kernel): a block scores a 32x8 tile, one pixel per thread: it stages the tile plus
 // a 4-pixel halo, computes the Sobel gradients of the tile plus a 3-pixel halo into shared memory once
 // (each gradient is shared by up to 49 windows), and corners sum their 7x7 window from there: the
-// Harris response is fused with the segment test in the same pass.
+// Harris response is fused with the segment test in the same pass (and appended to the list likewise).
 #include "kernels/common/cuda_check.hpp"
+#include "cell_index.hpp"
 #include "fast_score.cuh"
 #include "fast_swar.cuh"
+#include "grid_constant.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -36,13 +41,31 @@ constexpr int kGradW = kScoreTileW + 6;          // gradients for the tile plus 
 constexpr int kGradH = kScoreTileH + 6;
 constexpr int kThreadsX = 32, kThreadsY = 8;
 
-/// The level block blockIdx.x scores, and its index among that level's blocks.
-__device__ __forceinline__ ScoreLevel block_level(const ScoreDesc& d, int& local) {
-    int k = 0;
-    for (int i = 1; i < d.levels; ++i)
-        if (static_cast<int>(blockIdx.x) >= d.level[i].block_begin) k = i;
-    local = static_cast<int>(blockIdx.x) - d.level[k].block_begin;
-    return d.level[k];
+/// The level block blockIdx.x scores (its index: *level), and the block's tile origin (x0, y0) in that level
+/// (the tile's row and column among the level's blocks without a division: cell_index.hpp).
+__device__ __forceinline__ const ScoreLevel& block_level(const ScoreDesc& d, int tile_w, int tile_h, int& x0, int& y0,
+                                                         int* level = nullptr) {
+    int k = 0;  // levels past d.levels start at INT_MAX (plan_score_blocks): a fixed, branch-free count
+#pragma unroll
+    for (int i = 1; i < kMaxLevels; ++i) k += static_cast<int>(blockIdx.x) >= d.level[i].block_begin ? 1 : 0;
+    const ScoreLevel& L = d.level[k];
+    const int local = static_cast<int>(blockIdx.x) - L.block_begin;
+    const int by = div_by_magic(local, L.blocks_x_magic);
+    x0 = (local - by * L.blocks_x) * tile_w;
+    y0 = by * tile_h;
+    if (level) *level = k;
+    return L;
+}
+
+/// Appends the warp's non-zero keys to the corner list: one global atomic for the warp (every lane calls it).
+__device__ __forceinline__ void append_corners(const ScoreDesc& d, std::uint64_t key) {
+    const unsigned ballot = __ballot_sync(warp::kFullMask, key != 0);
+    if (ballot == 0) return;  // warp-uniform
+    const unsigned lane = warp::lane_id();
+    unsigned first = 0;
+    if (lane == 0) first = atomicAdd(d.corner_count, static_cast<unsigned>(__popc(ballot)));
+    first = __shfl_sync(warp::kFullMask, first, 0);
+    if (key != 0) d.corners[first + __popc(ballot & ((1u << lane) - 1u))] = key;
 }
 
 /// Pixels gx .. gx + 3 of row gy (already clamped) of level L as one little-endian word: one 32-bit load
@@ -57,15 +80,15 @@ __device__ __forceinline__ std::uint32_t load_word4(const ScoreLevel& L, int gy,
     return w;
 }
 
-__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(ScoreDesc d) {
+template <bool kList>
+__global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint8_t tile[kSmemH][kSmemW];
     __shared__ short grad_x[kGradH][kGradW];
     __shared__ short grad_y[kGradH][kGradW];
 
     // Which level and tile this block scores.
-    int local;
-    const ScoreLevel L = block_level(d, local);
-    const int x0 = (local % L.blocks_x) * kScoreTileW, y0 = (local / L.blocks_x) * kScoreTileH;
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kScoreTileW, kScoreTileH, x0, y0, &level);
     const int tid = threadIdx.y * kThreadsX + threadIdx.x;
 
     // Stage tile + halo: 40 rows of 10 words. Words inside the image are one 32-bit load when the
@@ -104,9 +127,8 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(Score
     for (int r = 0; r < kScoreTileH / kThreadsY; ++r) {
         const int ly = threadIdx.y + r * kThreadsY;
         const int y = y0 + ly;
-        if (x >= L.width || y >= L.height) continue;
         float s = 0.0f;
-        if (x >= border && y >= border && x < L.width - border && y < L.height - border) {
+        if (x >= border && y >= border && x < L.width - border && y < L.height - border) {  // inside the level
             const int cx = lx + kHalo, cy = ly + kHalo;
             const int c = tile[cy][cx];
             int p[detail::kCircleSize];
@@ -129,7 +151,9 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) fast_harris_kernel(Score
                 s = detail::harris_from_sums(sxx, syy, sxy);
             }
         }
-        reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
+        if (x < L.width && y < L.height)
+            reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch)[x] = s;
+        if (kList) append_corners(d, s > 0.0f ? detail::keypoint_key(s, level, x, y) : 0ull);
     }
 }
 
@@ -144,14 +168,15 @@ constexpr int kSwarLoadWords = kSwarRowPixels / 4 * kSwarRows; // 32-bit global 
 static_assert(kSwarThreadsX == 32, "one warp per tile row");
 
 
-template <ScoreType kType>
-__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(ScoreDesc d) {
+// kCompass >= 0: the kernel for arc_min >> 2 == kCompass (the compass pre-test's case, fixed at compile time:
+// no dispatch per test); -1: any arc_min.
+template <ScoreType kType, bool kList, int kCompass>
+__global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t tile[kSwarRows][kSwarRowWords];
     __shared__ unsigned survivor_count;
     if (threadIdx.x == 0 && threadIdx.y == 0) survivor_count = 0;  // the staging barrier publishes it
-    int local;
-    const ScoreLevel L = block_level(d, local);
-    const int x0 = (local % L.blocks_x) * kSwarTileW, y0 = (local / L.blocks_x) * kSwarTileH;
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kSwarTileW, kSwarTileH, x0, y0, &level);
     const int tid = threadIdx.y * kSwarThreadsX + threadIdx.x;
     constexpr int kThreads = kSwarThreadsX * kSwarThreadsY;
 
@@ -227,23 +252,57 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     if (active && y >= border && y < L.height - border && x + 3 >= border && x < L.width - border) {
         swar::RowWords r3[3];  // rows y - 3, y, y + 3
         swar::load_rows(&tile[wy][2 * lane], kSwarRowWords, 3, r3);
-        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, d.arc_min);
+        // A constant 4 kCompass has the same arc_min >> 2 as d.arc_min: the same test, its case chosen here.
+        may = swar::compass_may_have_corner4(r3[0], r3[1], r3[2], t, kCompass >= 0 ? 4 * kCompass : d.arc_min);
     }
-    const unsigned slot = warp::append_one(may, &survivor_count);
-    if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
+    __shared__ __align__(16) unsigned warp_survivors[kSwarThreadsY];
+    if constexpr (kCompass >= 0) {
+        // Each warp lists its groups in its own 32 entries (a ballot, no atomic); pass 2 finds the i-th
+        // survivor of the block from the warps' counts.
+        const unsigned ballot = __ballot_sync(warp::kFullMask, may);
+        if (may) survivors[wy * 32 + __popc(ballot & ((1u << lane) - 1u))] = static_cast<std::uint8_t>((wy << 5) | lane);
+        if (lane == 0) warp_survivors[wy] = static_cast<unsigned>(__popc(ballot));
+    } else {
+        const unsigned slot = warp::append_one(may, &survivor_count);
+        if (may) survivors[slot] = static_cast<std::uint8_t>((wy << 5) | lane);
+    }
     __syncthreads();
 
     // Pass 2: the block's threads share the surviving groups (about a third on real images): full
     // segment test of four centres in SIMD lanes (kernels/detect/fast_swar.cuh), classification with the lookup
     // table, then the warp's corners are spread over its lanes (each lane scores todo[i], i = lane, lane +
     // 32, ...) with the reference's own score function into the block's score tile.
-    const int n_groups = static_cast<int>(survivor_count);
+    int n_groups;
+    unsigned per_warp[kSwarThreadsY];
+    if constexpr (kCompass >= 0) {
+        static_assert(kSwarThreadsY == 8, "two 16-byte loads of the warps' counts");
+        const uint4 a = *reinterpret_cast<const uint4*>(&warp_survivors[0]);
+        const uint4 b = *reinterpret_cast<const uint4*>(&warp_survivors[4]);
+        per_warp[0] = a.x; per_warp[1] = a.y; per_warp[2] = a.z; per_warp[3] = a.w;
+        per_warp[4] = b.x; per_warp[5] = b.y; per_warp[6] = b.z; per_warp[7] = b.w;
+        n_groups = static_cast<int>(a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w);
+    } else {
+        n_groups = static_cast<int>(survivor_count);
+    }
     if (wy * 32 < n_groups) {  // warp-uniform: every lane takes part in the shuffles below
         const int i = wy * 32 + lane;
         unsigned corners = 0;  // bit j: centre gx + j is a corner
         int g = 0;
         if (i < n_groups) {
-            g = survivors[i];
+            if constexpr (kCompass >= 0) {  // the i-th survivor: warp w's entry i - (survivors of warps < w)
+                int w = 0, before = 0;
+                bool found = false;
+#pragma unroll
+                for (int k = 0; k < kSwarThreadsY; ++k) {
+                    const bool here = !found && i < before + static_cast<int>(per_warp[k]);
+                    w = here ? k : w;
+                    found |= here;
+                    before += found ? 0 : static_cast<int>(per_warp[k]);
+                }
+                g = survivors[w * 32 + i - before];
+            } else {
+                g = survivors[i];
+            }
             const int gr = g >> 5, gl = g & 31;
             const int gx = x0 + 4 * gl;
             swar::RowWords rows[7];  // tile rows gr .. gr + 6 (level rows y0 + gr - 3 ..), pixels gx - 4 .. gx + 7
@@ -260,16 +319,24 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
         const int centre0 = ((g >> 5) << 7) | (4 * (g & 31));  // tile row << 7 | tile column of centre gx
         for (unsigned m = corners; m; m &= m - 1u) todo[wy][pos++] = static_cast<std::uint16_t>(centre0 + __ffs(m) - 1);
         __syncwarp();
-        for (int k = lane; k < total; k += 32) {
-            const int idx = todo[wy][k];
-            const int cr = idx >> 7, cc = idx & 127;
-            const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
-            const int c = base[0];
-            int p[detail::kCircleSize];
+        // kList: every lane runs every round (the append's ballot and shuffle need the whole warp).
+        for (int k0 = 0; k0 < total; k0 += 32) {
+            const int k = k0 + lane;
+            std::uint64_t key = 0;
+            if (k < total) {
+                const int idx = todo[wy][k];
+                const int cr = idx >> 7, cc = idx & 127;
+                const std::uint16_t* base = reinterpret_cast<const std::uint16_t*>(&tile[cr + 3][0]) + 4 + cc;
+                const int c = base[0];
+                int p[detail::kCircleSize];
 #pragma unroll
-            for (int q = 0; q < detail::kCircleSize; ++q)
-                p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
-            block_scores[cr][cc] = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+                for (int q = 0; q < detail::kCircleSize; ++q)
+                    p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
+                const float s = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+                block_scores[cr][cc] = s;
+                if (kList && s > 0.0f) key = detail::keypoint_key(s, level, x0 + cc, y0 + cr);
+            }
+            if (kList) append_corners(d, key);  // one global atomic per round
         }
     }
     __syncthreads();
@@ -297,23 +364,42 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
     for (int k = 0; k < d.levels; ++k) {
         ScoreLevel& L = d.level[k];
         L.blocks_x = (L.width + d.tile_w - 1) / d.tile_w;
+        L.blocks_x_magic = div_magic(L.blocks_x);
         L.block_begin = begin;
         begin += L.blocks_x * ((L.height + d.tile_h - 1) / d.tile_h);
     }
     d.total_blocks = begin;
+    for (int k = d.levels; k < kMaxLevels; ++k) d.level[k].block_begin = INT_MAX;  // block_level's search
 }
+
+namespace {
+template <ScoreType kType>
+void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
+    const dim3 block(kSwarThreadsX, kSwarThreadsY);
+    if (d.corners == nullptr || d.generic_compass) {
+        if (d.corners) fast_score_swar_kernel<kType, true, -1><<<grid, block, 0, stream>>>(d);
+        else fast_score_swar_kernel<kType, false, -1><<<grid, block, 0, stream>>>(d);
+        return;
+    }
+    switch (d.arc_min >> 2) {  // arc_min is 1..16
+        case 0: fast_score_swar_kernel<kType, true, 0><<<grid, block, 0, stream>>>(d); break;
+        case 1: fast_score_swar_kernel<kType, true, 1><<<grid, block, 0, stream>>>(d); break;
+        case 2: fast_score_swar_kernel<kType, true, 2><<<grid, block, 0, stream>>>(d); break;
+        case 3: fast_score_swar_kernel<kType, true, 3><<<grid, block, 0, stream>>>(d); break;
+        default: fast_score_swar_kernel<kType, true, 4><<<grid, block, 0, stream>>>(d); break;
+    }
+}
+}  // namespace
 
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(d.total_blocks));
-    const dim3 swar_block(kSwarThreadsX, kSwarThreadsY);
     switch (type) {
-        case ScoreType::SadCircle: fast_score_swar_kernel<ScoreType::SadCircle><<<grid, swar_block, 0, stream>>>(d); break;
-        case ScoreType::SadArc: fast_score_swar_kernel<ScoreType::SadArc><<<grid, swar_block, 0, stream>>>(d); break;
-        case ScoreType::MaxThreshold:
-            fast_score_swar_kernel<ScoreType::MaxThreshold><<<grid, swar_block, 0, stream>>>(d);
-            break;
+        case ScoreType::SadCircle: launch_swar<ScoreType::SadCircle>(d, grid, stream); break;
+        case ScoreType::SadArc: launch_swar<ScoreType::SadArc>(d, grid, stream); break;
+        case ScoreType::MaxThreshold: launch_swar<ScoreType::MaxThreshold>(d, grid, stream); break;
         case ScoreType::Harris:
-            fast_harris_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            if (d.corners) fast_harris_kernel<true><<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
+            else fast_harris_kernel<false><<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(d);
             break;
     }
     KESTREL_CUDA_LAUNCH("fast score");

@@ -18,6 +18,7 @@ struct ScoreLevel {
     float* scores;
     std::size_t score_pitch;  // bytes
     int blocks_x;             // tiles across this level
+    std::uint32_t blocks_x_magic;  // div_magic(blocks_x) (kernels/detect/cell_index.hpp): no division per block
     int block_begin;          // first flat block index of this level
     // Fused pyramid (SWAR kernel only): when parent is set, this level is not read from `image` but
     // derived from its parent level (factor 2: detail::average4 of the 2x2 parent pixels) while staging,
@@ -38,6 +39,13 @@ struct ScoreDesc {
     int total_blocks;
     int tile_w, tile_h;        // level pixels scored by one block (set by plan_score_blocks)
     ScoreLevel level[kMaxLevels];
+    // Corner list (SAD-B, SAD-A, MT; or null): every pixel with a positive score is also appended as its
+    // detail::keypoint_key to corners[*corner_count ...] (one global atomic per warp and 32 corners; the
+    // order is not deterministic, the set is). corners holds every pixel of every level; *corner_count
+    // is 0 before the launch (kernels/detect/corner_select.cu resets it).
+    unsigned long long* corners;
+    unsigned* corner_count;
+    bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).

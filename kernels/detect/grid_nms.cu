@@ -115,6 +115,7 @@ struct GridNmsKernel {
 
 GridNmsLaunch grid_nms_launch(const GridNmsParams& p) {
     if (p.fused) return cell_detect_launch(p);
+    if (p.listed) return corner_select_launch(p);
     return selection_launch<GridNmsKernel>(p, 0);
 }
 
@@ -123,8 +124,8 @@ void launch_grid_nms(const GridNmsParams& p, cudaStream_t stream) {
     GridNmsParams arg = p;
     void* args[] = {&arg};
     KESTREL_CUDA(cudaLaunchKernel(l.func, l.grid, l.block, args, l.smem, stream),
-                 p.fused ? "cell detect launch" : "grid nms launch");
-    KESTREL_CUDA_LAUNCH(p.fused ? "cell detect" : "grid nms");
+                 p.fused ? "cell detect launch" : p.listed ? "corner select launch" : "grid nms launch");
+    KESTREL_CUDA_LAUNCH(p.fused ? "cell detect" : p.listed ? "corner select" : "grid nms");
 }
 
 }  // namespace kestrel::kernels

@@ -53,6 +53,16 @@ struct GridNmsParams {
     int list_off;                        // corner list (uint32 entries) in dynamic shared memory
     int task_off;                        // list of tasks passing the compass test (uint32 entries)
     int smem_bytes;                      // dynamic shared memory per block
+    // Corner-list selection (kernels/detect/corner_select.cu): when `listed`, the score kernel has appended
+    // every positive score's keypoint_key to corners[0 .. *corner_count) and one launch of list_blocks
+    // blocks selects from that list (NMS against the maps in level[], eligibility, best K per cell by
+    // atomics into cell_keys, which are 0 before the launch: finish() leaves them so). Its last block
+    // resets *corner_count to 0.
+    bool listed;
+    const unsigned long long* corners;
+    unsigned* corner_count;
+    int list_blocks;
+    std::uint32_t cell_div_x, cell_div_y;  // kernels::div_magic(cell_width), (cell_height): cell_index.hpp
 };
 
 /// The kernel, grid and block of the single launch (also used to fill CUDA-graph kernel nodes).
@@ -62,6 +72,12 @@ struct GridNmsLaunch {
     std::size_t smem;  // dynamic shared memory bytes
 };
 GridNmsLaunch grid_nms_launch(const GridNmsParams& p);
+
+/// The corner-list selection's launch (kernels/detect/corner_select.cu; p.listed, grid of p.list_blocks).
+GridNmsLaunch corner_select_launch(const GridNmsParams& p);
+/// Blocks of the corner-list selection resident at once on the current context's SMs (its list_blocks:
+/// one wave). Host-only; call it once per size.
+int corner_select_blocks(const GridNmsParams& p);
 
 /// NMS + best K per cell over all levels + global cap + compaction + count: one launch (with p.fused,
 /// the scores too: kernels/detect/cell_detect.cu).

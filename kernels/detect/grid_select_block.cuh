@@ -209,6 +209,11 @@ __device__ void finish(const GridNmsParams& p) {
         *p.count = static_cast<int>(kept);
         if (p.host_count) *p.host_count = static_cast<int>(kept);
         *p.ticket = 0u;  // ready for the next launch (stream order)
+        if (p.listed) *p.corner_count = 0u;
+    }
+    if (p.listed) {  // block-uniform: the corner-list selection needs empty slots at its next launch
+        __syncthreads();  // every lane has read its slots
+        for (int i = static_cast<int>(threadIdx.x); i < o.n; i += kThreads) p.cell_keys[i] = 0ull;
     }
 }
 

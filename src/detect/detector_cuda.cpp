@@ -10,9 +10,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "kernels/detect/cell_detect.cuh"
+#include "kernels/detect/cell_index.hpp"
+#include "kernels/detect/fast_score.cuh"
 #include "kernels/detect/grid_nms.cuh"
 #include "kernels/common/cuda_check.hpp"
 #include "detector_buffers_cuda.hpp"
@@ -43,6 +47,13 @@ struct CudaDetector::Frame {
     bool fused = false;
     bool in_place = false;
     kernels::GridNmsParams plan{};
+    // Corner-list path (grid policy, where the fused kernel does not apply): the
+    // score kernel writes the maps and appends every corner's key to `corners`; the selection kernel
+    // (kernels/detect/corner_select.cu) then works per corner. `list_desc`: the score launch's descriptor
+    // (maps, lookup table, list), whose images are set per frame.
+    bool listed = false;
+    DeviceBytes corners, corner_count;
+    kernels::ScoreDesc list_desc{};
     // SelectionPolicy::PyCA: the two-kernel path's score maps, then culling + aggregation (src/detect/pyca_cuda.hpp)
     // into `select`'s slots and result block, in place of the grid-NMS launch. Its graph has no patched node:
     // frames whose mask pointers differ from the captured ones are launched directly.
@@ -100,8 +111,15 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
-    f->fused = !f->pyca && !f->orbslam && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
-               kernels::cell_detect_fits_one_wave(f->plan);
+    // KESTREL_DEV_DETECTOR_PATH = fused | maps | list forces a path where it applies (benchmarks, tests);
+    // list-generic: the list path with one score kernel for every arc_min.
+    const char* forced_path = std::getenv("KESTREL_DEV_DETECTOR_PATH");
+    const std::string path = forced_path ? forced_path : "";
+    const bool grid_policy = !f->pyca && !f->orbslam;
+    const bool list_forced = path == "list" || path == "list-generic";
+    f->fused = grid_policy && path != "maps" && !list_forced && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
+               (path == "fused" || kernels::cell_detect_fits_one_wave(f->plan));
+    f->listed = grid_policy && !f->fused && path != "maps";
     f->in_place = f->fused && (g.levels == 1 || (g.levels == 2 && cfg_.pyramid.scale == 2.0f));
     if (cfg_.orb_descriptors) {  // ORB reads every level: the pyramid is always built, level 0 its own
         f->in_place = false;
@@ -112,8 +130,92 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     } else {
         f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), score_config(cfg_));
     }
+    if (f->listed) plan_listed(*f, path == "list-generic");
     frame_ = std::move(f);
     return *frame_;
+}
+
+void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
+    const char* stage = "detector allocation";
+    std::size_t pixels = 0;  // every pixel of every level may be a corner
+    for (int k = 0; k < f.g.levels; ++k)
+        pixels += static_cast<std::size_t>(f.g.level_size[k].width) * static_cast<std::size_t>(f.g.level_size[k].height);
+    f.corners = device_bytes(pixels * sizeof(unsigned long long), stage);
+    f.corner_count = device_bytes(sizeof(unsigned), stage);
+    KESTREL_CUDA(cudaMemset(f.corner_count.get(), 0, sizeof(unsigned)), stage);
+    // The selection's slots start empty; its last block empties them again after every frame.
+    KESTREL_CUDA(cudaMemset(f.plan.cell_keys, 0, sizeof(unsigned long long) * static_cast<std::size_t>(f.g.cells()) * cfg_.per_cell),
+                 stage);
+    KESTREL_CUDA(cudaStreamSynchronize(nullptr), stage);
+    kernels::ScoreDesc& d = f.list_desc;
+    d = kernels::ScoreDesc{};
+    d.levels = f.g.levels;
+    d.threshold = cfg_.fast.threshold;
+    d.arc_min = cfg_.fast.arc_min;
+    d.arc_max_is_16 = cfg_.fast.arc_max == 16;
+    d.lut = f.scores.lut();
+    for (int k = 0; k < f.g.levels; ++k) {
+        kernels::ScoreLevel& L = d.level[k];
+        L.width = f.g.level_size[k].width;
+        L.height = f.g.level_size[k].height;
+        L.scores = const_cast<float*>(f.scores.level_data(k));
+        L.score_pitch = f.scores.level_pitch(k);
+    }
+    kernels::plan_score_blocks(d, cfg_.fast.score);
+    d.corners = static_cast<unsigned long long*>(f.corners.get());
+    d.corner_count = static_cast<unsigned*>(f.corner_count.get());
+    d.generic_compass = generic_compass;
+    f.plan.listed = true;
+    f.plan.corners = d.corners;
+    f.plan.corner_count = d.corner_count;
+    f.plan.cell_div_x = kernels::div_magic(cfg_.cell_width);
+    f.plan.cell_div_y = kernels::div_magic(cfg_.cell_height);
+    f.plan.list_blocks = kernels::corner_select_blocks(f.plan);
+}
+
+namespace {
+bool aligned_view(const void* p, std::size_t pitch, std::size_t a) {
+    return reinterpret_cast<std::uintptr_t>(p) % a == 0 && pitch % a == 0;
+}
+void set_score_image(kernels::ScoreLevel& L, DeviceView v) {
+    L.image = v.data;
+    L.pitch = v.pitch;
+    L.aligned4 = aligned_view(v.data, v.pitch, 4);
+    L.parent = nullptr;
+    L.parent_pitch = 0;
+    L.parent_aligned8 = false;
+    L.build_out = nullptr;
+}
+}  // namespace
+
+void CudaDetector::enqueue_listed_scores(Frame& f, DeviceView input, cudaStream_t s) const {
+    // As DeviceScoreMaps::compute_fused: level 1 of a 2-level factor-2 pyramid derived while scoring,
+    // otherwise the pyramid is built first.
+    kernels::ScoreDesc d = f.list_desc;
+    if (f.scores.fuses(f.pyramid)) {
+        set_score_image(d.level[0], input);
+        const DeviceView l1 = f.pyramid.level(1);
+        kernels::ScoreLevel& L1 = d.level[1];
+        set_score_image(L1, l1);
+        L1.parent = input.data;
+        L1.parent_pitch = input.pitch;
+        L1.parent_aligned8 = aligned_view(input.data, input.pitch, 8);
+        L1.build_out = const_cast<std::uint8_t*>(l1.data);
+    } else {
+        if (input.data != f.pyramid.level(0).data) copy_async(input, f.pyramid.level0(), s);
+        f.pyramid.build(s);
+        for (int k = 0; k < f.g.levels; ++k) set_score_image(d.level[k], f.pyramid.level(k));
+    }
+    kernels::launch_fast_score(d, cfg_.fast.score, s);
+}
+
+void CudaDetector::set_listed(kernels::GridNmsParams& p, const Frame& f) const {
+    p.listed = true;
+    p.corners = f.plan.corners;
+    p.corner_count = f.plan.corner_count;
+    p.list_blocks = f.plan.list_blocks;
+    p.cell_div_x = f.plan.cell_div_x;
+    p.cell_div_y = f.plan.cell_div_y;
 }
 
 void CudaDetector::check_masks(const char* where, const Frame& f, const DeviceDetectionMasks& masks) const {
@@ -147,14 +249,16 @@ void CudaDetector::run(Frame& f, DeviceView input, StreamHandle stream, const De
     kernels::GridNmsParams p = f.fused ? GridSelectAccess::params(f.select, f.geometry, masks)
                                        : GridSelectAccess::params(f.select, f.scores, masks);
     if (f.fused) set_fused(p, f, input);
+    if (f.listed) set_listed(p, f);
     if (f.host_result_device) {
         p.host_count = result_count(f.host_result_device);
         p.host_keypoints = result_keypoints(f.host_result_device);
     }
     // Fused: one launch (after the pyramid build unless in place). Otherwise pyramid + scores (one
     // launch when the configuration fuses: 2 levels of factor 2, not Harris), then the grid NMS.
-    const auto enqueue = [&f, &p, input](cudaStream_t s) {
-        if (!f.fused) f.scores.compute_fused(input, f.pyramid, s);
+    const auto enqueue = [this, &f, &p, input](cudaStream_t s) {
+        if (f.listed) enqueue_listed_scores(f, input, s);
+        else if (!f.fused) f.scores.compute_fused(input, f.pyramid, s);
         else if (!f.in_place) f.pyramid.build(s);
         if (f.orbslam)
             f.orbslam_stage.run(p, f.scores, f.pyramid, input, s);

@@ -4,6 +4,8 @@
 // with no allocation and no synchronization after the first call at a size; optionally the part after
 // the upload replays as one CUDA graph.
 #pragma once
+#include <cuda_runtime.h>
+
 #include <memory>
 #include <vector>
 
@@ -48,6 +50,11 @@ private:
     void run(Frame& f, DeviceView input, StreamHandle stream, const DeviceDetectionMasks& masks);
     /// Turns p into the fused kernel's arguments for a frame whose level 0 is `input`.
     void set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceView input) const;
+    /// Corner-list path: allocates the list and plans its selection (once per size).
+    void plan_listed(Frame& f, bool generic_compass) const;
+    /// Corner-list path: the selection's per-frame arguments, and the scores (with the list) of `input`.
+    void set_listed(kernels::GridNmsParams& p, const Frame& f) const;
+    void enqueue_listed_scores(Frame& f, DeviceView input, cudaStream_t s) const;
 
     DetectorConfig cfg_;
     std::unique_ptr<Frame> frame_;

@@ -2,10 +2,14 @@
 // parameter grid (levels 1..4, factor 2 and 1.2, cells 32x32 and 64x48, n = 1..4, K = 1..4, all four
 // scores, caps, borders) at odd sizes; repeated runs; the asynchronous API from pinned host and device
 // images with device masks, with and without CUDA graphs, inside a user's stream capture; several
-// detectors on several streams; size changes; error paths; both kernel paths (fused, and score maps +
-// grid NMS for large cells).
+// detectors on several streams; size changes; error paths; every kernel path (forced with
+// KESTREL_DEV_DETECTOR_PATH: the fused kernel, score maps + the corner-list selection with a score kernel
+// per compass case or for any arc_min, score maps + grid NMS), with masks and K up to 8; small cases of
+// the corner-list path for compute-sanitizer.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "detector_test_util.hpp"
 #include "kestrel/grid_select.hpp"
@@ -48,8 +52,18 @@ PinnedImage pinned_copy(const HostImage& img) {
     return p;
 }
 
-TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
-    KESTREL_REQUIRE_GPU();
+// Forces the detector's kernel path (KESTREL_DEV_DETECTOR_PATH: fused, maps or list, where it applies) for the
+// detectors constructed while it lives; the path is chosen at a detector's first frame of a size.
+struct ScopedPath {
+    explicit ScopedPath(const char* path) {
+        if (path) setenv("KESTREL_DEV_DETECTOR_PATH", path, 1);
+    }
+    ~ScopedPath() { unsetenv("KESTREL_DEV_DETECTOR_PATH"); }
+};
+
+// The parameter grid on real images; with_masks adds a cell mask and a pixel mask to every third combination.
+void parameter_grid(const char* path, bool with_masks) {
+    const ScopedPath scoped(path);
     const auto names = test::real_image_names();
     const Size2 sizes[] = {{752, 480}, {641, 479}, {333, 217}, {799, 67}, {97, 603}, {259, 131}, {768, 576}, {517, 389}};
     const ScoreType scores[] = {ScoreType::SadCircle, ScoreType::SadArc, ScoreType::MaxThreshold, ScoreType::Harris};
@@ -74,16 +88,111 @@ TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
                                          (i * 13) % 40, (i * 29) % 40, sz.width, sz.height);
         const std::string what = "combo " + std::to_string(i) + " " + test::describe(cfg) + " size " +
                                  std::to_string(sz.width) + "x" + std::to_string(sz.height);
-        const auto ref = detect_cpu(img.view(), cfg);
+        DetectionMasks masks;
+        std::vector<std::uint8_t> skip;
+        HostImage pixel_mask;
+        if (with_masks && i % 3 == 0) {
+            const Size2 grid = grid_size(sz.width, sz.height, cfg);
+            skip.resize(static_cast<std::size_t>(grid.width) * grid.height);
+            for (std::size_t c = 0; c < skip.size(); ++c) skip[c] = (c * 7 + static_cast<std::size_t>(i)) % 5 == 0;
+            pixel_mask = HostImage(sz.width, sz.height, 1);
+            for (int y = 0; y < sz.height; ++y)
+                for (int x = 0; x < sz.width; ++x)
+                    if ((x / 9 + y / 7 + i) % 4 == 0) pixel_mask.at(x, y) = 0;
+            masks.cell_skip = skip.data();
+            masks.cell_grid = grid;
+            masks.pixel_mask = pixel_mask.view();
+        }
+        const auto ref = detect_cpu(img.view(), cfg, masks);
         FeatureDetector det(cfg, Backend::Cuda);
-        test::expect_same_keypoints(det.detect(img.view()), ref, what);
-        test::expect_same_keypoints(det.detect(img.view()), ref, what + " (second run)");
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref, what);
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref, what + " (second run)");
+        if (with_masks) test::expect_same_keypoints(det.detect(img.view()), detect_cpu(img.view(), cfg), what + " (no masks)");
     }
 }
 
+TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid(nullptr, false);
+}
+
+// The corner-list path (score kernel appends its corners, kernels/detect/corner_select.cu selects per corner
+// with atomics) over the whole grid, with masks, and K up to 8: the same list as the reference; second runs
+// check that its slots and list count are left empty for the next frame.
+TEST(DetectorGpu, CornerListPathMatchesCpuOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid("list", true);
+}
+
+TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedPath scoped("list");
+    const HostImage img = test::crop(test::real_image("vtest_000.png"), 5, 3, 640, 400);
+    for (int K = 1; K <= 8; ++K)
+        for (int n = 1; n <= 3; ++n) {
+            DetectorConfig cfg;
+            cfg.per_cell = K;
+            cfg.nms_radius = n;
+            cfg.fast.threshold = 6 + K;  // dense corners: many per cell compete for the K slots
+            cfg.max_features = K % 3 == 0 ? 300 : 0;
+            cfg.pyramid = {K % 2 ? 2 : 3, K % 4 == 1 ? 1.2f : 2.0f};
+            const std::string what = test::describe(cfg);
+            const auto ref = detect_cpu(img.view(), cfg);
+            ASSERT_FALSE(ref.empty()) << what;
+            FeatureDetector det(cfg, Backend::Cuda);
+            for (int rep = 0; rep < 3; ++rep) test::expect_same_keypoints(det.detect(img.view()), ref, what + " run " + std::to_string(rep));
+        }
+}
+
+// A small case of every kernel of the corner-list path (the score kernels per compass case and for any
+// arc_min, SAD-B, SAD-A, MT and Harris, with the list; the selection for K = 1 and K > 1, n = 1 and n > 1,
+// with masks): quick enough to run under compute-sanitizer (memcheck, racecheck).
+TEST(DetectorGpu, CornerListPathSmallCases) {
+    KESTREL_REQUIRE_GPU();
+    const HostImage img = test::crop(test::real_image("graf1.png"), 11, 7, 333, 217);
+    struct Case {
+        ScoreType score;
+        int K, n, arc_min;
+        const char* path;
+    };
+    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list"}, {ScoreType::SadArc, 3, 1, 12, "list"},
+                          {ScoreType::MaxThreshold, 2, 2, 9, "list-generic"}, {ScoreType::Harris, 4, 1, 9, "list"}};
+    for (const Case& c : cases) {
+        const ScopedPath scoped(c.path);
+        DetectorConfig cfg;
+        cfg.fast.score = c.score;
+        cfg.fast.arc_min = c.arc_min;
+        cfg.per_cell = c.K;
+        cfg.nms_radius = c.n;
+        cfg.max_features = c.K == 3 ? 40 : 0;
+        const Size2 grid = grid_size(img.width(), img.height(), cfg);
+        std::vector<std::uint8_t> skip(static_cast<std::size_t>(grid.width) * grid.height);
+        for (std::size_t i = 0; i < skip.size(); ++i) skip[i] = i % 4 == 1;
+        HostImage pixel_mask(img.width(), img.height(), 1);
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width() / 4; ++x) pixel_mask.at(x, y) = 0;
+        DetectionMasks masks;
+        masks.cell_skip = skip.data();
+        masks.cell_grid = grid;
+        masks.pixel_mask = pixel_mask.view();
+        const std::string what = std::string(c.path) + " " + test::describe(cfg);
+        const auto ref = detect_cpu(img.view(), cfg), ref_masked = detect_cpu(img.view(), cfg, masks);
+        ASSERT_FALSE(ref_masked.empty()) << what;
+        FeatureDetector det(cfg, Backend::Cuda);
+        test::expect_same_keypoints(det.detect(img.view()), ref, what);
+        test::expect_same_keypoints(det.detect(img.view(), masks), ref_masked, what + " masks");
+        test::expect_same_keypoints(det.detect(img.view()), ref, what + " again");
+    }
+}
+
+TEST(DetectorGpu, MapsPathMatchesCpuOverTheParameterGrid) {
+    KESTREL_REQUIRE_GPU();
+    parameter_grid("maps", true);
+}
+
 // The CUDA detector runs one fused kernel (kernels/detect/cell_detect.cu) where its shared-memory plan fits, and
-// score maps + grid NMS otherwise (Harris, or large cells and radii): both must equal the reference, on
-// both sides of that limit.
+// score maps + the corner-list selection otherwise (Harris, or large cells and radii): both must equal the
+// reference, on both sides of that limit.
 TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
     KESTREL_REQUIRE_GPU();
     const HostImage full = test::real_image(test::real_image_names().front());
@@ -95,7 +204,7 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
     const Case cases[] = {
         {64, 64, 1, 2, 2.0f, ScoreType::SadCircle},      // fused, in place (level 1 derived)
         {96, 72, 2, 3, 2.0f, ScoreType::MaxThreshold},   // fused on a built pyramid
-        {128, 128, 2, 2, 2.0f, ScoreType::SadArc},       // plan too large: score maps + grid NMS
+        {128, 128, 2, 2, 2.0f, ScoreType::SadArc},       // plan too large: score maps + corner list
         {512, 256, 4, 3, 1.2f, ScoreType::SadCircle},    // far too large
         {1024, 64, 3, 1, 2.0f, ScoreType::MaxThreshold}, // one level, wide cells
     };
@@ -121,8 +230,10 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
 // kinds, on the fused kernel in place (level 1 derived in SIMD lanes; NMS radius 1 and 2 give parent
 // reads that are and are not 4-byte aligned) and from device images that start 1 and 2 bytes past an
 // aligned address (byte loads), all equal to the reference.
-TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
-    KESTREL_REQUIRE_GPU();
+// On every kernel path: the fused kernel, the score maps + grid NMS, the corner list with a score kernel per
+// compass case (arc_min >> 2) and with the one for any arc_min.
+void every_arc_min_and_misaligned_device_images(const char* path) {
+    const ScopedPath scoped(path);
     const HostImage full = test::real_image("vtest_000.png");
     const HostImage img = test::crop(full, 7, 9, 301, 203);
     // The same pixels behind device pointers 1 and 2 bytes past an aligned address.
@@ -136,7 +247,7 @@ TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
             cfg.fast = {lo <= 4 ? 40 : (lo <= 8 ? 20 : 8), lo, hi, lo % 2 ? ScoreType::SadCircle : ScoreType::MaxThreshold};
             cfg.nms_radius = 1 + lo % 2;
             cfg.per_cell = 2;
-            const std::string what = test::describe(cfg);
+            const std::string what = std::string(path) + " " + test::describe(cfg);
             const auto ref = detect_cpu(img.view(), cfg);
             ASSERT_FALSE(ref.empty()) << what;
             FeatureDetector det(cfg, Backend::Cuda);
@@ -152,13 +263,20 @@ TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
         }
 }
 
+TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    for (const char* path : {"fused", "maps", "list", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
+}
+
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
     KESTREL_REQUIRE_GPU();
     DetectorConfig cfg;
     cfg.pyramid = {3, 2.0f};
     cfg.per_cell = 3;
     cfg.max_features = 400;
+    for (const char* path : {"fused", "maps", "list"})
     for (const bool graph : {true, false}) {
+        const ScopedPath scoped(path);
         cfg.cuda_graph = graph;
         FeatureDetector det(cfg, Backend::Cuda);
         Stream stream;
@@ -172,7 +290,8 @@ TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
             for (int rep = 0; rep < 3; ++rep) {
                 det.detect_async(pinned.view(), stream.s);
                 synchronize(stream.s);
-                test::expect_same_keypoints(host_result(det), ref, "frame " + std::to_string(i) + " graph " + std::to_string(graph));
+                test::expect_same_keypoints(host_result(det), ref,
+                                            std::string(path) + " frame " + std::to_string(i) + " graph " + std::to_string(graph));
             }
         }
     }
@@ -264,6 +383,13 @@ void async_from_pinned_and_device_images(float scale) {
 TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasks) {
     KESTREL_REQUIRE_GPU();
     async_from_pinned_and_device_images(1.2f);
+}
+
+TEST(DetectorGpu, AsyncWithDeviceMasksOnTheCornerListPath) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedPath scoped("list");
+    async_from_pinned_and_device_images(1.2f);
+    async_from_pinned_and_device_images(2.0f);
 }
 
 TEST(DetectorGpu, AsyncFromPinnedAndDeviceImagesWithDeviceMasksFusedPyramid) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "detector_test_util.hpp"
+#include "kernels/detect/cell_index.hpp"
 #include "kestrel/detail/grid_rules.hpp"
 #include "kestrel/grid_select.hpp"
 #include "test_data.hpp"
@@ -104,6 +105,32 @@ TEST(GridTile, TileNmsMatchesNmsIsMaximumOnEveryCell) {
     EXPECT_GT(tested, 10000);
     EXPECT_GT(maxima, 1000);  // both outcomes exercised
     EXPECT_LT(maxima, tested);
+}
+
+// The kernels' division-free index arithmetic: kernels::div_by_magic(v, div_magic(d)) == v / d for every
+// level-0 pixel v < 2^16 and every cell size d the detector accepts (32..1024) and beyond (every d up to
+// 2048, a sample up to 2^15 - 1), and for block indices up to 2^22 by tiles per row d <= 256. A magic
+// number one smaller is wrong somewhere: the check can fail.
+TEST(GridTile, CellIndexWithoutDivisionIsExact) {
+    std::vector<int> ds;
+    for (int d = 1; d <= 2048; ++d) ds.push_back(d);
+    for (int d = 2049; d < 32768; d += 997) ds.push_back(d);
+    ds.push_back(32767);
+    for (const int d : ds) {
+        const std::uint32_t m = kernels::div_magic(d);
+        int bad = -1;
+        for (int v = 0; v < 65536 && bad < 0; ++v)
+            if (kernels::div_by_magic(v, m) != v / d) bad = v;
+        ASSERT_EQ(bad, -1) << "d = " << d;
+        for (int v = 65536; d <= 256 && v < (1 << 22) && bad < 0; v += 1 + (v & 7))  // block indices, tiles per row
+            if (kernels::div_by_magic(v, m) != v / d) bad = v;
+        ASSERT_EQ(bad, -1) << "d = " << d;
+        if (d > 1 && (d & (d - 1)) != 0) {  // not a power of two: the next smaller magic fails somewhere
+            bool off = false;
+            for (int v = 0; v < 65536 && !off; ++v) off = kernels::div_by_magic(v, m - 1u) != v / d;
+            EXPECT_TRUE(off) << "d = " << d;
+        }
+    }
 }
 
 TEST(GridTile, ZeroAndNanNeighboursNeverSuppress) {
