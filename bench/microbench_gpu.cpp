@@ -274,15 +274,15 @@ void register_gpu() {
         }
     }
 
-    // The detector's kernel paths side by side at 752x480 (KESTREL_DEV_DETECTOR_PATH, set while the detector
+    // The detector's kernel paths side by side at 752x480 (KESTREL_DETECTOR_PATH, set while the detector
     // meets its first frame): the fused kernel, score maps + grid NMS, score maps + corner list + selection
     // per corner. The rows above take the path the detector chooses for the SMs present.
     for (const char* path : {"fused", "maps", "list", "list-generic"}) {
         const auto make = [path](DetectorConfig c, const HostImage& img, FeatureDetector*& out) {
-            setenv("KESTREL_DEV_DETECTOR_PATH", path, 1);
+            setenv("KESTREL_DETECTOR_PATH", path, 1);
             out = new FeatureDetector(c, Backend::Cuda);
             (void)out->detect(img.view());  // chooses the path, allocates
-            unsetenv("KESTREL_DEV_DETECTOR_PATH");
+            unsetenv("KESTREL_DETECTOR_PATH");
         };
         add(std::string("detector/device/752x480/path:") + path, 1000, [path, make](benchmark::State& st) {
             if (!g_gpu) return st.SkipWithError(kNoGpu);

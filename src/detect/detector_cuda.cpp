@@ -24,6 +24,7 @@
 #include "frame_graph_cuda.hpp"
 #include "grid_select_cuda.hpp"
 #include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
 #include "orbslam_select_cuda.hpp"
 #include "pyca_cuda.hpp"
 
@@ -111,10 +112,14 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
-    // KESTREL_DEV_DETECTOR_PATH = fused | maps | list forces a path where it applies (benchmarks, tests);
-    // list-generic: the list path with one score kernel for every arc_min.
-    const char* forced_path = std::getenv("KESTREL_DEV_DETECTOR_PATH");
+    // The environment variable KESTREL_DETECTOR_PATH = fused | maps | list | list-generic forces a path where it
+    // applies (benchmarks and tests compare the paths; docs/detector.md); list-generic: the list path with one score
+    // kernel for every arc_min. Unset or empty: the path is chosen from the configuration and the SMs present.
+    const char* forced_path = std::getenv("KESTREL_DETECTOR_PATH");
     const std::string path = forced_path ? forced_path : "";
+    if (!path.empty() && path != "fused" && path != "maps" && path != "list" && path != "list-generic")
+        throw InvalidArgument("KESTREL_DETECTOR_PATH", "kestrel: environment variable KESTREL_DETECTOR_PATH = '" + path +
+                                                           "' must be fused, maps, list or list-generic (or unset)");
     const bool grid_policy = !f->pyca && !f->orbslam;
     const bool list_forced = path == "list" || path == "list-generic";
     f->fused = grid_policy && path != "maps" && !list_forced && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&

@@ -3,7 +3,7 @@
 // scores, caps, borders) at odd sizes; repeated runs; the asynchronous API from pinned host and device
 // images with device masks, with and without CUDA graphs, inside a user's stream capture; several
 // detectors on several streams; size changes; error paths; every kernel path (forced with
-// KESTREL_DEV_DETECTOR_PATH: the fused kernel, score maps + the corner-list selection with a score kernel
+// KESTREL_DETECTOR_PATH: the fused kernel, score maps + the corner-list selection with a score kernel
 // per compass case or for any arc_min, score maps + grid NMS), with masks and K up to 8; small cases of
 // the corner-list path for compute-sanitizer.
 #include <cuda_runtime.h>
@@ -52,13 +52,13 @@ PinnedImage pinned_copy(const HostImage& img) {
     return p;
 }
 
-// Forces the detector's kernel path (KESTREL_DEV_DETECTOR_PATH: fused, maps or list, where it applies) for the
+// Forces the detector's kernel path (KESTREL_DETECTOR_PATH: fused, maps or list, where it applies) for the
 // detectors constructed while it lives; the path is chosen at a detector's first frame of a size.
 struct ScopedPath {
     explicit ScopedPath(const char* path) {
-        if (path) setenv("KESTREL_DEV_DETECTOR_PATH", path, 1);
+        if (path) setenv("KESTREL_DETECTOR_PATH", path, 1);
     }
-    ~ScopedPath() { unsetenv("KESTREL_DEV_DETECTOR_PATH"); }
+    ~ScopedPath() { unsetenv("KESTREL_DETECTOR_PATH"); }
 };
 
 // The parameter grid on real images; with_masks adds a cell mask and a pixel mask to every third combination.
