@@ -15,6 +15,7 @@
 #pragma once
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor.cuh"
+#include "kernels/track/warp_sums.cuh"
 
 namespace kestrel::kernels {
 
@@ -38,6 +39,7 @@ struct AnchorWinTaps {
 /// The warp as the engine of detail::anchor_refine_one (one instance per lane).
 struct AnchorWarpEngine {
     AnchorWindow win;  // staged level-0 pixels, when the caller has them (see sample())
+    int lane;
     int n;
     float h;
     unsigned has;  // bit j: slot j holds a pixel
@@ -45,7 +47,7 @@ struct AnchorWarpEngine {
     float u[detail::kLkMaxPerLane], v[detail::kLkMaxPerLane];
 
     /// Geometry only (pixel offsets and slots); T, gx, gy are set by the caller.
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int lane) : n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int l) : lane(l), n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
 #pragma unroll
@@ -58,7 +60,7 @@ struct AnchorWarpEngine {
         }
     }
 
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int lane) : n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int l) : lane(l), n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
         const int npx = n * n;
@@ -98,7 +100,7 @@ struct AnchorWarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has & (1u << j)) acc[0] = detail::fadd(acc[0], t[j]);
-        warp::allreduce_add_rn<1>(acc);
+        track_sums::allreduce_add_rn<1>(acc, lane);
         return acc[0];
     }
 
@@ -114,7 +116,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_hessian(acc, sd);
             }
         }
-        warp::allreduce_add_rn<detail::kAnchorHessianSums>(acc);
+        track_sums::allreduce_add_rn<detail::kAnchorHessianSums>(acc, lane);
 #pragma unroll
         for (int k = 0; k < detail::kAnchorHessianSums; ++k) out[k] = acc[k];
     }
@@ -137,7 +139,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_error(acc, sd, a, img[j], alpha, beta_c);
             }
         }
-        warp::allreduce_add_rn<detail::kAnchorParams + 1>(acc);
+        track_sums::allreduce_add_rn<detail::kAnchorParams + 1>(acc, lane);
 #pragma unroll
         for (int k = 0; k <= detail::kAnchorParams; ++k) out[k] = acc[k];
     }
@@ -160,7 +162,8 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
         detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;
-        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);
+        const detail::AnchorPrep prep = a.prep[slot];  // into registers once (16-byte loads), not per iteration
+        res = detail::anchor_refine_one(eng, a.setup, cur, st, prep);
     }
     return res;
 }

@@ -61,6 +61,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor_engine.cuh"
+#include "kernels/track/warp_sums.cuh"
 #include "lk_track.cuh"
 
 namespace kestrel::kernels {
@@ -268,7 +269,7 @@ struct WarpEngine {
         }
         cw.place(cx, cy, n, 0);
         cw_level = k;
-        if (ref == nullptr) {
+        if (ref == nullptr || (slot_base != nullptr && k >= s.stored_from_level)) {  // the stored template
             if (valid[k] == 0) {
                 stage(cur, cw, lane);
                 return false;
@@ -315,7 +316,7 @@ struct WarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
-        warp::allreduce_add_rn<1>(acc);
+        track_sums::allreduce_add_rn<1>(acc, lane);
         return acc[0];
     }
 
@@ -331,7 +332,7 @@ struct WarpEngine {
                 detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
             }
         }
-        warp::allreduce_add_rn<detail::kLkHessianSums>(out);
+        track_sums::allreduce_add_rn<detail::kLkHessianSums>(out, lane);
     }
 
     /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
@@ -356,7 +357,7 @@ struct WarpEngine {
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j))
                 detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-        warp::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
+        track_sums::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out, lane);
     }
 
     /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
@@ -386,7 +387,7 @@ struct WarpEngine {
                 v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
             }
         }
-        warp::allreduce_add_rn<2>(v);
+        track_sums::allreduce_add_rn<2>(v, lane);
         *sad = v[0];
         *sad0 = v[1];
     }
@@ -431,7 +432,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-    WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    // The coarse levels from the track's stored template (LkSetup::stored_from_level) when the launch has a store.
+    const int slot = p.store != nullptr ? p.slots[f] : -1;
+    const bool stored = slot >= 0 && slot < p.capacity && p.with_anchor &&
+                        detail::coarse_from_store(p.anchor.setup, p.anchor.states[f]);
+    WarpEngine<N> eng(p.setup, p.ref,
+                      stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
+                      stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,
+                      ref_buf);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
     anchor_after(p, f, lane, res, &eng);

@@ -19,7 +19,7 @@ public:
     CpuTrackerBackend(const TrackerConfig& cfg, int pyramid_levels)
         : cfg_(cfg),
           pyramid_{pyramid_levels, cfg.lk.pyramid.scale},
-          setup_(make_lk_setup(cfg.lk)),
+          setup_(make_tracker_lk_setup(cfg)),
           anchor_setup_(make_anchor_setup(cfg)),
           pool_(cfg.threads),
           detector_(cfg.detector, &pool_) {
@@ -66,6 +66,10 @@ public:
                     CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels);
                     results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
+                } else if (setup_.stored_from_level < setup_.levels && coarse_from_store(anchor_setup_, anchor_states_[i])) {
+                    CpuLkEngine eng(setup_, prev, store_.data() + slot_offset(slots_[i]),
+                                    valid_.data() + slots_[i] * setup_.levels);
+                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
                 } else {
                     CpuLkEngine eng(setup_, prev);
                     results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);

@@ -37,14 +37,14 @@ class CudaTrackerBackend final : public TrackerBackend {
 public:
     CudaTrackerBackend(int width, int height, const TrackerConfig& cfg, const PyramidConfig& pyramid)
         : cfg_(cfg),
-          setup_(make_lk_setup(cfg.lk)),
+          setup_(make_tracker_lk_setup(cfg)),
           pyr_{DevicePyramid(width, height, pyramid), DevicePyramid(width, height, pyramid)},
           det_(cfg.detector, Backend::Cuda),
           cap_(static_cast<std::size_t>(cfg.target_features)),
           origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
-          lk_store_(first_frame() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
-          lk_valid_(first_frame() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
+          lk_store_(lk_stored() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
+          lk_valid_(lk_stored() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
           anchor_states_(cap_), anchor_results_(cap_),
           anchor_store_(cfg.anchor.enabled ? cap_ * 3 * static_cast<std::size_t>(cfg.lk.patch_size * cfg.lk.patch_size) : 0),
           anchor_valid_(cfg.anchor.enabled ? cap_ : 0),
@@ -70,7 +70,7 @@ public:
         KESTREL_CUDA(cudaEventCreateWithFlags(&companion_fork_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&companion_ready_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&companion_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
-        if (first_frame())
+        if (lk_stored())
             KESTREL_CUDA(cudaMemset(lk_valid_.get(), 0, cap_ * setup_.levels * sizeof(std::int32_t)),
                          "FeatureTracker allocation");
         if (cfg.anchor.enabled) {
@@ -153,7 +153,7 @@ public:
     void store_templates(int count) override {
         KESTREL_CUDA(cudaEventRecord(frame_done_, stream_), "FeatureTracker template store");
         KESTREL_CUDA(cudaStreamWaitEvent(store_stream_, frame_done_, 0), "FeatureTracker template store");
-        if (first_frame() && count > 0) {
+        if (lk_stored() && count > 0) {
             kernels::LkLaunch p{};
             p.setup = setup_;
             device_lk_levels(pyr_[cur_], setup_.levels, p.ref);
@@ -246,6 +246,11 @@ private:
         } else {
             device_lk_levels(prev, setup_.levels, p.ref);
             p.points = origins_.get();
+            if (lk_stored()) {  // the coarse levels from the stored templates (setup_.stored_from_level)
+                p.slots = slots_.get();
+                p.store = lk_store_.get();
+                p.store_valid = lk_valid_.get();
+            }
             kernels::launch_lk_track_live(p, stream_);
         }
         if (cfg_.forward_backward) {
@@ -265,6 +270,8 @@ private:
     }
 
     bool first_frame() const { return cfg_.lk.template_source == TemplateSource::FirstFrame; }
+    /// Templates stored per track: first-frame templates, or the coarse levels' (setup_.stored_from_level).
+    bool lk_stored() const { return first_frame() || setup_.stored_from_level < setup_.levels; }
 
     TrackerConfig cfg_;
     LkSetup setup_;

@@ -126,6 +126,9 @@ public:
     /// at its setup.levels flags.
     CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
         : s_(s), stored_(slot_base), valid_(valid) {}
+    /// Both: live templates on the levels below s.stored_from_level, stored ones from there on.
+    CpuLkEngine(const LkSetup& s, const LkImage* ref, const float* slot_base, const std::int32_t* valid)
+        : s_(s), ref_(ref), stored_(slot_base), valid_(valid) {}
 
     bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
     float template_sum(int k);
