@@ -211,6 +211,8 @@ struct WarpEngine {
     const detail::LkImage* ref;   // live templates (nullptr: stored)
     const float* slot_base;       // stored templates of this feature
     const std::int32_t* valid;    // their per-level flags
+    const detail::LkLevelPrep* lprep;  // their preparations (nullptr: none)
+    bool from_store;              // the current level's template is the stored one
     int lane;
     Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
     Window rw;                    // reference window (template extraction)
@@ -228,8 +230,10 @@ struct WarpEngine {
     unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
-                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
-        : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
+                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf,
+                          const detail::LkLevelPrep* prep = nullptr)
+        : s(setup), ref(r), slot_base(slots), valid(flags), lprep(prep), from_store(false), lane(l),
+          cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
           cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
@@ -269,7 +273,8 @@ struct WarpEngine {
         }
         cw.place(cx, cy, n, 0);
         cw_level = k;
-        if (ref == nullptr || (slot_base != nullptr && k >= s.stored_from_level)) {  // the stored template
+        from_store = ref == nullptr || (slot_base != nullptr && k >= s.stored_from_level);
+        if (from_store) {  // the stored template
             if (valid[k] == 0) {
                 stage(cur, cw, lane);
                 return false;
@@ -308,6 +313,17 @@ struct WarpEngine {
         __syncwarp();  // the template is read before the current window overwrites it
         store_words(cw, lane, vc);
         __syncwarp();
+        return true;
+    }
+
+    /// Level k's preparation, read from the store when the level's template is a stored one with a preparation;
+    /// centres the template (t[j] <- T - mu) as hessian_sums would.
+    __device__ __forceinline__ bool prepared(int k, detail::LkLevelPrep& p) {
+        if (!from_store || lprep == nullptr) return false;
+        p = lprep[k];
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) t[j] = detail::fsub(t[j], p.mu);
         return true;
     }
 
@@ -439,7 +455,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     WarpEngine<N> eng(p.setup, p.ref,
                       stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
                       stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,
-                      ref_buf);
+                      ref_buf, stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
     anchor_after(p, f, lane, res, &eng);
@@ -470,6 +486,34 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     }
 }
 
+/// The engine of detail::lk_prepare_level over a stored template in global memory (the sums of WarpEngine, in its
+/// lane layout and order: the same values).
+struct StoredLevelEngine {
+    const float* base;  // level k's T, gx, gy (n * n each)
+    int n, lane;
+    __device__ float template_sum(int) const {
+        float acc[1] = {0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) acc[0] = detail::fadd(acc[0], base[i]);
+        }
+        track_sums::allreduce_add_rn<1>(acc, lane);
+        return acc[0];
+    }
+    __device__ void hessian_sums(int, float mu, float* out) const {
+#pragma unroll
+        for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
+        const int npx = n * n;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) detail::add_hessian_centred(out, detail::fsub(base[i], mu), base[npx + i], base[2 * npx + i]);
+        }
+        track_sums::allreduce_add_rn<detail::kLkHessianSums>(out, lane);
+    }
+};
+
 __global__ void lk_store_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const int f = warp_index();
@@ -486,6 +530,15 @@ __global__ void lk_store_kernel(const LkLaunch p_in) {
         const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
                                                  base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
         if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+        if (p.prep != nullptr && k >= p.setup.stored_from_level) {  // the level's preparation, once
+            detail::LkLevelPrep prep{};
+            if (ok) {
+                __syncwarp();  // every lane's template pixels are written (and visible to the warp)
+                StoredLevelEngine e{base + detail::store_level_offset(p.setup, k), p.setup.patch[k], lane};
+                detail::lk_prepare_level(e, p.setup, k, prep);
+            }
+            if (lane == 0) p.prep[static_cast<std::size_t>(slot) * p.setup.levels + k] = prep;
+        }
     }
 }
 

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "kestrel/detail/exact_float.hpp"
 #include "kestrel/detail/hd.hpp"
@@ -421,6 +423,35 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
     }
 }
 
+/// What a level's template alone determines (the template mean mu, 0 without the offset; the 9 sums; the inverse
+/// of H): lk_prepare_level computes it; an engine may hand it in ready-made for a stored template (computed once,
+/// when the template was stored, by the same operations: the same values).
+struct LkLevelPrep {
+    float hs[kLkHessianSums];
+    LkSystem sys;
+    float mu;
+    std::int32_t ok;  // 0: H singular (lk_factorize false)
+};
+
+/// The preparation of level k's loaded template: mu = sum T / n (with the offset), the hessian sums at mu and
+/// lk_factorize (the gain on level 0 only).
+KESTREL_HD_TEMPLATE_CHECK
+template <class Engine>
+KESTREL_HD void lk_prepare_level(Engine& eng, const LkSetup& s, int k, LkLevelPrep& p) {
+    const float npx = static_cast<float>(s.patch[k] * s.patch[k]);
+    p.mu = s.est_offset ? div_by(eng.template_sum(k), npx, s.inv_npx[k]) : 0.0f;
+    eng.hessian_sums(k, p.mu, p.hs);
+    p.ok = lk_factorize(p.hs, npx, k == 0 ? s.est_gain : 0, s.est_offset, s.min_eigenvalue, p.sys) ? 1 : 0;
+}
+
+/// Engines with `bool prepared(int k, LkLevelPrep& p)` (true: p holds level k's preparation) skip lk_prepare_level
+/// where they have one; the others always compute it.
+template <class E, class = void>
+struct LkHasPrepared : std::false_type {};
+template <class E>
+struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std::declval<LkLevelPrep&>()))>>
+    : std::true_type {};
+
 // ---- the driver -------------------------------------------------------------------------------
 /// Coarse-to-fine tracking of one feature. Engine (the warp on the GPU, a 32-lane emulation on the CPU):
 ///   bool  load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy)
@@ -482,11 +513,14 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
             if (k == 0) { res.status = TrackStatus::LostOutOfBounds; break; }
             continue;
         }
-        const float mu = est_offset ? div_by(eng.template_sum(k), npx, inv_npx) : 0.0f;
-        float hs[kLkHessianSums];
-        eng.hessian_sums(k, mu, hs);
-        LkSystem sys;
-        if (!lk_factorize(hs, npx, est_gain, est_offset, s.min_eigenvalue, sys)) {
+        LkLevelPrep prep;
+        bool have = false;
+        if constexpr (LkHasPrepared<Engine>::value) have = eng.prepared(k, prep);
+        if (!have) lk_prepare_level(eng, s, k, prep);
+        const float mu = prep.mu;
+        const float* hs = prep.hs;
+        const LkSystem& sys = prep.sys;
+        if (prep.ok == 0) {
             if (k == 0) { res.status = TrackStatus::LostSingular; break; }
             continue;
         }
