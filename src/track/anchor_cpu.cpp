@@ -30,7 +30,7 @@ LkSetup make_tracker_lk_setup(const TrackerConfig& cfg) {
     const char* dev = std::getenv("KESTREL_DEV_COARSE_STORED");  // development switch (temporary)
     const bool coarse_stored = dev == nullptr || dev[0] != '0';
     if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame && coarse_stored)
-        s.stored_from_level = 1;
+        s.stored_from_level = std::getenv("KESTREL_DEV_STORED_FROM") ? std::atoi(std::getenv("KESTREL_DEV_STORED_FROM")) : 1;
     return s;
 }
 
