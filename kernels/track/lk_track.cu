@@ -451,7 +451,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     // The coarse levels from the track's stored template (LkSetup::stored_from_level) when the launch has a store.
     const int slot = p.store != nullptr ? p.slots[f] : -1;
     const bool stored = slot >= 0 && slot < p.capacity && p.with_anchor &&
-                        detail::coarse_from_store(p.anchor.setup, p.anchor.states[f]);
+                        detail::use_stored_patch(p.anchor.setup, p.anchor.states[f]);
     WarpEngine<N> eng(p.setup, p.ref,
                       stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
                       stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,

@@ -71,8 +71,12 @@ __device__ __forceinline__ void split_sum(float* v, int lane) {
 template <int K>
 __device__ __forceinline__ void allreduce_add_rn(float* v, int lane) {
     constexpr int P = K >= 32 ? 32 : (K >= 16 ? 16 : (K >= 8 ? 8 : (K >= 4 ? 4 : (K >= 2 ? 2 : 1))));
-    if constexpr (P >= 2) split_sum<P>(v, lane);
-    if constexpr (K > P) butterfly<K - P>(v + P, 16);
+    if constexpr (P >= 2) {
+        split_sum<P>(v, lane);
+        if constexpr (K > P) butterfly<K - P>(v + P, 16);
+    } else {
+        butterfly<K>(v, 16);  // one value: the butterfly itself
+    }
 }
 
 }  // namespace kestrel::kernels::track_sums

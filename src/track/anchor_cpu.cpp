@@ -2,8 +2,6 @@
 // emulates the warp lane by lane (kernels/track/anchor.cu runs the same operations in the same order).
 #include "anchor_internal.hpp"
 
-#include <cstdlib>
-
 namespace kestrel::detail {
 
 AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
@@ -15,22 +13,15 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.max_iterations = cfg.anchor.max_iterations;
     s.min_update = lk.min_update;
     s.min_eigenvalue = lk.min_eigenvalue;
-    if (const char* m = std::getenv("KESTREL_DEV_ANCHOR_MIN")) s.min_update = static_cast<float>(std::atof(m));  // dev
-    const char* dev = std::getenv("KESTREL_DEV_ANCHOR_FIRST");  // development switch (temporary)
-    s.first_update = dev != nullptr ? static_cast<float>(std::atof(dev)) : s.min_update;
-    if (s.first_update < s.min_update) s.first_update = s.min_update;
+    s.first_update = kAnchorFirstStop > s.min_update ? kAnchorFirstStop : s.min_update;
     s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
-    const char* cb = std::getenv("KESTREL_DEV_COARSE_BOUND");  // development switch (temporary)
-    s.coarse_bound = cb != nullptr ? static_cast<float>(std::atof(cb)) : 0.03f;
+    s.stored_bound = kStoredPatchBound;
     return s;
 }
 
 LkSetup make_tracker_lk_setup(const TrackerConfig& cfg) {
     LkSetup s = make_lk_setup(cfg.lk);
-    const char* dev = std::getenv("KESTREL_DEV_COARSE_STORED");  // development switch (temporary)
-    const bool coarse_stored = dev == nullptr || dev[0] != '0';
-    if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame && coarse_stored)
-        s.stored_from_level = std::getenv("KESTREL_DEV_STORED_FROM") ? std::atoi(std::getenv("KESTREL_DEV_STORED_FROM")) : 1;
+    if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame) s.stored_from_level = 0;
     return s;
 }
 

@@ -38,7 +38,7 @@ public:
             store_.assign(cap * static_cast<std::size_t>(store_floats_per_slot(setup_)), 0.0f);
             valid_.assign(cap * static_cast<std::size_t>(setup_.levels), 0);
         }
-        if (coarse_stored()) lk_prep_.resize(cap * static_cast<std::size_t>(setup_.levels));
+        if (stored_levels()) lk_prep_.resize(cap * static_cast<std::size_t>(setup_.levels));
     }
 
     Point2f* origins() override { return origins_.data(); }
@@ -67,7 +67,7 @@ public:
                     CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels);
                     results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
-                } else if (setup_.stored_from_level < setup_.levels && coarse_from_store(anchor_setup_, anchor_states_[i])) {
+                } else if (stored_levels() && use_stored_patch(anchor_setup_, anchor_states_[i])) {
                     CpuLkEngine eng(setup_, prev, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels,
                                     lk_prep_.data() + static_cast<std::size_t>(slots_[i]) * setup_.levels);
@@ -131,7 +131,7 @@ public:
                             ? 1
                             : 0;
                 }
-                if (coarse_stored()) {  // the stored coarse levels' preparations, once (detail::lk_prepare_level)
+                if (stored_levels()) {  // the stored levels' preparations, once (detail::lk_prepare_level)
                     CpuLkEngine eng(setup_, base, valid_.data() + static_cast<std::size_t>(slot) * setup_.levels);
                     LkLevelPrep* prep = lk_prep_.data() + static_cast<std::size_t>(slot) * setup_.levels;
                     for (int k = setup_.stored_from_level; k < setup_.levels; ++k) {
@@ -159,8 +159,9 @@ public:
     const std::vector<HostImage>* host_frame_pyramid() const override { return frame_; }
 
 private:
-    /// The coarse levels are tracked from the stored reference patches (LkSetup::stored_from_level).
-    bool coarse_stored() const { return setup_.stored_from_level < setup_.levels; }
+    /// Levels tracked from the stored reference patches (LkSetup::stored_from_level), for the tracks
+    /// detail::use_stored_patch allows.
+    bool stored_levels() const { return setup_.stored_from_level < setup_.levels; }
     static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
         for (std::size_t k = 0; k < pyr.size(); ++k)
             out[k] = {pyr[k].data(), pyr[k].width(), pyr[k].height(), pyr[k].pitch()};
@@ -176,7 +177,7 @@ private:
     std::vector<AnchorState> anchor_states_;
     std::vector<AnchorResult> anchor_results_;
     std::vector<AnchorPrep> anchor_prep_;  // per template slot (anchoring)
-    std::vector<LkLevelPrep> lk_prep_;     // per template slot and level (coarse_stored())
+    std::vector<LkLevelPrep> lk_prep_;     // per template slot and level (stored_levels())
     std::vector<Keypoint> detected_;       // the last detection (detect_async -> detect_wait)
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;

@@ -45,7 +45,7 @@ public:
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
           lk_store_(lk_stored() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
           lk_valid_(lk_stored() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
-          lk_prep_(coarse_stored() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
+          lk_prep_(stored_levels() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
           anchor_states_(cap_), anchor_results_(cap_),
           anchor_store_(cfg.anchor.enabled ? cap_ * 3 * static_cast<std::size_t>(cfg.lk.patch_size * cfg.lk.patch_size) : 0),
           anchor_valid_(cfg.anchor.enabled ? cap_ : 0),
@@ -162,7 +162,7 @@ public:
             p.slots = new_slots_.get();
             p.store = lk_store_.get();
             p.store_valid = lk_valid_.get();
-            p.prep = coarse_stored() ? lk_prep_.get() : nullptr;
+            p.prep = stored_levels() ? lk_prep_.get() : nullptr;
             p.capacity = static_cast<int>(cap_);
             p.count = count;
             kernels::launch_lk_store(p, store_stream_);
@@ -248,7 +248,7 @@ private:
         } else {
             device_lk_levels(prev, setup_.levels, p.ref);
             p.points = origins_.get();
-            if (lk_stored()) {  // the coarse levels from the stored templates (setup_.stored_from_level)
+            if (lk_stored()) {  // the stored templates, for the tracks detail::use_stored_patch allows
                 p.slots = slots_.get();
                 p.store = lk_store_.get();
                 p.store_valid = lk_valid_.get();
@@ -273,9 +273,9 @@ private:
     }
 
     bool first_frame() const { return cfg_.lk.template_source == TemplateSource::FirstFrame; }
-    /// Templates stored per track: first-frame templates, or the coarse levels' (setup_.stored_from_level).
-    bool lk_stored() const { return first_frame() || coarse_stored(); }
-    bool coarse_stored() const { return setup_.stored_from_level < setup_.levels; }
+    /// Templates stored per track: first-frame templates, or the levels from setup_.stored_from_level on.
+    bool lk_stored() const { return first_frame() || stored_levels(); }
+    bool stored_levels() const { return setup_.stored_from_level < setup_.levels; }
 
     TrackerConfig cfg_;
     LkSetup setup_;
@@ -296,7 +296,7 @@ private:
     DeviceBuf<LkGuess> back_guesses_;
     DeviceBuf<float> lk_store_;               // first-frame templates (detail::store_level_offset layout)
     DeviceBuf<std::int32_t> lk_valid_;        // their per-level flags
-    DeviceBuf<LkLevelPrep> lk_prep_;          // per slot and level: lk_prepare_level of the stored coarse levels
+    DeviceBuf<LkLevelPrep> lk_prep_;          // per slot and level: lk_prepare_level of the stored templates
     Pinned<AnchorState> anchor_states_;
     Pinned<AnchorResult> anchor_results_;
     DeviceBuf<float> anchor_store_;           // level-0 reference patches of the anchor fit

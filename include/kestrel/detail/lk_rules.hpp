@@ -72,7 +72,8 @@ struct LkSetup {
     float window[kMaxLevels];     // fdiv(reach, scale[k]): the search window in level-k pixels
     // Levels k >= stored_from_level take their template from the track's store (the reference patch stored
     // when the track was born or re-anchored) when the engine has one, the levels below from the reference
-    // frame (live); levels: every level live. Set by FeatureTracker (anchoring keeps such a store).
+    // frame (live); levels: every level live. Set by FeatureTracker with anchoring (which keeps such a store),
+    // for the tracks whose anchor warp allows it (detail::use_stored_patch).
     int stored_from_level;
 };
 
