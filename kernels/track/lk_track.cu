@@ -448,7 +448,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-    // The coarse levels from the track's stored template (LkSetup::stored_from_level) when the launch has a store.
+    // The levels from LkSetup::stored_from_level on from the track's stored reference patch, when the launch has a
+    // store and the track's anchor warp allows it (detail::use_stored_patch).
     const int slot = p.store != nullptr ? p.slots[f] : -1;
     const bool stored = slot >= 0 && slot < p.capacity && p.with_anchor &&
                         detail::use_stored_patch(p.anchor.setup, p.anchor.states[f]);

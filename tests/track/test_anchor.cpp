@@ -177,25 +177,27 @@ TEST(Anchor, FirstStepBoundAndResidualFromTheLastSums) {
 TEST(Anchor, StoredPatchOnlyNearTheIdentity) {
     TrackerConfig cfg;
     const AnchorSetup s = make_anchor_setup(cfg);
+    const float b = kStoredPatchBound;
+    EXPECT_EQ(s.stored_bound, b);
     AnchorState w;
     EXPECT_TRUE(use_stored_patch(s, w));
-    w.a00 = 1.01f;
-    w.a11 = 0.995f;
-    w.a01 = 0.01f;
-    EXPECT_TRUE(use_stored_patch(s, w));  // 0.025 <= 0.03
-    const float r = 0.02f;  // 1.15 degrees: |a01| + |a10| = 0.04
+    w.a00 = 1.0f + 0.4f * b;
+    w.a11 = 1.0f - 0.2f * b;
+    w.a01 = 0.3f * b;
+    EXPECT_TRUE(use_stored_patch(s, w));  // 0.9 b
+    const float r = 0.6f * b;  // a rotation: |a01| + |a10| = 1.2 b
     AnchorState rot;
     rot.a00 = rot.a11 = std::cos(r);
     rot.a01 = -std::sin(r);
     rot.a10 = std::sin(r);
     EXPECT_FALSE(use_stored_patch(s, rot));
     AnchorState zoom;
-    zoom.a00 = zoom.a11 = 1.02f;
+    zoom.a00 = zoom.a11 = 1.0f + 0.6f * b;  // 1.2 b
     EXPECT_FALSE(use_stored_patch(s, zoom));
     AnchorState gain;
-    gain.gain = 1.2f;
+    gain.gain = 1.0f + 4.4f * b;
     EXPECT_FALSE(use_stored_patch(s, gain));
-    gain.gain = 1.1f;
+    gain.gain = 1.0f - 3.6f * b;
     EXPECT_TRUE(use_stored_patch(s, gain));
     AnchorState nan_warp;
     nan_warp.a01 = std::nanf("");

@@ -33,8 +33,10 @@ constexpr float kAnchorMaxDet = 4.0f;
 /// frame-to-frame estimate was already close; on the quick evaluation set of docs/tracker.md, against iterating
 /// to min_update: median error +0.5 % at 0.1 px, +3 % at 0.2 px, +8 % at 0.5 px); later steps stop at min_update.
 constexpr float kAnchorFirstStop = 0.1f;
-/// use_stored_patch's bound on the anchor warp's distance from the identity (and 4x it on the gain).
-constexpr float kStoredPatchBound = 0.03f;
+/// use_stored_patch's bound on the anchor warp's distance from the identity (and 4x it on the gain). Evaluation set
+/// of docs/tracker.md: 0.05 keeps the accuracy (> 1 px 0.99 % against 0.96 %, median error and length as before)
+/// with 71 % of the tracks of the vtest sequence on stored patches; 0.07: > 1 px 1.05 %.
+constexpr float kStoredPatchBound = 0.05f;
 
 /// What the anchor stage needs, resolved on the host (plain data, by value).
 struct AnchorSetup {
