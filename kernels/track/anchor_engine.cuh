@@ -162,8 +162,7 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
         detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;
-        const detail::AnchorPrep prep = a.prep[slot];  // into registers once (16-byte loads), not per iteration
-        res = detail::anchor_refine_one(eng, a.setup, cur, st, prep);
+        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);  // H^-1 read from global per iteration
     }
     return res;
 }

@@ -351,64 +351,81 @@ KESTREL_HD bool lk_invert(const float (&h)[P][P], float (&hinv)[P][P]) {
     return true;
 }
 
-/// H over the P active parameters ix[0..P-1] (of tx, ty, gain, offset) from the 9 sums, inverted by lk_invert
-/// into sys (the inactive rows and columns of sys.hinv are 0).
-KESTREL_HD_TEMPLATE_CHECK
-template <int P>
-KESTREL_HD bool lk_invert_active(const float* s, float n, const int (&ix)[P], LkSystem& sys) {
-    // entry (a, b), a <= b, of the full 4 x 4 H
-    const float full[4][4] = {{s[0], s[1], s[3], s[6]}, {s[1], s[2], s[4], s[7]}, {s[3], s[4], s[5], s[8]},
-                              {s[6], s[7], s[8], n}};
-    float h[P][P], hi[P][P];
-    KESTREL_UNROLL
-    for (int i = 0; i < P; ++i)
-        KESTREL_UNROLL
-        for (int j = 0; j < P; ++j) h[i][j] = full[ix[i]][ix[j]];
-    if (!lk_invert<P>(h, hi)) return false;
-    KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i)
-        KESTREL_UNROLL
-        for (int j = 0; j < 4; ++j) sys.hinv[i][j] = 0.0f;
-    KESTREL_UNROLL
-    for (int i = 0; i < P; ++i)
-        KESTREL_UNROLL
-        for (int j = 0; j < P; ++j) sys.hinv[ix[i]][ix[j]] = hi[i][j];
-    return true;
-}
-
-/// Builds H from the 9 sums (n = pixel count) over the active parameters (tx, ty, and the gain and offset
-/// when estimated), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and inverts it; the inactive
-/// parameters' rows and columns of the inverse are 0, so their update is exactly 0. Returns false when
-/// singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
+/// Builds H from the 9 sums (n = pixel count), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and
+/// inverts it. Returns false when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
 /// square root: lambda_min(G - m I) >= 0 <=> trace >= 0 and det >= 0, with m = min_eigenvalue * n), or a
 /// pivot d_j <= kLkPivotEps * H_jj.
 /// Inverse: M = L^-1 (unit lower triangular, M_ij = -(L_ij + sum_{k=j+1}^{i-1} L_ik M_kj) for i > j), then
 /// (H^-1)_ij = sum_{k >= max(i, j)} M_ki (1 / d_k) M_kj, summed in increasing k.
 KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offset, float min_eigenvalue,
                              LkSystem& sys) {
+    float h[4][4];
+    h[0][0] = s[0]; h[0][1] = s[1]; h[1][1] = s[2];
+    h[0][2] = est_gain ? s[3] : 0.0f;
+    h[1][2] = est_gain ? s[4] : 0.0f;
+    h[2][2] = est_gain ? s[5] : 1.0f;
+    h[0][3] = est_offset ? s[6] : 0.0f;
+    h[1][3] = est_offset ? s[7] : 0.0f;
+    h[2][3] = (est_gain && est_offset) ? s[8] : 0.0f;
+    h[3][3] = est_offset ? n : 1.0f;
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i)
+        KESTREL_UNROLL
+        for (int j = 0; j < i; ++j) h[i][j] = h[j][i];
+
     const float m = fmul(min_eigenvalue, n);
-    const float a = fsub(s[0], m), c = fsub(s[2], m);
-    if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(s[1], s[1])) >= 0.0f)) return false;
-    if (est_gain && est_offset) {
-        const int ix[4] = {0, 1, 2, 3};
-        return lk_invert_active<4>(s, n, ix, sys);
+    const float a = fsub(h[0][0], m), c = fsub(h[1][1], m);
+    if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(h[0][1], h[0][1])) >= 0.0f)) return false;
+
+    float l[4][4], d[4], inv_d[4];  // the factors, inv_d[j] = 1 / d[j]
+    KESTREL_UNROLL
+    for (int j = 0; j < 4; ++j) {
+        float dj = h[j][j];
+        KESTREL_UNROLL
+        for (int k = 0; k < j; ++k) dj = fsub(dj, fmul(fmul(l[j][k], l[j][k]), d[k]));
+        if (!(dj > fmul(kLkPivotEps, h[j][j])) || !finite(dj)) return false;
+        d[j] = dj;
+        inv_d[j] = fdiv(1.0f, dj);
+        l[j][j] = 1.0f;
+        KESTREL_UNROLL
+        for (int i = j + 1; i < 4; ++i) {
+            float v = h[i][j];
+            KESTREL_UNROLL
+            for (int k = 0; k < j; ++k) v = fsub(v, fmul(fmul(l[i][k], l[j][k]), d[k]));
+            l[i][j] = fmul(v, inv_d[j]);  // not a division: v is often 0 (inactive parameters), which
+                                          // sends the GPU's division to its slow path
+        }
     }
-    if (est_offset) {
-        const int ix[3] = {0, 1, 3};
-        return lk_invert_active<3>(s, n, ix, sys);
+    float mi[4][4];  // L^-1
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        mi[i][i] = 1.0f;
+        KESTREL_UNROLL
+        for (int j = i - 1; j >= 0; --j) {
+            float v = l[i][j];
+            KESTREL_UNROLL
+            for (int k = j + 1; k < i; ++k) v = fadd(v, fmul(l[i][k], mi[k][j]));
+            mi[i][j] = -v;
+        }
     }
-    if (est_gain) {
-        const int ix[3] = {0, 1, 2};
-        return lk_invert_active<3>(s, n, ix, sys);
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        KESTREL_UNROLL
+        for (int j = 0; j <= i; ++j) {
+            float v = fmul(fmul(mi[i][i], inv_d[i]), mi[i][j]);
+            KESTREL_UNROLL
+            for (int k = i + 1; k < 4; ++k) v = fadd(v, fmul(fmul(mi[k][i], inv_d[k]), mi[k][j]));
+            sys.hinv[i][j] = v;
+            sys.hinv[j][i] = v;
+        }
     }
-    const int ix[2] = {0, 1};
-    return lk_invert_active<2>(s, n, ix, sys);
+    return true;
 }
 
 /// Solves H x = -b (the Gauss-Newton step for e ~ e0 + J dq) with the inverse from lk_factorize:
 /// x_i = -(fma(Hinv_i1, r_1, Hinv_i0 r_0) + fma(Hinv_i3, r_3, Hinv_i2 r_2)), r = b with inactive entries 0;
-/// without the gain (Hinv's gain row and column are 0): x_i = -(fma(Hinv_i1, r_1, Hinv_i0 r_0) + Hinv_i3 r_3),
-/// and x_2 = 0.
+/// without the gain (its row and column of Hinv are the identity's and r_2 = 0): x_i = -(fma(Hinv_i1, r_1,
+/// Hinv_i0 r_0) + Hinv_i3 r_3), and x_2 = 0.
 KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int est_offset, float* x) {
     const float r[4] = {b[0], b[1], est_gain ? b[2] : 0.0f, est_offset ? b[3] : 0.0f};
     if (est_gain) {
