@@ -5,12 +5,13 @@
 //
 // One warp per track. Lane l owns the template pixels detail::lane_pixel(l, j, n), j = 0 .. 7, in
 // registers (T, gx, gy, read once from the store) and accumulates its partial sums in that order; the xor
-// butterfly (offsets 16, 8, 4, 2, 1, __fadd_rn) gives every lane the identical sums, so every lane runs
+// butterfly's sums (offsets 16, 8, 4, 2, 1, __fadd_rn; as a reduce-scatter with the same additions,
+// kernels/track/warp_sums.cuh) give every lane the identical sums, so every lane runs
 // the same solve and the control flow is warp-uniform (the CPU emulates exactly this). Samples are read
 // from global memory through the read-only path with the border rule's clamped taps (detail::GridTaps):
 // the warped patch has no fixed grid, so there is no staging. All arithmetic is the rules' fmul/fadd/
 // fsub/fdiv/ffma (__fmul_rn & co., __fmaf_rn): no contraction, the CPU's operations in the CPU's order.
-// Each template's mean and factorized H are computed once, by the warp that stores the template
+// Each template's mean and H^-1 are computed once, by the warp that stores the template
 // (anchor_store_kernel in anchor.cu, detail::anchor_prepare), and read by every frame's fit.
 #pragma once
 #include "kernels/common/warp_scan.cuh"

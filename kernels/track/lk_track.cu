@@ -44,9 +44,12 @@
 // patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
 // share a tap row; for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel
 // branches: `full`),
-// accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
-// every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
-// control flow stays warp-uniform. All levels in one launch.
+// accumulates its partial sums in that order, and the xor butterfly's sums (offsets 16, 8, 4, 2, 1; run as a
+// reduce-scatter with the same additions, kernels/track/warp_sums.cuh) give every lane the identical full sums,
+// so every lane runs the same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in
+// one launch. Tracks whose anchor warp is near the identity (detail::use_stored_patch) take their templates
+// and the levels' prepared Hessians from the store written when their reference patch was stored
+// (lk_store_kernel) instead of the previous frame.
 // Image reads go through one shared-memory window per warp (struct Window, stage()): per level the
 // template's neighbourhood is copied in and the template taken from it, then the current image's
 // neighbourhood replaces it (both loaded together: one memory latency), re-copied only when the estimate
