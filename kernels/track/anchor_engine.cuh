@@ -5,18 +5,16 @@
 //
 // One warp per track. Lane l owns the template pixels detail::lane_pixel(l, j, n), j = 0 .. 7, in
 // registers (T, gx, gy, read once from the store) and accumulates its partial sums in that order; the xor
-// butterfly's sums (offsets 16, 8, 4, 2, 1, __fadd_rn; as a reduce-scatter with the same additions,
-// kernels/track/warp_sums.cuh) give every lane the identical sums, so every lane runs
+// butterfly (offsets 16, 8, 4, 2, 1, __fadd_rn) gives every lane the identical sums, so every lane runs
 // the same solve and the control flow is warp-uniform (the CPU emulates exactly this). Samples are read
 // from global memory through the read-only path with the border rule's clamped taps (detail::GridTaps):
 // the warped patch has no fixed grid, so there is no staging. All arithmetic is the rules' fmul/fadd/
 // fsub/fdiv/ffma (__fmul_rn & co., __fmaf_rn): no contraction, the CPU's operations in the CPU's order.
-// Each template's mean and H^-1 are computed once, by the warp that stores the template
+// Each template's mean and factorized H are computed once, by the warp that stores the template
 // (anchor_store_kernel in anchor.cu, detail::anchor_prepare), and read by every frame's fit.
 #pragma once
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor.cuh"
-#include "kernels/track/warp_sums.cuh"
 
 namespace kestrel::kernels {
 
@@ -40,7 +38,6 @@ struct AnchorWinTaps {
 /// The warp as the engine of detail::anchor_refine_one (one instance per lane).
 struct AnchorWarpEngine {
     AnchorWindow win;  // staged level-0 pixels, when the caller has them (see sample())
-    int lane;
     int n;
     float h;
     unsigned has;  // bit j: slot j holds a pixel
@@ -48,7 +45,7 @@ struct AnchorWarpEngine {
     float u[detail::kLkMaxPerLane], v[detail::kLkMaxPerLane];
 
     /// Geometry only (pixel offsets and slots); T, gx, gy are set by the caller.
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int l) : lane(l), n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int lane) : n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
 #pragma unroll
@@ -61,7 +58,7 @@ struct AnchorWarpEngine {
         }
     }
 
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int l) : lane(l), n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int lane) : n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
         const int npx = n * n;
@@ -101,7 +98,7 @@ struct AnchorWarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has & (1u << j)) acc[0] = detail::fadd(acc[0], t[j]);
-        track_sums::allreduce_add_rn<1>(acc, lane);
+        warp::allreduce_add_rn<1>(acc);
         return acc[0];
     }
 
@@ -117,7 +114,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_hessian(acc, sd);
             }
         }
-        track_sums::allreduce_add_rn<detail::kAnchorHessianSums>(acc, lane);
+        warp::allreduce_add_rn<detail::kAnchorHessianSums>(acc);
 #pragma unroll
         for (int k = 0; k < detail::kAnchorHessianSums; ++k) out[k] = acc[k];
     }
@@ -140,7 +137,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_error(acc, sd, a, img[j], alpha, beta_c);
             }
         }
-        track_sums::allreduce_add_rn<detail::kAnchorParams + 1>(acc, lane);
+        warp::allreduce_add_rn<detail::kAnchorParams + 1>(acc);
 #pragma unroll
         for (int k = 0; k <= detail::kAnchorParams; ++k) out[k] = acc[k];
     }
@@ -163,7 +160,7 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
         detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;
-        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);  // H^-1 read from global per iteration
+        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);
     }
     return res;
 }
