@@ -66,15 +66,6 @@ struct GeometricCheckConfig {
     int max_hypotheses = 512;     ///< minimal samples drawn at most, [1, 1 << 20] (512: one round of the GPU RANSAC)
     int min_tracks = 12;          ///< fewer checkable tracks: the frame's check ends nothing, [8, 65536]
     std::uint64_t seed = 0;       ///< the sampler's seed (same frames + seed -> same tracks)
-    /// The evidence that ends a track (docs/tracker.md, "Geometric check"): each checked frame gives the track an
-    /// error e (px, the estimate's own: Sampson, or the rotation-only transfer) and an off-model motion g (|g| ~ e);
-    /// the track ends as Outlier when e >= immediate_px, after `strikes` frames in a row with e >= threshold_px,
-    /// or when the decayed sum A <- decay * R A + g reaches accumulated_px (a slow mover's deviations add up;
-    /// an anchored track's noise does not). strikes = 1 and accumulated_px = 1e6 decide on one frame pair.
-    int strikes = 3;              ///< consecutive failed frames that end a track, [1, 1000]
-    double immediate_px = 3.0;    ///< one frame this far off ends a track, [threshold_px, 1e6] px
-    double accumulated_px = 1.0;  ///< the decayed sum this long ends a track, (0, 1e6] px
-    double decay = 0.85;          ///< the sum's decay per frame, [0, 1)
 };
 
 /// The motion model that decided a frame's geometric check (GeometricCheckResult::model).

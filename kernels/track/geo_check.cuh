@@ -10,7 +10,7 @@
 
 namespace kestrel::kernels {
 
-/// The gather: every track's verdict, the checked ones' bearings and pixels per radian compacted in track order.
+/// The gather: every track's verdict, the checked ones' normalized points compacted in track order.
 struct GeoGatherLaunch {
     detail::CameraSetup cam;
     detail::TrackVerdictRule rule;
@@ -19,31 +19,21 @@ struct GeoGatherLaunch {
     const Point2f* origins = nullptr;            // the previous positions
     const detail::AnchorResult* anchors = nullptr;  // anchoring only, else null
     int count = 0;
-    float* b1 = nullptr;        // 3 * count floats: the checked tracks' previous positions, unit bearings
-    float* b2 = nullptr;        // and their new ones
-    float* ppr = nullptr;       // count floats: pixels per radian at the new bearing
-    double* n1 = nullptr;       // on the plane (detail::geo_check_on_plane): 2 * count doubles, normalized points
-    double* n2 = nullptr;       // (null otherwise)
+    double* x1 = nullptr;       // 2 * count doubles: the checked tracks' previous positions, normalized
+    double* x2 = nullptr;       // and their new ones
     int* index = nullptr;       // count: checked point k -> track index
     int* checked = nullptr;     // one int: how many were checked
     std::uint8_t* outlier = nullptr;  // count flags, zeroed here (set by the apply launch)
 };
 
-/// The verdicts: when the estimate applies, every checked track's evidence is updated against the estimate's model
-/// (detail::geo_evidence_update) and decides its end; the summary (checked count, the estimator's record) for the
-/// host.
+/// The verdicts: every checked track outside the mask of an estimate that applies is an outlier; the summary
+/// (checked count, the estimator's record) for the host.
 struct GeoApplyLaunch {
+    const std::uint8_t* mask = nullptr;   // the estimator's device mask (one byte per checked point)
     const PoseRecord* record = nullptr;   // the estimator's device record
     const int* checked = nullptr;
     const int* index = nullptr;
-    const float* b1 = nullptr;            // the gather's bearings and pixels per radian
-    const float* b2 = nullptr;
-    const float* ppr = nullptr;
     int min_tracks = 0;
-    detail::GeoEvidenceRule rule{};
-    int has_prior = 0;     // the frame's rotation prior (the gyro), by value
-    double prior[9] = {};
-    detail::GeoTrackEvidence* evidence = nullptr;  // one per track (pinned), updated in place
     std::uint8_t* outlier = nullptr;
     detail::GeoCheckSummary* summary = nullptr;  // pinned
 };

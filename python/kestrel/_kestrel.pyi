@@ -549,10 +549,8 @@ class GeometricCheckConfig:
     The tracker's geometric check (docs/tracker.md, 'Geometric check'): tracks that disagree with the frame's relative pose end as TrackStatus.Outlier.
     """
 
-    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0, strikes: int = 3, immediate_px: float = 3.0, accumulated_px: float = 1.0, decay: float = 0.85) -> None:
-        """
-        camera: the frames' Camera (needed when enabled). strikes, immediate_px, accumulated_px, decay: the evidence that ends a track (docs/tracker.md).
-        """
+    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0) -> None:
+        """camera: the frames' Camera (needed when enabled)."""
 
     @property
     def enabled(self) -> bool: ...
@@ -600,36 +598,6 @@ class GeometricCheckConfig:
 
     @seed.setter
     def seed(self, arg: int, /) -> None: ...
-
-    @property
-    def strikes(self) -> int:
-        """consecutive failed frames that end a track, [1, 1000]"""
-
-    @strikes.setter
-    def strikes(self, arg: int, /) -> None: ...
-
-    @property
-    def immediate_px(self) -> float:
-        """one frame this far off ends a track, [threshold_px, 1e6] px"""
-
-    @immediate_px.setter
-    def immediate_px(self, arg: float, /) -> None: ...
-
-    @property
-    def accumulated_px(self) -> float:
-        """
-        the decayed sum of a track's off-model motion this long ends it, (0, 1e6] px
-        """
-
-    @accumulated_px.setter
-    def accumulated_px(self, arg: float, /) -> None: ...
-
-    @property
-    def decay(self) -> float:
-        """the sum's decay per frame, [0, 1)"""
-
-    @decay.setter
-    def decay(self, arg: float, /) -> None: ...
 
 class GeometricCheckResult:
     """The last frame's geometric check."""
@@ -1029,16 +997,6 @@ def unproject(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortC
     Normalized points of pixels (N, 2) (taken as float32, as keypoints are): returns (normalized (N, 2) float64, status (N,) uint8 of UnprojectStatus); coordinates are NaN unless the status is Ok.
     """
 
-def unproject_bearing(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortConfig | None = None) -> tuple[NDArray, NDArray]:
-    """
-    Unit bearing vectors (N, 3) of pixels (N, 2) and their statuses (N,) int32 (UnprojectStatus values): any direction the model sees, a fisheye's beyond 90 degrees off the axis too (z < 0). NaN rows unless Ok.
-    """
-
-def pixels_per_radian(camera: Camera, bearings: numpy.typing.ArrayLike) -> NDArray:
-    """
-    Pixels per radian (N,) of a bearing's motion at each direction (N, 3) in this camera: threshold_px divided by it is the point's angular threshold (RelativePoseEstimator.estimate_bearings). NaN where the model has no image of the direction.
-    """
-
 class PoseMethod(enum.Enum):
     """Which minimal solver RANSAC samples with."""
 
@@ -1179,16 +1137,6 @@ class RelativePoseEstimator:
     def estimate(self, x1: numpy.typing.ArrayLike, x2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
         """
         x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
-        """
-
-    def estimate_bearings(self, b1: numpy.typing.ArrayLike, b2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None, pixels_per_radian: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
-        """
-        b1, b2: (N, 3) bearing vectors (any direction, normalized when staged) of the correspondences in the first and second view. The inlier test is the tangent-plane Sampson error in radians times each point's pixels per radian (pixels_per_radian (N,); None: focal_px for every point) against threshold_px. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
-        """
-
-    def estimate_device(self, b1: Any, b2: Any, pixels_per_radian: Any | None = None, rotation_prior: numpy.typing.ArrayLike | None = None, stream: StreamLike | None = None) -> tuple[RelativePoseResult, NDArray]:
-        """
-        The device entry (Backend.Cuda): b1, b2 (N, 3) float32 CUDA arrays of unit bearings (CuPy, PyTorch), pixels_per_radian an optional (N,) float32 CUDA array, used in place; with rotation_prior (3x3) the two-point RANSAC runs, else the five-point one (config.method is not used). The work is enqueued on `stream` (default the legacy default stream) and waited for. Returns (RelativePoseResult, inlier mask (N,) bool).
         """
 
 STEREO_TRACK_DTYPE: numpy.dtypes.VoidDType = ...

@@ -174,8 +174,7 @@ void init_track(nb::module_& m) {
         .def(
             "__init__",
             [](GeometricCheckConfig* self, bool enabled, const Camera* camera, double threshold_px, double confidence,
-               int max_hypotheses, int min_tracks, std::uint64_t seed, int strikes, double immediate_px,
-               double accumulated_px, double decay) {
+               int max_hypotheses, int min_tracks, std::uint64_t seed) {
                 GeometricCheckConfig g;
                 g.enabled = enabled;
                 if (camera) g.camera = *camera;
@@ -184,10 +183,6 @@ void init_track(nb::module_& m) {
                 g.max_hypotheses = max_hypotheses;
                 g.min_tracks = min_tracks;
                 g.seed = seed;
-                g.strikes = strikes;
-                g.immediate_px = immediate_px;
-                g.accumulated_px = accumulated_px;
-                g.decay = decay;
                 TrackerConfig c;
                 c.geometric_check = g;
                 validate(c);
@@ -195,23 +190,14 @@ void init_track(nb::module_& m) {
             },
             nb::kw_only(), "enabled"_a = gd.enabled, "camera"_a.none() = nb::none(), "threshold_px"_a = gd.threshold_px,
             "confidence"_a = gd.confidence, "max_hypotheses"_a = gd.max_hypotheses, "min_tracks"_a = gd.min_tracks,
-            "seed"_a = gd.seed, "strikes"_a = gd.strikes, "immediate_px"_a = gd.immediate_px,
-            "accumulated_px"_a = gd.accumulated_px, "decay"_a = gd.decay,
-            "camera: the frames' Camera (needed when enabled). strikes, immediate_px, accumulated_px, decay: the "
-            "evidence that ends a track (docs/tracker.md).")
+            "seed"_a = gd.seed, "camera: the frames' Camera (needed when enabled).")
         .def_rw("enabled", &GeometricCheckConfig::enabled)
         .def_rw("camera", &GeometricCheckConfig::camera, "the frames' camera")
         .def_rw("threshold_px", &GeometricCheckConfig::threshold_px, "inlier threshold, (0, 100] px")
         .def_rw("confidence", &GeometricCheckConfig::confidence, "RANSAC's adaptive stop, [0.5, 1)")
         .def_rw("max_hypotheses", &GeometricCheckConfig::max_hypotheses, "[1, 1 << 20]")
         .def_rw("min_tracks", &GeometricCheckConfig::min_tracks, "fewer checkable tracks end nothing, [8, 65536]")
-        .def_rw("seed", &GeometricCheckConfig::seed)
-        .def_rw("strikes", &GeometricCheckConfig::strikes, "consecutive failed frames that end a track, [1, 1000]")
-        .def_rw("immediate_px", &GeometricCheckConfig::immediate_px,
-                "one frame this far off ends a track, [threshold_px, 1e6] px")
-        .def_rw("accumulated_px", &GeometricCheckConfig::accumulated_px,
-                "the decayed sum of a track's off-model motion this long ends it, (0, 1e6] px")
-        .def_rw("decay", &GeometricCheckConfig::decay, "the sum's decay per frame, [0, 1)");
+        .def_rw("seed", &GeometricCheckConfig::seed);
 
     nb::class_<GeometricCheckResult>(m, "GeometricCheckResult", "The last frame's geometric check.")
         .def_ro("model", &GeometricCheckResult::model, "the model that decided (CheckModel.None_: nothing ended)")

@@ -52,19 +52,30 @@ void validate(const TrackerConfig& cfg, const char* where) {
                       "geometric_check.confidence", "= " + detail::to_text(g.confidence) + " must be in [0.5, 1)");
         detail::check_range(where, "geometric_check.max_hypotheses", g.max_hypotheses, 1, 1 << 20);
         detail::check_range(where, "geometric_check.min_tracks", g.min_tracks, 8, 65536);
-        detail::check_range(where, "geometric_check.strikes", g.strikes, 1, 1000);
-        detail::check(std::isfinite(g.immediate_px) && g.immediate_px >= g.threshold_px && g.immediate_px <= 1e6, where,
-                      "geometric_check.immediate_px",
-                      "= " + detail::to_text(g.immediate_px) + " must be in [threshold_px, 1e6] (threshold_px = " +
-                          detail::to_text(g.threshold_px) + ")");
-        detail::check(std::isfinite(g.accumulated_px) && g.accumulated_px > 0.0 && g.accumulated_px <= 1e6, where,
-                      "geometric_check.accumulated_px",
-                      "= " + detail::to_text(g.accumulated_px) + " must be in (0, 1e6]");
-        detail::check(std::isfinite(g.decay) && g.decay >= 0.0 && g.decay < 1.0, where, "geometric_check.decay",
-                      "= " + detail::to_text(g.decay) + " must be in [0, 1)");
     }
 }
 
+namespace {
+
+/// Throws InvalidArgument unless R (row-major) is a rotation: every entry of R^T R - I within 1e-6, det > 0.
+void check_rotation(const char* where, const char* param, const std::array<double, 9>& R) {
+    for (double v : R) detail::check(std::isfinite(v), where, param, "must be finite");
+    double worst = 0.0;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            double s = 0.0;
+            for (int c = 0; c < 3; ++c) s += R[3 * c + a] * R[3 * c + b];
+            worst = std::max(worst, std::fabs(s - (a == b ? 1.0 : 0.0)));
+        }
+    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                       R[2] * (R[3] * R[7] - R[4] * R[6]);
+    detail::check(worst <= 1e-6 && det > 0.0, where, param, [&] {
+        return "is not a rotation: |R^T R - I| = " + detail::to_text(worst) + " (bound 1e-06), det = " +
+               detail::to_text(det) + " (must be +1)";
+    });
+}
+
+}  // namespace
 
 struct FeatureTracker::Impl {
     int width = 0, height = 0;
@@ -90,7 +101,6 @@ struct FeatureTracker::Impl {
     bool geo_device = false;  // the CUDA backend runs it on the device
     std::vector<detail::TrackVerdict> verdicts;
     std::vector<std::uint8_t> geo_outlier;
-    std::vector<detail::GeoTrackEvidence> evidence, next_evidence;  // each live track's evidence, aligned with tracks
     std::array<double, 9> prior{};
     bool has_prior = false;
     GeometricCheckResult no_check{};
@@ -110,7 +120,7 @@ struct FeatureTracker::Impl {
         if (rotation_prior) {
             detail::check(geo != nullptr, where, "rotation_prior",
                           "needs TrackerConfig::geometric_check.enabled (the prior is the check's rotation)");
-            detail::check_rotation(where, "rotation_prior", rotation_prior->data());
+            check_rotation(where, "rotation_prior", *rotation_prior);
             prior = *rotation_prior;
         }
         has_prior = rotation_prior != nullptr;
@@ -125,7 +135,6 @@ struct FeatureTracker::Impl {
         }
         const bool first_frame_templates = cfg.lk.template_source == TemplateSource::FirstFrame;
         if (cfg.anchor.enabled) std::copy(anchors.begin(), anchors.end(), be->anchor_states());
-        if (geo_device) std::copy(evidence.begin(), evidence.end(), be->check_evidence());
         Point2f* o = be->origins();
         LkGuess* g = be->guesses();
         std::int32_t* s = be->slots();
@@ -158,28 +167,24 @@ struct FeatureTracker::Impl {
         next.clear();
         next_slots.clear();
         next_anchors.clear();
-        next_evidence.clear();
         restored = 0;
         const std::size_t count = static_cast<std::size_t>(in_flight_count);
         // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as OpenCV's LK
         // does; the live track's status is Tracked. The rule: detail::track_verdict.
         for (std::size_t i = 0; i < count; ++i)
             verdicts[i] = detail::track_verdict(r[i], b + i, tracks[i].x, tracks[i].y, an + i, verdict_rule());
-        const detail::GeoTrackEvidence* ev = evidence.data();
         if (geo) {
-            // The geometric check of the tracks kept so far, from their previous to their new position, with each
-            // track's evidence: done on the device with the frame (CUDA backend), or here (CPU backend); the same
-            // rules, the same tracks.
+            // The geometric check of the tracks kept so far, from their previous to their new position: done on the
+            // device with the frame (CUDA backend), or here (CPU backend); the same rules, the same tracks.
             const std::uint8_t* out = geo_outlier.data();
             if (count == 0) {
                 geo->clear();
             } else if (geo_device) {
                 out = be->check_flags();
-                ev = be->check_evidence();
                 geo->take(*be->check_summary(), out, in_flight_count);
             } else {
                 geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
-                         evidence.data(), geo_outlier.data());
+                         geo_outlier.data());
             }
             for (std::size_t i = 0; i < count; ++i)
                 if (out[i]) verdicts[i].status = TrackStatus::Outlier;
@@ -222,7 +227,6 @@ struct FeatureTracker::Impl {
                 ++t.age;
                 next.push_back(t);
                 next_slots.push_back(slots[i]);
-                if (geo) next_evidence.push_back(ev[i]);
                 if (cfg.anchor.enabled) {
                     detail::AnchorState a = an[i].state;
                     if (reanchor) {
@@ -244,7 +248,6 @@ struct FeatureTracker::Impl {
         tracks.swap(next);
         slots.swap(next_slots);
         anchors.swap(next_anchors);
-        evidence.swap(next_evidence);
     }
 
     /// Whether this frame re-detects (no live track, or fewer than redetect_fraction * target_features); when it
@@ -300,7 +303,6 @@ struct FeatureTracker::Impl {
             }
             tracks.push_back(t);
             slots.push_back(slot);
-            if (geo) evidence.push_back(detail::GeoTrackEvidence{});
             if (cfg.anchor.enabled) {
                 detail::AnchorState a;
                 a.x = k.x;
@@ -363,8 +365,6 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
         m->geo_device = m->be->device_check();
         m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features, !m->geo_device);
         m->geo_outlier.resize(cap);
-        m->evidence.reserve(cap);
-        m->next_evidence.reserve(cap);
     }
     impl_ = std::move(m);
 }
@@ -457,7 +457,6 @@ void FeatureTracker::reset() {
     m.lost.clear();
     m.slots.clear();
     m.anchors.clear();
-    m.evidence.clear();
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;

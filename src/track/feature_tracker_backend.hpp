@@ -76,8 +76,6 @@ public:
     }
     virtual const std::uint8_t* check_flags() const { return nullptr; }
     virtual const GeoCheckSummary* check_summary() const { return nullptr; }
-    /// The tracks' evidence (pinned, one per track): staged before start(), updated in place by the device check.
-    virtual GeoTrackEvidence* check_evidence() { return nullptr; }
 
     /// StereoTracker: the pyramid of the last frame start() took (after wait(), until the next start()); the
     /// backend's own kind (the other returns null).

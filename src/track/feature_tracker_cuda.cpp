@@ -5,7 +5,6 @@
 // Everything is allocated in the constructor (the detector on its first call).
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -54,20 +53,15 @@ public:
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
           mask_(cells_), d_mask_(cells_),
           geo_on_(cfg.geometric_check.enabled),
-          geo_b1_(geo_on_ ? 3 * cap_ : 0), geo_b2_(geo_on_ ? 3 * cap_ : 0), geo_ppr_(geo_on_ ? cap_ : 0),
-          geo_index_(geo_on_ ? cap_ : 0), geo_checked_(geo_on_ ? 1 : 0), geo_flags_(geo_on_ ? cap_ : 0),
-          geo_summary_(geo_on_ ? 1 : 0), geo_evidence_(geo_on_ ? cap_ : 0),
-          geo_plane_(geo_on_ && cfg.geometric_check.camera.model != CameraModel::Fisheye),
-          geo_n1_(geo_plane_ ? 2 * cap_ : 0), geo_n2_(geo_plane_ ? 2 * cap_ : 0) {
+          geo_x1_(geo_on_ ? 2 * cap_ : 0), geo_x2_(geo_on_ ? 2 * cap_ : 0), geo_index_(geo_on_ ? cap_ : 0),
+          geo_checked_(geo_on_ ? 1 : 0), geo_flags_(geo_on_ ? cap_ : 0), geo_summary_(geo_on_ ? 1 : 0) {
         if (geo_on_) {
             // The geometric check: the estimator (its device entry) and the camera's rules setup.
             geo_est_ = RelativePoseEstimator(static_cast<int>(cap_),
                                              geo_pose_config(cfg.geometric_check, PoseMethod::FivePoint), Backend::Cuda);
             geo_cam_ = make_camera_setup(cfg.geometric_check.camera, UndistortConfig{},
                                          "FeatureTracker: geometric_check.camera");
-            geo_rule_ = geo_evidence_rule(cfg.geometric_check);
             std::fill(geo_flags_.get(), geo_flags_.get() + cap_, std::uint8_t{0});
-            std::fill(geo_evidence_.get(), geo_evidence_.get() + cap_, GeoTrackEvidence{});
             *geo_summary_.get() = GeoCheckSummary{};
         }
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
@@ -131,66 +125,6 @@ public:
     }
 
     const DevicePyramid* device_frame_pyramid() const override { return &pyr_[frame_]; }
-
-    // The geometric check on the frame's stream, after the tracking launches: the gather (verdicts, bearings,
-    // compaction), the estimator's device entry (bearings, the device count, the per-point pixels per radian; two-point
-    // with the prior), the verdicts with each track's evidence. The host reads flags, evidence and summary after
-    // the frame's wait.
-    // The device path is selected with KESTREL_GEO_CHECK_ON_DEVICE set (read once, at construction) until a GPU run
-    // has shown it ends the same tracks as the host path; by default the check runs on the host after the frame's
-    // wait (the CPU estimator, detail::GeometricCheck::run), as before.
-    bool device_check() const override { return geo_on_ && geo_device_; }
-    void enqueue_check(int count, const double* rotation_prior) override {
-        kernels::GeoGatherLaunch g{};
-        g.cam = geo_cam_;
-        g.rule = verdict_rule(cfg_);
-        g.fwd = results_.get();
-        g.back = cfg_.forward_backward ? back_.get() : nullptr;
-        g.origins = origins_.get();
-        g.anchors = cfg_.anchor.enabled ? anchor_results_.get() : nullptr;
-        g.count = count;
-        g.b1 = geo_b1_.get();
-        g.b2 = geo_b2_.get();
-        g.ppr = geo_ppr_.get();
-        g.index = geo_index_.get();
-        g.checked = geo_checked_.get();
-        g.outlier = geo_flags_.get();
-        g.n1 = geo_plane_ ? geo_n1_.get() : nullptr;
-        g.n2 = geo_plane_ ? geo_n2_.get() : nullptr;
-        kernels::launch_geo_gather(g, stream_);
-        PoseDeviceInput in;
-        if (geo_plane_) {  // detail::geo_check_on_plane: the normalized points
-            in.normalized1 = geo_n1_.get();
-            in.normalized2 = geo_n2_.get();
-        } else {
-            in.bearings1 = geo_b1_.get();
-            in.bearings2 = geo_b2_.get();
-            in.pixels_per_radian = geo_ppr_.get();
-        }
-        in.count = count;
-        in.device_count = geo_checked_.get();
-        in.rotation_prior = rotation_prior;
-        geo_est_.estimate_device_async(in, stream_);
-        kernels::GeoApplyLaunch a{};
-        a.record = geo_est_.device_record();
-        a.checked = geo_checked_.get();
-        a.index = geo_index_.get();
-        a.b1 = geo_b1_.get();
-        a.b2 = geo_b2_.get();
-        a.ppr = geo_ppr_.get();
-        a.min_tracks = cfg_.geometric_check.min_tracks;
-        a.rule = geo_rule_;
-        a.has_prior = rotation_prior ? 1 : 0;
-        if (rotation_prior)
-            for (int j = 0; j < 9; ++j) a.prior[j] = rotation_prior[j];
-        a.evidence = geo_evidence_.get();
-        a.outlier = geo_flags_.get();
-        a.summary = geo_summary_.get();
-        kernels::launch_geo_apply(a, stream_);
-    }
-    const std::uint8_t* check_flags() const override { return geo_flags_.get(); }
-    const GeoCheckSummary* check_summary() const override { return geo_summary_.get(); }
-    GeoTrackEvidence* check_evidence() override { return geo_evidence_.get(); }
     void set_companion(const PyramidCompanion* c) override {
         has_companion_ = c != nullptr;
         if (c) companion_ = *c;
@@ -360,19 +294,13 @@ private:
     std::size_t cells_;
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;
-    // The geometric check (cfg.geometric_check.enabled): bearings, pixels per radian, their track indices and count
-    // on the device; the per-track flags, the summary and the tracks' evidence in pinned memory (the evidence is
-    // staged by the host before the frame and updated in place; all read after the frame's wait).
+    // The geometric check (cfg.geometric_check.enabled): normalized points, their track indices and count on the
+    // device; the per-track flags and the summary in pinned memory (read after the frame's wait).
     bool geo_on_ = false;
-    DeviceBuf<float> geo_b1_, geo_b2_, geo_ppr_;
+    DeviceBuf<double> geo_x1_, geo_x2_;
     DeviceBuf<int> geo_index_, geo_checked_;
     Pinned<std::uint8_t> geo_flags_;
     Pinned<GeoCheckSummary> geo_summary_;
-    Pinned<GeoTrackEvidence> geo_evidence_;
-    bool geo_plane_ = true;                 // the estimate on normalized points (detail::geo_check_on_plane)
-    DeviceBuf<double> geo_n1_, geo_n2_;
-    GeoEvidenceRule geo_rule_{};
-    bool geo_device_ = std::getenv("KESTREL_GEO_CHECK_ON_DEVICE") != nullptr;
     RelativePoseEstimator geo_est_;
     CameraSetup geo_cam_{};
     StreamHandle stream_ = nullptr;

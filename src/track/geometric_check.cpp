@@ -1,11 +1,10 @@
 // FeatureTracker's geometric check, CPU path (src/track/geometric_check.hpp). Per frame:
-//   1. the checked tracks (detail::geo_check_bearings: Tracked, both positions unprojected to unit bearings by the
-//      camera, the pixels per radian at the new one) in track order;
-//   2. one relative pose over them (RelativePoseEstimator on the CPU: the bearing entry for a fisheye, the
-//      threshold converted per point, else the normalized points: five-point, or two-point with the frame's rotation
-//      prior; with its rotation-only model, chosen when the camera did not translate);
+//   1. the checked tracks (detail::geo_check_points: Tracked, both positions unprojected by the camera) in track
+//      order, as normalized points;
+//   2. one relative pose over them (RelativePoseEstimator on the CPU: five-point, or two-point with the frame's
+//      rotation prior; with its rotation-only model, chosen when the camera did not translate);
 //   3. when the check applies (detail::geo_check_applies: at least min_tracks checked, status Ok), every checked
-//      track's evidence is updated against the deciding model and decides its end (detail::geo_evidence_update).
+//      track outside the deciding model's inliers is an outlier.
 // The CUDA backend runs the same steps on the device (kernels/track/geo_check.cu and the estimator's device entry,
 // bit-identical to its CPU backend); take() reads its summary. This file is compiled with -ffp-contract=off (the
 // camera rules' double operations, as the kernel's --fmad=false).
@@ -57,63 +56,32 @@ RelativePoseConfig geo_pose_config(const GeometricCheckConfig& c, PoseMethod met
     return p;
 }
 
-GeoEvidenceRule geo_evidence_rule(const GeometricCheckConfig& c) {
-    GeoEvidenceRule r;
-    r.threshold = c.threshold_px;
-    r.immediate = c.immediate_px;
-    r.accumulated = c.accumulated_px;
-    r.decay = c.decay;
-    r.strikes = c.strikes;
-    return r;
-}
-
 GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity, bool cpu)
-    : cfg_(cfg),
-      cam_(make_camera_setup(cfg.camera, UndistortConfig{}, "FeatureTracker: geometric_check.camera")),
-      rule_(geo_evidence_rule(cfg)) {
+    : cfg_(cfg), cam_(make_camera_setup(cfg.camera, UndistortConfig{}, "FeatureTracker: geometric_check.camera")) {
     if (!cpu) return;
     five_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::FivePoint), Backend::Cpu);
     two_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::TwoPointWithRotation),
                                                    Backend::Cpu);
     const auto c = static_cast<std::size_t>(capacity);
-    b1_.resize(3 * c);
-    b2_.resize(3 * c);
-    ppr_.resize(c);
-    d1_.resize(3 * c);
-    d2_.resize(3 * c);
-    dppr_.resize(c);
+    x1_.resize(2 * c);
+    x2_.resize(2 * c);
     index_.resize(c);
-    plane_ = geo_check_on_plane(cam_);
-    if (plane_) {
-        n1_.resize(2 * c);
-        n2_.resize(2 * c);
-    }
+    mask_.resize(c);
 }
 
 const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
-                                                const double* R_prior, GeoTrackEvidence* evidence,
-                                                std::uint8_t* outlier) {
+                                                const double* R_prior, std::uint8_t* outlier) {
     res_ = GeometricCheckResult{};
     std::memset(outlier, 0, static_cast<std::size_t>(n));
     int m = 0;
-    for (int i = 0; i < n; ++i) {
-        const std::size_t k = static_cast<std::size_t>(m);
-        if (geo_check_bearings(cam_, v[i], origins[i].x, origins[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k],
-                               plane_ ? &n1_[2 * k] : nullptr, plane_ ? &n2_[2 * k] : nullptr))
+    for (int i = 0; i < n; ++i)
+        if (geo_check_points(cam_, v[i], origins[i].x, origins[i].y, &x1_[2 * static_cast<std::size_t>(m)],
+                             &x2_[2 * static_cast<std::size_t>(m)]))
             index_[static_cast<std::size_t>(m++)] = i;
-    }
     res_.checked = m;
     if (m < cfg_.min_tracks) return res_;  // the device runs the estimate anyway; the check does not apply
-    // The estimator's host entry takes doubles: the same values the device entry reads.
-    for (std::size_t j = 0; j < 3 * static_cast<std::size_t>(m); ++j) {
-        d1_[j] = static_cast<double>(b1_[j]);
-        d2_[j] = static_cast<double>(b2_[j]);
-    }
-    for (std::size_t j = 0; j < static_cast<std::size_t>(m); ++j) dppr_[j] = static_cast<double>(ppr_[j]);
     RelativePoseEstimator& est = R_prior ? *two_ : *five_;
-    const RelativePoseResult pose =
-        plane_ ? est.estimate(n1_.data(), n2_.data(), m, nullptr, R_prior)
-               : est.estimate_bearings(d1_.data(), d2_.data(), m, nullptr, R_prior, dppr_.data());
+    const RelativePoseResult pose = est.estimate(x1_.data(), x2_.data(), m, mask_.data(), R_prior);
     res_.pose_status = pose.status;
     res_.hypotheses = pose.hypotheses;
     res_.inliers = pose.inliers;
@@ -121,16 +89,11 @@ const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Poi
     res_.model = check_model(static_cast<int>(pose.model));
     res_.R = pose.R;
     res_.t = pose.t;
-    const GeoModel model = geo_frame_model(static_cast<int>(pose.model), pose.R.data(), pose.E.data(), b1_.data(),
-                                           b2_.data(), ppr_.data(), m, cfg_.threshold_px, R_prior);
-    for (int k = 0; k < m; ++k) {
-        const std::size_t kk = static_cast<std::size_t>(k);
-        const int i = index_[kk];
-        if (geo_evidence_update(model, &b1_[3 * kk], &b2_[3 * kk], ppr_[kk], rule_, evidence[i])) {
-            outlier[i] = 1;
+    for (int k = 0; k < m; ++k)
+        if (!mask_[static_cast<std::size_t>(k)]) {
+            outlier[index_[static_cast<std::size_t>(k)]] = 1;
             ++res_.outliers;
         }
-    }
     return res_;
 }
 

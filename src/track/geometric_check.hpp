@@ -15,9 +15,6 @@ namespace kestrel::detail {
 /// The relative-pose settings of the check (the estimator's method aside: five-point, or two-point with a prior).
 RelativePoseConfig geo_pose_config(const GeometricCheckConfig& cfg, PoseMethod method);
 
-/// The evidence rule of a validated configuration.
-GeoEvidenceRule geo_evidence_rule(const GeometricCheckConfig& cfg);
-
 class GeometricCheck {
 public:
     /// cfg validated by validate(TrackerConfig); `capacity` tracks at most per frame. `cpu`: make the CPU
@@ -25,28 +22,23 @@ public:
     GeometricCheck(const GeometricCheckConfig& cfg, int capacity, bool cpu);
 
     /// The CPU path: tracks i in [0, n) with verdicts v[i] from origins[i]; `R_prior` (or null) the frame's
-    /// rotation prior; evidence[i] the tracks' evidence, updated in place. Sets outlier[i] = 1 for every track
-    /// the check ends (0 elsewhere); returns the result.
+    /// rotation prior. Sets outlier[i] = 1 for every track the check ends (0 elsewhere); returns the result.
     const GeometricCheckResult& run(const TrackVerdict* v, const Point2f* origins, int n, const double* R_prior,
-                                    GeoTrackEvidence* evidence, std::uint8_t* outlier);
+                                    std::uint8_t* outlier);
     /// The CUDA path: the device's summary and flags (n tracks) -> the frame's result.
     const GeometricCheckResult& take(const GeoCheckSummary& s, const std::uint8_t* outlier, int n);
 
     const GeometricCheckResult& result() const { return res_; }
     void clear() { res_ = GeometricCheckResult{}; }
     const CameraSetup& camera() const { return cam_; }
-    const GeoEvidenceRule& rule() const { return rule_; }
 
 private:
     GeometricCheckConfig cfg_;
     CameraSetup cam_{};
-    GeoEvidenceRule rule_{};
     std::unique_ptr<RelativePoseEstimator> five_, two_;
-    std::vector<float> b1_, b2_, ppr_;        // the checked tracks' bearings (3 floats each) and pixels per radian
-    std::vector<double> d1_, d2_, dppr_;      // the same as doubles (the estimator's host entry)
-    std::vector<double> n1_, n2_;             // their normalized points (geo_check_on_plane)
-    bool plane_ = true;
-    std::vector<int> index_;                  // checked point k -> track index
+    std::vector<double> x1_, x2_;    // normalized points of the checked tracks
+    std::vector<int> index_;         // checked point k -> track index
+    std::vector<std::uint8_t> mask_;  // the estimate's inlier mask
     GeometricCheckResult res_;
 };
 
