@@ -4,8 +4,6 @@
 // with no allocation and no synchronization after the first call at a size; optionally the part after
 // the upload replays as one CUDA graph.
 #pragma once
-#include <cuda_runtime.h>
-
 #include <memory>
 #include <vector>
 
@@ -54,7 +52,7 @@ private:
     void plan_listed(Frame& f, bool generic_compass) const;
     /// Corner-list path: the selection's per-frame arguments, and the scores (with the list) of `input`.
     void set_listed(kernels::GridNmsParams& p, const Frame& f) const;
-    void enqueue_listed_scores(Frame& f, DeviceView input, cudaStream_t s) const;
+    void enqueue_listed_scores(Frame& f, DeviceView input, StreamHandle s) const;
 
     DetectorConfig cfg_;
     std::unique_ptr<Frame> frame_;
