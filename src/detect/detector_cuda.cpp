@@ -27,6 +27,7 @@
 #include "kestrel/error.hpp"
 #include "orbslam_select_cuda.hpp"
 #include "pyca_cuda.hpp"
+#include "score_levels_cuda.hpp"
 
 namespace kestrel::detail {
 
@@ -178,39 +179,11 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
     f.plan.list_blocks = kernels::corner_select_blocks(f.plan);
 }
 
-namespace {
-bool aligned_view(const void* p, std::size_t pitch, std::size_t a) {
-    return reinterpret_cast<std::uintptr_t>(p) % a == 0 && pitch % a == 0;
-}
-void set_score_image(kernels::ScoreLevel& L, DeviceView v) {
-    L.image = v.data;
-    L.pitch = v.pitch;
-    L.aligned4 = aligned_view(v.data, v.pitch, 4);
-    L.parent = nullptr;
-    L.parent_pitch = 0;
-    L.parent_aligned8 = false;
-    L.build_out = nullptr;
-}
-}  // namespace
-
 void CudaDetector::enqueue_listed_scores(Frame& f, DeviceView input, cudaStream_t s) const {
     // As DeviceScoreMaps::compute_fused: level 1 of a 2-level factor-2 pyramid derived while scoring,
     // otherwise the pyramid is built first.
     kernels::ScoreDesc d = f.list_desc;
-    if (f.scores.fuses(f.pyramid)) {
-        set_score_image(d.level[0], input);
-        const DeviceView l1 = f.pyramid.level(1);
-        kernels::ScoreLevel& L1 = d.level[1];
-        set_score_image(L1, l1);
-        L1.parent = input.data;
-        L1.parent_pitch = input.pitch;
-        L1.parent_aligned8 = aligned_view(input.data, input.pitch, 8);
-        L1.build_out = const_cast<std::uint8_t*>(l1.data);
-    } else {
-        if (input.data != f.pyramid.level(0).data) copy_async(input, f.pyramid.level0(), s);
-        f.pyramid.build(s);
-        for (int k = 0; k < f.g.levels; ++k) set_score_image(d.level[k], f.pyramid.level(k));
-    }
+    detail::set_score_levels(d, input, f.pyramid, f.scores.fuses(f.pyramid), s);
     kernels::launch_fast_score(d, cfg_.fast.score, s);
 }
 

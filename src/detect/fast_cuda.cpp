@@ -7,6 +7,7 @@
 #include "src/core/backend.hpp"
 #include "detector_buffers_cuda.hpp"
 #include "detector_geometry.hpp"
+#include "score_levels_cuda.hpp"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/device_image.hpp"
 #include "kestrel/fast.hpp"
@@ -111,6 +112,27 @@ void set_image(kernels::ScoreLevel& L, DeviceView v) {
 }
 }  // namespace
 
+namespace detail {
+void set_score_levels(kernels::ScoreDesc& d, DeviceView level0, DevicePyramid& pyramid, bool derive_level1,
+                      StreamHandle stream) {
+    if (!derive_level1) {
+        if (level0.data != pyramid.level(0).data) copy_async(level0, pyramid.level0(), stream);
+        pyramid.build(stream);
+        for (int k = 0; k < pyramid.levels(); ++k) set_image(d.level[k], pyramid.level(k));
+        return;
+    }
+    set_image(d.level[0], level0);
+    // Level 1 is written by the score kernel: the pyramid owns it (the const view is its own buffer).
+    const DeviceView l1 = pyramid.level(1);
+    kernels::ScoreLevel& L1 = d.level[1];
+    set_image(L1, l1);
+    L1.parent = level0.data;
+    L1.parent_pitch = level0.pitch;
+    L1.parent_aligned8 = aligned(level0.data, level0.pitch, 8);
+    L1.build_out = const_cast<std::uint8_t*>(l1.data);
+}
+}  // namespace detail
+
 void DeviceScoreMaps::compute(const DevicePyramid& pyramid, StreamHandle stream) {
     Impl& m = impl("compute");
     check_pyramid("DeviceScoreMaps::compute", m.sizes, pyramid);
@@ -133,21 +155,7 @@ void DeviceScoreMaps::compute_fused(DeviceView level0, DevicePyramid& pyramid, S
         detail::fail(where, "level0", "is " + detail::to_text(level0.width) + "x" + detail::to_text(level0.height) +
                                           ", the maps were made for " + detail::to_text(m.sizes[0].width) + "x" +
                                           detail::to_text(m.sizes[0].height));
-    if (!fuses(pyramid)) {
-        if (level0.data != pyramid.level(0).data) copy_async(level0, pyramid.level0(), stream);
-        pyramid.build(stream);
-        compute(pyramid, stream);
-        return;
-    }
-    set_image(m.desc.level[0], level0);
-    // Level 1 is written by the score kernel: the pyramid owns it (the const view is its own buffer).
-    const DeviceView l1 = pyramid.level(1);
-    kernels::ScoreLevel& L1 = m.desc.level[1];
-    set_image(L1, l1);
-    L1.parent = level0.data;
-    L1.parent_pitch = level0.pitch;
-    L1.parent_aligned8 = aligned(level0.data, level0.pitch, 8);
-    L1.build_out = const_cast<std::uint8_t*>(l1.data);
+    detail::set_score_levels(m.desc, level0, pyramid, fuses(pyramid), stream);
     kernels::launch_fast_score(m.desc, m.cfg.score, stream);
 }
 

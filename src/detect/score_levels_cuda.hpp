@@ -1,0 +1,17 @@
+// Internal: points a score launch's levels (kernels::ScoreDesc) at a pyramid's images, for DeviceScoreMaps and
+// the detector's corner-list path alike (src/detect/fast_cuda.cpp defines it).
+#pragma once
+#include "kernels/detect/fast_score.cuh"
+#include "kestrel/device_image.hpp"
+#include "kestrel/pyramid.hpp"
+#include "kestrel/stream.hpp"
+
+namespace kestrel::detail {
+
+/// With `derive_level1` (a 2-level factor-2 pyramid, DeviceScoreMaps::fuses): level 0 is `level0` and the score
+/// kernel writes level 1 of `pyramid` while scoring. Otherwise `level0` is copied into the pyramid's level 0
+/// (unless it is that level already), the pyramid is built on `stream`, and every level is read from it.
+void set_score_levels(kernels::ScoreDesc& d, DeviceView level0, DevicePyramid& pyramid, bool derive_level1,
+                      StreamHandle stream);
+
+}  // namespace kestrel::detail
