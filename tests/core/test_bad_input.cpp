@@ -22,6 +22,7 @@
 #include "kestrel/pyca_select.hpp"
 #include "kestrel/pyramid.hpp"
 #include "test_data.hpp"
+#include "track_compare.hpp"
 
 namespace kestrel {
 namespace {
@@ -236,16 +237,9 @@ void expect_rig_tracks(MultiCameraTracker& m, int seen = 0) {
         m.track(views_of(f));
         ref.track(views_of(f));
     }
-    for (int i = 0; i < 3; ++i) {
-        const auto &a = m.tracks(i), &b = ref.tracks(i);
-        ASSERT_EQ(a.size(), b.size()) << "camera " << i;
-        ASSERT_FALSE(a.empty()) << "camera " << i;
-        for (std::size_t j = 0; j < a.size(); ++j) {
-            EXPECT_EQ(a[j].id, b[j].id) << "camera " << i << " track " << j;
-            EXPECT_EQ(a[j].x, b[j].x) << "camera " << i << " track " << j;
-            EXPECT_EQ(a[j].y, b[j].y) << "camera " << i << " track " << j;
-            EXPECT_EQ(a[j].status, b[j].status) << "camera " << i << " track " << j;
-        }
+    for (int i = 0; i < 3; ++i) {  // two CPU runs: every field by its bits
+        ASSERT_FALSE(m.tracks(i).empty()) << "camera " << i;
+        test::expect_same_tracks(m.tracks(i), ref.tracks(i), true, "camera " + std::to_string(i));
     }
 }
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "kestrel/feature_tracker.hpp"
 #include "kestrel/lk_types.hpp"
 
@@ -97,6 +99,16 @@ int count_mismatches(const std::vector<T>& a, const std::vector<T>& b, Diff diff
         if (!d.empty() && ++bad <= report) fail("entry " + std::to_string(i) + ": " + d);
     }
     return bad;
+}
+
+/// Every field of every track equal (bit_exact: by the bits, else the tolerance above); each difference (at most
+/// five) is a test failure naming `what`.
+inline void expect_same_tracks(const std::vector<Track>& a, const std::vector<Track>& b, bool bit_exact,
+                               const std::string& what) {
+    const int bad = count_mismatches(
+        a, b, [&](const Track& x, const Track& y) { return track_diff(x, y, bit_exact); },
+        [&](const std::string& m) { ADD_FAILURE() << what << ": " << m; });
+    EXPECT_EQ(bad, 0) << what;
 }
 
 }  // namespace kestrel::test

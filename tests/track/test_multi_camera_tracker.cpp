@@ -53,14 +53,6 @@ std::vector<HostView> views(const std::vector<HostImage>& imgs) {
     return v;
 }
 
-// Every field of every track; bit_exact: by the bits (else the stated tolerance of track_compare.hpp).
-void expect_same(const std::vector<Track>& a, const std::vector<Track>& b, bool bit_exact, const std::string& what) {
-    const int bad = test::count_mismatches(
-        a, b, [&](const Track& x, const Track& y) { return test::track_diff(x, y, bit_exact); },
-        [&](const std::string& m) { ADD_FAILURE() << what << ": " << m; });
-    EXPECT_EQ(bad, 0) << what;
-}
-
 TEST(MultiCameraTrackerCpu, EachCameraMatchesItsOwnFeatureTracker) {
     const Rig rig = make_rig(12);
     MultiCameraTracker multi(rig.cams, Backend::Cpu);
@@ -74,8 +66,9 @@ TEST(MultiCameraTrackerCpu, EachCameraMatchesItsOwnFeatureTracker) {
             const auto& s = single[static_cast<std::size_t>(c)].track(rig.frames[f][static_cast<std::size_t>(c)].view());
             const std::string what = "camera " + std::to_string(c) + " frame " + std::to_string(f);
             ASSERT_FALSE(s.empty()) << what;
-            expect_same(multi.tracks(c), s, true, what);
-            expect_same(multi.lost_tracks(c), single[static_cast<std::size_t>(c)].lost_tracks(), true, what + " lost");
+            test::expect_same_tracks(multi.tracks(c), s, true, what);
+            test::expect_same_tracks(multi.lost_tracks(c), single[static_cast<std::size_t>(c)].lost_tracks(), true,
+                                     what + " lost");
             EXPECT_EQ(multi.camera(c).redetected(), single[static_cast<std::size_t>(c)].redetected()) << what;
             EXPECT_EQ(multi.camera(c).frame_count(), static_cast<std::int64_t>(f + 1)) << what;
             redetections += f > 0 && multi.camera(c).redetected();
@@ -121,8 +114,8 @@ TEST(MultiCameraTrackerGpu, OneSubmissionMatchesTheCpuBackend) {
         for (int c = 0; c < 3; ++c) {
             const std::string what = "camera " + std::to_string(c) + " frame " + std::to_string(f);
             EXPECT_EQ(gpu.camera(c).redetected(), cpu.camera(c).redetected()) << what;
-            expect_same(gpu.tracks(c), cpu.tracks(c), test::kBitExactHost, what);
-            expect_same(gpu.lost_tracks(c), cpu.lost_tracks(c), test::kBitExactHost, what + " lost");
+            test::expect_same_tracks(gpu.tracks(c), cpu.tracks(c), test::kBitExactHost, what);
+            test::expect_same_tracks(gpu.lost_tracks(c), cpu.lost_tracks(c), test::kBitExactHost, what + " lost");
         }
     }
 }
