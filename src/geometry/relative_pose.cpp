@@ -37,9 +37,7 @@ struct RelativePoseEstimator::Impl {
         if (required)
             detail::check(prior != nullptr, where, "rotation_prior",
                           "must be given (3x3 row-major) with PoseMethod::TwoPointWithRotation");
-        if (prior)
-            for (int j = 0; j < 9; ++j)
-                detail::check(std::isfinite(prior[j]), where, "rotation_prior", "must be finite");
+        if (prior) detail::check_rotation(where, "rotation_prior", prior);
     }
 
     void check_call(const char* where, const void* a, const void* b, int count, const double* prior) const {

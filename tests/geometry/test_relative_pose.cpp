@@ -222,9 +222,10 @@ TEST(RelativePose, PathologicalInputsNeverCrashOrNaN) {
             }
         }
         std::vector<std::uint8_t> mask(n);
+        // A zero "rotation" is bad input now (the prior must be a rotation), not a pathological case.
+        EXPECT_THROW(e2.estimate(a.data(), b.data(), n, mask.data(), zero), InvalidArgument) << "kind " << kind;
         for (const RelativePoseResult& r : {e5.estimate(a.data(), b.data(), n, mask.data()),
-                                            e2.estimate(a.data(), b.data(), n, mask.data(), I),
-                                            e2.estimate(a.data(), b.data(), n, mask.data(), zero)}) {
+                                            e2.estimate(a.data(), b.data(), n, mask.data(), I)}) {
             for (double v : r.E) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
             for (double v : r.R) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
             for (double v : r.t) EXPECT_TRUE(std::isfinite(v)) << "kind " << kind;
@@ -280,6 +281,20 @@ TEST(RelativePose, BadInputNamesTheParameter) {
     c2.method = PoseMethod::TwoPointWithRotation;
     RelativePoseEstimator est2(10, c2, Backend::Cpu);
     expect_invalid([&] { est2.estimate(x, x, 5); }, "rotation_prior", "TwoPointWithRotation");
+    // The prior must be a rotation (the host entries, the bearing entry): 2I, a reflection, a non-finite entry.
+    const double twice[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, mirror[9] = {1, 0, 0, 0, 1, 0, 0, 0, -1};
+    const double nan_prior[9] = {1, 0, 0, 0, 1, 0, 0, 0, NAN}, I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    expect_invalid([&] { est2.estimate(x, x, 5, nullptr, twice); }, "rotation_prior", "(bound 1e-06)");
+    expect_invalid([&] { est2.estimate(x, x, 5, nullptr, mirror); }, "rotation_prior", "must be +1");
+    expect_invalid([&] { est2.estimate(x, x, 5, nullptr, nan_prior); }, "rotation_prior", "finite");
+    double bx[30];
+    for (int i = 0; i < 10; ++i) {
+        bx[3 * i] = 0.01 * i;
+        bx[3 * i + 1] = -0.02 * i;
+        bx[3 * i + 2] = 1.0;
+    }
+    expect_invalid([&] { est2.estimate_bearings(bx, bx, 5, nullptr, mirror); }, "rotation_prior", "must be +1");
+    EXPECT_NO_THROW(est2.estimate(x, x, 5, nullptr, I));
     // one call in flight per object
     est.estimate_async(x, x, 5, nullptr);
     EXPECT_THROW(est.estimate_async(x, x, 5, nullptr), StateError);

@@ -356,6 +356,17 @@ TEST(RelativePoseCuda, BadInputAndStatus) {
     } catch (const InvalidArgument& e) {
         EXPECT_EQ(e.parameter(), "bearings1");
     }
+    // The device entry checks its rotation prior as the host entries do (a reflection: det -1).
+    const double mirror[9] = {1, 0, 0, 0, 1, 0, 0, 0, -1};
+    PoseDeviceInput no_rotation;
+    no_rotation.rotation_prior = mirror;
+    try {
+        g.estimate_device_async(no_rotation, nullptr);
+        ADD_FAILURE() << "no exception";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.parameter(), "rotation_prior");
+        EXPECT_NE(std::string(e.what()).find("must be +1"), std::string::npos) << e.what();
+    }
     EXPECT_NE(g.device_mask(), nullptr);
     EXPECT_NE(g.device_record(), nullptr);
 }
