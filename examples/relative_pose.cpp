@@ -6,7 +6,9 @@
 // Reads a CSV of correspondences "x1,y1,x2,y2" in pixels (a header line is skipped) and turns them into
 // normalized coordinates: with --sensor, the camera of a EuRoC/Kalibr sensor.yaml (intrinsics and
 // distortion, examples/common/sensor_yaml.hpp) unprojects the raw pixels (kestrel::unproject_cpu: the
-// distortion is removed by the camera model; pixels without a valid preimage are left out); with
+// distortion is removed by the camera model; pixels without a valid preimage are left out); a distorted camera
+// (radial-tangential, equidistant) takes the bearing entry instead (kestrel::unproject_bearing, the threshold
+// converted per pair by kestrel::pixels_per_radian: a fisheye's points beyond 90 degrees are used too); with
 // --fx --fy --cx --cy, the pinhole intrinsics (points already undistorted). Then it runs
 // kestrel::RelativePoseEstimator (focal_px = the camera's mean focal length) and prints R, t (X2 = R X1 + t,
 // |t| = 1), the number of inliers and the hypotheses used; writes the inlier mask as CSV "index,inlier"
@@ -315,14 +317,36 @@ int run(int argc, char** argv) {
         throw std::runtime_error(args.positional()[0] + ": " + std::to_string(n) + " correspondences, fewer than --min-inliers " +
                                  std::to_string(cfg.min_inliers) + " (the fewest inliers a pose is accepted with): no "
                                  "pose can be accepted; give more rows, or a smaller --min-inliers (at least 2)");
-    // Normalized coordinates of both views; `used[k]` is the input line of estimator point k.
-    std::vector<double> x1, x2;
+    // Normalized coordinates (or, for a distorted camera, unit bearings and each point's pixels per radian) of both
+    // views; `used[k]` is the input line of estimator point k.
+    std::vector<double> x1, x2, ppr;
     std::vector<int> used;
+    // A distorted camera (radial-tangential, equidistant fisheye) takes the bearing path: unit bearings (a fisheye's
+    // beyond 90 degrees too) and the threshold converted per point by the camera's pixels per radian there, where
+    // the plane's Sampson error at one focal length is off in the distorted corners and undefined beyond 90 degrees.
+    const bool bearings = !sensor.empty() && cam.model != kestrel::CameraModel::Pinhole;
     x1.reserve(2 * static_cast<std::size_t>(n));
     x2.reserve(2 * static_cast<std::size_t>(n));
     used.reserve(static_cast<std::size_t>(n));
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
-    if (!sensor.empty()) {
+    if (bearings) {
+        for (int i = 0; i < n; ++i) {
+            const kestrel::BearingUnprojection a = kestrel::unproject_bearing(cam, {px[4 * i], px[4 * i + 1]});
+            const kestrel::BearingUnprojection b = kestrel::unproject_bearing(cam, {px[4 * i + 2], px[4 * i + 3]});
+            if (a.status != kestrel::UnprojectStatus::Ok || b.status != kestrel::UnprojectStatus::Ok) continue;
+            // Each pair's scale: the mean of its two points' pixels per radian (the error is split between them).
+            const double s = 0.5 * (kestrel::pixels_per_radian(cam, a.bearing) + kestrel::pixels_per_radian(cam, b.bearing));
+            if (!(s > 0.0) || !(s <= 1e7)) continue;
+            x1.insert(x1.end(), a.bearing, a.bearing + 3);
+            x2.insert(x2.end(), b.bearing, b.bearing + 3);
+            ppr.push_back(s);
+            used.push_back(i);
+        }
+        std::printf("camera: %s, %s %dx%d, fx %.3f fy %.3f cx %.3f cy %.3f; %d of %d pairs unprojected to bearings (%d "
+                    "without a ray left out); threshold converted per point (pixels per radian)\n",
+                    sensor.c_str(), model_name(cam.model), cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy,
+                    static_cast<int>(used.size()), n, n - static_cast<int>(used.size()));
+    } else if (!sensor.empty()) {
         // Raw pixels -> normalized points by the camera model (Newton undistortion, the CPU reference; the
         // GPU batch form is kestrel::DeviceUnprojector). A pixel without a valid preimage drops its pair.
         std::vector<float> p1(2 * static_cast<std::size_t>(n)), p2(2 * static_cast<std::size_t>(n));
@@ -362,8 +386,10 @@ int run(int argc, char** argv) {
                 kestrel::to_string(cfg.method), cfg.threshold_px, cfg.confidence, cfg.min_inliers);
     kestrel::RelativePoseEstimator est(m > 0 ? m : 1, cfg, backend);
     std::vector<std::uint8_t> used_mask(static_cast<std::size_t>(m));
+    const double* R_prior = prior.empty() ? nullptr : prior.data();
     const kestrel::RelativePoseResult r =
-        est.estimate(x1.data(), x2.data(), m, used_mask.data(), prior.empty() ? nullptr : prior.data());
+        bearings ? est.estimate_bearings(x1.data(), x2.data(), m, used_mask.data(), R_prior, ppr.data())
+                 : est.estimate(x1.data(), x2.data(), m, used_mask.data(), R_prior);
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(n), 0);  // per input line; a left-out pair is 0
     for (int k = 0; k < m; ++k) mask[static_cast<std::size_t>(used[k])] = used_mask[static_cast<std::size_t>(k)];
     std::printf("status: %s\n", kestrel::to_string(r.status));
