@@ -997,6 +997,16 @@ def unproject(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortC
     Normalized points of pixels (N, 2) (taken as float32, as keypoints are): returns (normalized (N, 2) float64, status (N,) uint8 of UnprojectStatus); coordinates are NaN unless the status is Ok.
     """
 
+def unproject_bearing(camera: Camera, pixels: numpy.typing.ArrayLike, config: UndistortConfig | None = None) -> tuple[NDArray, NDArray]:
+    """
+    Unit bearing vectors (N, 3) of pixels (N, 2) and their statuses (N,) int32 (UnprojectStatus values): any direction the model sees, a fisheye's beyond 90 degrees off the axis too (z < 0). NaN rows unless Ok.
+    """
+
+def pixels_per_radian(camera: Camera, bearings: numpy.typing.ArrayLike) -> NDArray:
+    """
+    Pixels per radian (N,) of a bearing's motion at each direction (N, 3) in this camera: threshold_px divided by it is the point's angular threshold (RelativePoseEstimator.estimate_bearings). NaN where the model has no image of the direction.
+    """
+
 class PoseMethod(enum.Enum):
     """Which minimal solver RANSAC samples with."""
 
@@ -1137,6 +1147,16 @@ class RelativePoseEstimator:
     def estimate(self, x1: numpy.typing.ArrayLike, x2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
         """
         x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
+        """
+
+    def estimate_bearings(self, b1: numpy.typing.ArrayLike, b2: numpy.typing.ArrayLike, rotation_prior: numpy.typing.ArrayLike | None = None, pixels_per_radian: numpy.typing.ArrayLike | None = None) -> tuple[RelativePoseResult, NDArray]:
+        """
+        b1, b2: (N, 3) bearing vectors (any direction, normalized when staged) of the correspondences in the first and second view. The inlier test is the tangent-plane Sampson error in radians times each point's pixels per radian (pixels_per_radian (N,); None: focal_px for every point) against threshold_px. Returns (RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by PoseMethod.TwoPointWithRotation.
+        """
+
+    def estimate_device(self, b1: Any, b2: Any, pixels_per_radian: Any | None = None, rotation_prior: numpy.typing.ArrayLike | None = None, stream: StreamLike | None = None) -> tuple[RelativePoseResult, NDArray]:
+        """
+        The device entry (Backend.Cuda): b1, b2 (N, 3) float32 CUDA arrays of unit bearings (CuPy, PyTorch), pixels_per_radian an optional (N,) float32 CUDA array, used in place; with rotation_prior (3x3) the two-point RANSAC runs, else the five-point one (config.method is not used). The work is enqueued on `stream` (default the legacy default stream) and waited for. Returns (RelativePoseResult, inlier mask (N,) bool).
         """
 
 STEREO_TRACK_DTYPE: numpy.dtypes.VoidDType = ...

@@ -33,6 +33,48 @@ nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> points2d_a
     return a;
 }
 
+// An (N, 3) float64 C-contiguous array from any array-like (bearing vectors).
+nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> points3d_arg(nb::handle obj, const char* where,
+                                                                                   const char* param) {
+    nb::object arr;
+    try {
+        arr = nb::module_::import_("numpy").attr("ascontiguousarray")(obj, "dtype"_a = "float64");
+    } catch (const nb::python_error&) {
+        type_error(where, param, "must be an (N, 3) array of float64 (or convertible)");
+    }
+    if (nb::len(nb::object(arr.attr("shape"))) == 1 && nb::cast<std::size_t>(arr.attr("size")) == 0)
+        arr = arr.attr("reshape")(0, 3);
+    nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> a;
+    if (!nb::try_cast(arr, a, false) || a.shape(1) != 3)
+        detail::fail(where, param, "must have shape (N, 3); got " + std::string(nb::repr(arr.attr("shape")).c_str()));
+    return a;
+}
+
+// An optional 3x3 rotation prior (None -> null), copied into `prior`.
+const double* prior_arg(nb::handle obj, const char* where, std::array<double, 9>& prior) {
+    if (obj.is_none()) return nullptr;
+    nb::object r = nb::module_::import_("numpy").attr("ascontiguousarray")(obj, "dtype"_a = "float64");
+    nb::ndarray<const double, nb::c_contig, nb::device::cpu> ra;
+    if (!nb::try_cast(r, ra, false) || ra.size() != 9) detail::fail(where, "rotation_prior", "must be a 3x3 rotation matrix");
+    for (int i = 0; i < 9; ++i) prior[static_cast<std::size_t>(i)] = ra.data()[i];
+    return prior.data();
+}
+
+// A CUDA float32 array of `cols` columns (cols == 0: 1-D) and `rows` rows (rows < 0: any), C-contiguous, from an
+// object with __dlpack__ (CuPy, PyTorch).
+const float* device_floats_arg(nb::handle obj, const char* where, const char* param, long rows, int cols, long* n) {
+    nb::ndarray<const float, nb::c_contig, nb::device::cuda> a;
+    if (!nb::try_cast(obj, a, false))
+        type_error(where, param, "must be a C-contiguous float32 CUDA array (CuPy, PyTorch: __dlpack__)");
+    const bool shape_ok = cols ? (a.ndim() == 2 && a.shape(1) == static_cast<std::size_t>(cols)) : a.ndim() == 1;
+    if (!shape_ok || (rows >= 0 && a.shape(0) != static_cast<std::size_t>(rows)))
+        detail::fail(where, param,
+                     cols ? "must have shape (N, " + std::to_string(cols) + ")" + (rows >= 0 ? " with N = " + std::to_string(rows) : "")
+                          : "must have shape (N,) with N = " + std::to_string(rows));
+    if (n) *n = static_cast<long>(a.shape(0));
+    return a.data();
+}
+
 struct PyRelativePoseEstimator {
     RelativePoseEstimator est;
     std::vector<std::uint8_t> mask;
@@ -145,6 +187,44 @@ void init_geometry(nb::module_& m) {
         "Normalized points of pixels (N, 2) (taken as float32, as keypoints are): returns (normalized (N, 2) "
         "float64, status (N,) uint8 of UnprojectStatus); coordinates are NaN unless the status is Ok.");
 
+    m.def(
+        "unproject_bearing",
+        [](const Camera& cam, nb::handle pixels, const UndistortConfig* config) {
+            const auto p = points2d_arg(pixels, "unproject_bearing", "pixels");
+            const std::size_t n = p.shape(0);
+            const UndistortConfig cfg = config ? *config : UndistortConfig{};
+            std::vector<double> b(3 * n);
+            std::vector<std::int32_t> status(n);
+            {
+                nb::gil_scoped_release unlocked;
+                for (std::size_t i = 0; i < n; ++i) {
+                    const BearingUnprojection u = unproject_bearing(cam, {p.data()[2 * i], p.data()[2 * i + 1]}, cfg);
+                    for (int c = 0; c < 3; ++c) b[3 * i + static_cast<std::size_t>(c)] = u.bearing[c];
+                    status[i] = static_cast<std::int32_t>(u.status);
+                }
+            }
+            return nb::make_tuple(numpy_copy(b.data(), n, 3), numpy_copy(status.data(), n));
+        },
+        "camera"_a, "pixels"_a, "config"_a.none() = nb::none(),
+        "Unit bearing vectors (N, 3) of pixels (N, 2) and their statuses (N,) int32 (UnprojectStatus values): any "
+        "direction the model sees, a fisheye's beyond 90 degrees off the axis too (z < 0). NaN rows unless Ok.");
+    m.def(
+        "pixels_per_radian",
+        [](const Camera& cam, nb::handle bearings) {
+            const auto b = points3d_arg(bearings, "pixels_per_radian", "bearings");
+            const std::size_t n = b.shape(0);
+            std::vector<double> s(n);
+            {
+                nb::gil_scoped_release unlocked;
+                for (std::size_t i = 0; i < n; ++i) s[i] = pixels_per_radian(cam, b.data() + 3 * i);
+            }
+            return numpy_copy(s.data(), n);
+        },
+        "camera"_a, "bearings"_a,
+        "Pixels per radian (N,) of a bearing's motion at each direction (N, 3) in this camera: threshold_px divided by "
+        "it is the point's angular threshold (RelativePoseEstimator.estimate_bearings). NaN where the model has no "
+        "image of the direction.");
+
     nb::enum_<PoseMethod>(m, "PoseMethod", "Which minimal solver RANSAC samples with.")
         .value("FivePoint", PoseMethod::FivePoint)
         .value("TwoPointWithRotation", PoseMethod::TwoPointWithRotation);
@@ -239,7 +319,82 @@ void init_geometry(nb::module_& m) {
             "x1"_a, "x2"_a, "rotation_prior"_a.none() = nb::none(),
             "x1, x2: (N, 2) normalized coordinates of the correspondences in the first and second view. Returns "
             "(RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by "
-            "PoseMethod.TwoPointWithRotation.");
+            "PoseMethod.TwoPointWithRotation.")
+        .def(
+            "estimate_bearings",
+            [](PyRelativePoseEstimator& e, nb::handle b1, nb::handle b2, nb::handle rotation_prior,
+               nb::handle pixels_per_radian) {
+                const char* where = "RelativePoseEstimator.estimate_bearings";
+                const InUse in_use(e.busy, where);
+                const auto a = points3d_arg(b1, where, "b1");
+                const auto b = points3d_arg(b2, where, "b2");
+                if (a.shape(0) != b.shape(0))
+                    detail::fail(where, "b2", "has " + std::to_string(b.shape(0)) + " rows; b1 has " +
+                                                  std::to_string(a.shape(0)) + " (one per correspondence)");
+                std::array<double, 9> prior{};
+                const double* pp = prior_arg(rotation_prior, where, prior);
+                const int n = static_cast<int>(a.shape(0));
+                std::vector<double> scale;
+                if (!pixels_per_radian.is_none()) {
+                    nb::object s = nb::module_::import_("numpy").attr("ascontiguousarray")(pixels_per_radian,
+                                                                                           "dtype"_a = "float64");
+                    nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu> sa;
+                    if (!nb::try_cast(s, sa, false) || sa.shape(0) != static_cast<std::size_t>(n))
+                        detail::fail(where, "pixels_per_radian", "must have shape (N,) with N = " + std::to_string(n));
+                    scale.assign(sa.data(), sa.data() + n);
+                }
+                e.mask.assign(static_cast<std::size_t>(n), 0);
+                RelativePoseResult res;
+                {
+                    nb::gil_scoped_release unlocked;
+                    res = e.est.estimate_bearings(a.data(), b.data(), n, e.mask.data(), pp,
+                                                  scale.empty() ? nullptr : scale.data());
+                }
+                nb::object mask = numpy_copy(e.mask.data(), e.mask.size()).attr("astype")("bool");
+                return nb::make_tuple(res, mask);
+            },
+            "b1"_a, "b2"_a, "rotation_prior"_a.none() = nb::none(), "pixels_per_radian"_a.none() = nb::none(),
+            "b1, b2: (N, 3) bearing vectors (any direction, normalized when staged) of the correspondences in the "
+            "first and second view. The inlier test is the tangent-plane Sampson error in radians times each point's "
+            "pixels per radian (pixels_per_radian (N,); None: focal_px for every point) against threshold_px. Returns "
+            "(RelativePoseResult, inlier mask (N,) bool). rotation_prior (3x3) is required by "
+            "PoseMethod.TwoPointWithRotation.")
+        .def(
+            "estimate_device",
+            [](PyRelativePoseEstimator& e, nb::handle b1, nb::handle b2, nb::handle pixels_per_radian,
+               nb::handle rotation_prior, nb::handle stream) {
+                const char* where = "RelativePoseEstimator.estimate_device";
+                const InUse in_use(e.busy, where);
+                if (e.est.backend() != Backend::Cuda)
+                    throw StateError("kestrel: RelativePoseEstimator.estimate_device: needs Backend.Cuda (CUDA arrays); "
+                                     "on Backend.Cpu use estimate_bearings with NumPy arrays");
+                PoseDeviceInput in;
+                long n = 0, n2 = 0;
+                in.bearings1 = device_floats_arg(b1, where, "b1", -1, 3, &n);
+                in.bearings2 = device_floats_arg(b2, where, "b2", n, 3, &n2);
+                if (!pixels_per_radian.is_none())
+                    in.pixels_per_radian = device_floats_arg(pixels_per_radian, where, "pixels_per_radian", n, 0, nullptr);
+                std::array<double, 9> prior{};
+                in.rotation_prior = prior_arg(rotation_prior, where, prior);
+                in.count = static_cast<int>(n);
+                const StreamHandle s = stream_arg(stream, where);
+                e.mask.assign(static_cast<std::size_t>(n), 0);
+                RelativePoseResult res;
+                {
+                    nb::gil_scoped_release unlocked;
+                    e.est.estimate_device_async(in, s);
+                    res = e.est.finish(e.mask.data());
+                }
+                nb::object mask = numpy_copy(e.mask.data(), e.mask.size()).attr("astype")("bool");
+                return nb::make_tuple(res, mask);
+            },
+            "b1"_a, "b2"_a, "pixels_per_radian"_a.none() = nb::none(), "rotation_prior"_a.none() = nb::none(),
+            "stream"_a.none() = nb::none(),
+            "The device entry (Backend.Cuda): b1, b2 (N, 3) float32 CUDA arrays of unit bearings (CuPy, PyTorch), "
+            "pixels_per_radian an optional (N,) float32 CUDA array, used in place; with rotation_prior (3x3) the "
+            "two-point RANSAC runs, else the five-point one (config.method is not used). The work is enqueued on "
+            "`stream` (default the legacy default stream) and waited for. Returns (RelativePoseResult, inlier mask (N,) "
+            "bool).");
 }
 
 }  // namespace kestrel::py
