@@ -61,6 +61,8 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     UndistortConfig,
     project,
     unproject,
+    unproject_bearing,
+    pixels_per_radian,
     PoseMethod,
     PoseStatus,
     RelativePoseConfig,
