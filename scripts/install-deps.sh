@@ -14,7 +14,7 @@ packages=(
     libbenchmark-dev                 # micro-benchmarks (Google Benchmark)
     libopencv-dev                    # conformance tests, bench baselines, test-data preparation
     opencv-doc                       # real test images and the vtest.avi sequence (examples/data)
-    libeigen3-dev                    # Eigen: small linear algebra (examples)
+    libeigen3-dev                    # Eigen: the geometry tests' independent references (SVD, eigen-solvers)
     libstb-dev                       # stb_image: PNG reading without OpenCV (runs on the GPU machine)
     xz-utils                         # compressing the GPU-check bundle
     clang                            # second host compiler; libFuzzer (scripts/ci-fuzz.sh)
