@@ -55,28 +55,6 @@ void validate(const TrackerConfig& cfg, const char* where) {
     }
 }
 
-namespace {
-
-/// Throws InvalidArgument unless R (row-major) is a rotation: every entry of R^T R - I within 1e-6, det > 0.
-void check_rotation(const char* where, const char* param, const std::array<double, 9>& R) {
-    for (double v : R) detail::check(std::isfinite(v), where, param, "must be finite");
-    double worst = 0.0;
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-            double s = 0.0;
-            for (int c = 0; c < 3; ++c) s += R[3 * c + a] * R[3 * c + b];
-            worst = std::max(worst, std::fabs(s - (a == b ? 1.0 : 0.0)));
-        }
-    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
-                       R[2] * (R[3] * R[7] - R[4] * R[6]);
-    detail::check(worst <= 1e-6 && det > 0.0, where, param, [&] {
-        return "is not a rotation: |R^T R - I| = " + detail::to_text(worst) + " (bound 1e-06), det = " +
-               detail::to_text(det) + " (must be +1)";
-    });
-}
-
-}  // namespace
-
 struct FeatureTracker::Impl {
     int width = 0, height = 0;
     TrackerConfig cfg;
@@ -98,7 +76,6 @@ struct FeatureTracker::Impl {
     int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
     // Geometric check (cfg.geometric_check.enabled): the check, per-track scratch, the frame's rotation prior.
     std::unique_ptr<detail::GeometricCheck> geo;
-    bool geo_device = false;  // the CUDA backend runs it on the device
     std::vector<detail::TrackVerdict> verdicts;
     std::vector<std::uint8_t> geo_outlier;
     std::array<double, 9> prior{};
@@ -120,7 +97,7 @@ struct FeatureTracker::Impl {
         if (rotation_prior) {
             detail::check(geo != nullptr, where, "rotation_prior",
                           "needs TrackerConfig::geometric_check.enabled (the prior is the check's rotation)");
-            check_rotation(where, "rotation_prior", *rotation_prior);
+            detail::check_rotation(where, "rotation_prior", rotation_prior->data());
             prior = *rotation_prior;
         }
         has_prior = rotation_prior != nullptr;
@@ -174,20 +151,15 @@ struct FeatureTracker::Impl {
         for (std::size_t i = 0; i < count; ++i)
             verdicts[i] = detail::track_verdict(r[i], b + i, tracks[i].x, tracks[i].y, an + i, verdict_rule());
         if (geo) {
-            // The geometric check of the tracks kept so far, from their previous to their new position: done on the
-            // device with the frame (CUDA backend), or here (CPU backend); the same rules, the same tracks.
-            const std::uint8_t* out = geo_outlier.data();
-            if (count == 0) {
+            // The geometric check of the tracks kept so far, from their previous to their new position: on the host,
+            // after the frame's wait, on both backends (the same rules, the same tracks).
+            if (count == 0)
                 geo->clear();
-            } else if (geo_device) {
-                out = be->check_flags();
-                geo->take(*be->check_summary(), out, in_flight_count);
-            } else {
+            else
                 geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
                          geo_outlier.data());
-            }
             for (std::size_t i = 0; i < count; ++i)
-                if (out[i]) verdicts[i].status = TrackStatus::Outlier;
+                if (geo_outlier[i]) verdicts[i].status = TrackStatus::Outlier;
         }
         // Re-anchoring trusts the frame-to-frame estimate where it disagrees with the fit against the first
         // observation, and makes it the track's reference for good: an error it has is kept for the rest of the
@@ -362,8 +334,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
             return "is " + detail::to_text(cam.width) + "x" + detail::to_text(cam.height) + ", the frames are " +
                    detail::to_text(width) + "x" + detail::to_text(height);
         });
-        m->geo_device = m->be->device_check();
-        m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features, !m->geo_device);
+        m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features);
         m->geo_outlier.resize(cap);
     }
     impl_ = std::move(m);
@@ -405,7 +376,6 @@ void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std:
     m.check_frame(where, frame.width, frame.height);
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
-    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }
@@ -420,7 +390,6 @@ void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const st
         throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->start(frame, n, stream);
-    if (m.geo_device && n > 0) m.be->enqueue_check(n, m.has_prior ? m.prior.data() : nullptr);
     m.in_flight = true;
     m.in_flight_count = n;
 }

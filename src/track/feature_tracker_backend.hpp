@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "kestrel/detail/anchor_rules.hpp"
-#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
 
 namespace kestrel::detail {
@@ -63,19 +62,6 @@ public:
     virtual void store_templates(int count) = 0;
     /// The current frame becomes the previous one.
     virtual void swap() = 0;
-
-    /// The geometric check on the device (CUDA backend, cfg.geometric_check.enabled): enqueue_check(count, prior)
-    /// after start() puts the check of its `count` tracks on the same stream (kernels/track/geo_check.cu around the
-    /// relative-pose estimator's device entry); after wait(), check_flags() holds one byte per track (1: Outlier)
-    /// and check_summary() the checked count and the estimate. The CPU backend has none (the tracker runs the check
-    /// on the host).
-    virtual bool device_check() const { return false; }
-    virtual void enqueue_check(int count, const double* rotation_prior) {
-        (void)count;
-        (void)rotation_prior;
-    }
-    virtual const std::uint8_t* check_flags() const { return nullptr; }
-    virtual const GeoCheckSummary* check_summary() const { return nullptr; }
 
     /// StereoTracker: the pyramid of the last frame start() took (after wait(), until the next start()); the
     /// backend's own kind (the other returns null).

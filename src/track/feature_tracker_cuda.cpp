@@ -9,14 +9,11 @@
 #include <vector>
 
 #include "anchor_internal.hpp"
-#include "geometric_check.hpp"
-#include "kernels/track/geo_check.cuh"
 #include "kernels/track/lk_track.cuh"
 #include "kernels/common/cuda_check.hpp"
 #include "src/core/buffers_cuda.hpp"
 #include "feature_tracker_backend.hpp"
 #include "lk_internal.hpp"
-#include "src/geometry/camera_internal.hpp"
 
 namespace kestrel::detail {
 namespace {
@@ -51,19 +48,7 @@ public:
           anchor_prep_(cfg.anchor.enabled ? cap_ : 0),
           cells_(static_cast<std::size_t>(grid_size(width, height, cfg.detector).width) *
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
-          mask_(cells_), d_mask_(cells_),
-          geo_on_(cfg.geometric_check.enabled),
-          geo_x1_(geo_on_ ? 2 * cap_ : 0), geo_x2_(geo_on_ ? 2 * cap_ : 0), geo_index_(geo_on_ ? cap_ : 0),
-          geo_checked_(geo_on_ ? 1 : 0), geo_flags_(geo_on_ ? cap_ : 0), geo_summary_(geo_on_ ? 1 : 0) {
-        if (geo_on_) {
-            // The geometric check: the estimator (its device entry) and the camera's rules setup.
-            geo_est_ = RelativePoseEstimator(static_cast<int>(cap_),
-                                             geo_pose_config(cfg.geometric_check, PoseMethod::FivePoint), Backend::Cuda);
-            geo_cam_ = make_camera_setup(cfg.geometric_check.camera, UndistortConfig{},
-                                         "FeatureTracker: geometric_check.camera");
-            std::fill(geo_flags_.get(), geo_flags_.get() + cap_, std::uint8_t{0});
-            *geo_summary_.get() = GeoCheckSummary{};
-        }
+          mask_(cells_), d_mask_(cells_) {
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
@@ -294,15 +279,6 @@ private:
     std::size_t cells_;
     Pinned<std::uint8_t> mask_;
     DeviceBuf<std::uint8_t> d_mask_;
-    // The geometric check (cfg.geometric_check.enabled): normalized points, their track indices and count on the
-    // device; the per-track flags and the summary in pinned memory (read after the frame's wait).
-    bool geo_on_ = false;
-    DeviceBuf<double> geo_x1_, geo_x2_;
-    DeviceBuf<int> geo_index_, geo_checked_;
-    Pinned<std::uint8_t> geo_flags_;
-    Pinned<GeoCheckSummary> geo_summary_;
-    RelativePoseEstimator geo_est_;
-    CameraSetup geo_cam_{};
     StreamHandle stream_ = nullptr;
     cudaEvent_t companion_fork_ = nullptr;   // the frame's upload is enqueued (recorded on stream_)
     cudaEvent_t companion_ready_ = nullptr;  // the companion's level 0 and pyramid are done (companion_stream_)

@@ -1,13 +1,13 @@
-// FeatureTracker's geometric check, CPU path (src/track/geometric_check.hpp). Per frame:
-//   1. the checked tracks (detail::geo_check_points: Tracked, both positions unprojected by the camera) in track
-//      order, as normalized points;
-//   2. one relative pose over them (RelativePoseEstimator on the CPU: five-point, or two-point with the frame's
+// FeatureTracker's geometric check (src/track/geometric_check.hpp), run on the host after the frame's wait on
+// both backends. Per frame:
+//   1. the checked tracks (detail::geo_check_bearings: Tracked, both positions unprojected to unit bearings by the
+//      camera, the pixels per radian at the new one) in track order;
+//   2. one relative pose over them (RelativePoseEstimator on the CPU: the bearing entry for a fisheye, the
+//      threshold converted per point, else the normalized points; five-point, or two-point with the frame's
 //      rotation prior; with its rotation-only model, chosen when the camera did not translate);
 //   3. when the check applies (detail::geo_check_applies: at least min_tracks checked, status Ok), every checked
 //      track outside the deciding model's inliers is an outlier.
-// The CUDA backend runs the same steps on the device (kernels/track/geo_check.cu and the estimator's device entry,
-// bit-identical to its CPU backend); take() reads its summary. This file is compiled with -ffp-contract=off (the
-// camera rules' double operations, as the kernel's --fmad=false).
+// This file is compiled with -ffp-contract=off (the camera rules' double operations).
 #include "geometric_check.hpp"
 
 #include <cstring>
@@ -56,17 +56,22 @@ RelativePoseConfig geo_pose_config(const GeometricCheckConfig& c, PoseMethod met
     return p;
 }
 
-GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity, bool cpu)
+GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity)
     : cfg_(cfg), cam_(make_camera_setup(cfg.camera, UndistortConfig{}, "FeatureTracker: geometric_check.camera")) {
-    if (!cpu) return;
     five_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::FivePoint), Backend::Cpu);
     two_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::TwoPointWithRotation),
                                                    Backend::Cpu);
     const auto c = static_cast<std::size_t>(capacity);
-    x1_.resize(2 * c);
-    x2_.resize(2 * c);
+    b1_.resize(3 * c);
+    b2_.resize(3 * c);
+    ppr_.resize(c);
     index_.resize(c);
     mask_.resize(c);
+    plane_ = geo_check_on_plane(cam_);
+    if (plane_) {
+        n1_.resize(2 * c);
+        n2_.resize(2 * c);
+    }
 }
 
 const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
@@ -74,14 +79,18 @@ const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Poi
     res_ = GeometricCheckResult{};
     std::memset(outlier, 0, static_cast<std::size_t>(n));
     int m = 0;
-    for (int i = 0; i < n; ++i)
-        if (geo_check_points(cam_, v[i], origins[i].x, origins[i].y, &x1_[2 * static_cast<std::size_t>(m)],
-                             &x2_[2 * static_cast<std::size_t>(m)]))
+    for (int i = 0; i < n; ++i) {
+        const std::size_t k = static_cast<std::size_t>(m);
+        if (geo_check_bearings(cam_, v[i], origins[i].x, origins[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k],
+                               plane_ ? &n1_[2 * k] : nullptr, plane_ ? &n2_[2 * k] : nullptr))
             index_[static_cast<std::size_t>(m++)] = i;
+    }
     res_.checked = m;
-    if (m < cfg_.min_tracks) return res_;  // the device runs the estimate anyway; the check does not apply
+    if (m < cfg_.min_tracks) return res_;  // the check does not apply
     RelativePoseEstimator& est = R_prior ? *two_ : *five_;
-    const RelativePoseResult pose = est.estimate(x1_.data(), x2_.data(), m, mask_.data(), R_prior);
+    const RelativePoseResult pose =
+        plane_ ? est.estimate(n1_.data(), n2_.data(), m, mask_.data(), R_prior)
+               : est.estimate_bearings(b1_.data(), b2_.data(), m, mask_.data(), R_prior, ppr_.data());
     res_.pose_status = pose.status;
     res_.hypotheses = pose.hypotheses;
     res_.inliers = pose.inliers;
@@ -94,21 +103,6 @@ const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Poi
             outlier[index_[static_cast<std::size_t>(k)]] = 1;
             ++res_.outliers;
         }
-    return res_;
-}
-
-const GeometricCheckResult& GeometricCheck::take(const GeoCheckSummary& s, const std::uint8_t* outlier, int n) {
-    res_ = GeometricCheckResult{};
-    res_.checked = s.count;
-    for (int i = 0; i < n; ++i) res_.outliers += outlier[i] ? 1 : 0;
-    if (s.count < cfg_.min_tracks) return res_;
-    res_.pose_status = static_cast<PoseStatus>(s.record.status);
-    res_.hypotheses = s.record.hypotheses;
-    res_.inliers = s.record.inliers;
-    if (!geo_check_applies(s.count, cfg_.min_tracks, s.record.status)) return res_;
-    res_.model = check_model(s.record.model);
-    for (int j = 0; j < 9; ++j) res_.R[static_cast<std::size_t>(j)] = s.record.R[j];
-    for (int j = 0; j < 3; ++j) res_.t[static_cast<std::size_t>(j)] = s.record.t[j];
     return res_;
 }
 

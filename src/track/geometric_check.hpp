@@ -1,7 +1,6 @@
 // Internal: FeatureTracker's geometric check (TrackerConfig::geometric_check; policy in docs/tracker.md,
-// "Geometric check"). The CPU path runs here on the frame's verdicts; the CUDA backend runs the same rules on the
-// device (kernels/track/geo_check.cu around RelativePoseEstimator's device entry) and this class turns its summary
-// into the frame's result. Both backends end the same tracks as Outlier, bit for bit.
+// "Geometric check"). Both backends run it here, on the host after the frame's wait, on the frame's verdicts (the
+// CPU estimator): they end the same tracks as Outlier, bit for bit.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,16 +16,13 @@ RelativePoseConfig geo_pose_config(const GeometricCheckConfig& cfg, PoseMethod m
 
 class GeometricCheck {
 public:
-    /// cfg validated by validate(TrackerConfig); `capacity` tracks at most per frame. `cpu`: make the CPU
-    /// estimators (the CPU backend's path). Allocates everything here.
-    GeometricCheck(const GeometricCheckConfig& cfg, int capacity, bool cpu);
+    /// cfg validated by validate(TrackerConfig); `capacity` tracks at most per frame. Allocates everything here.
+    GeometricCheck(const GeometricCheckConfig& cfg, int capacity);
 
-    /// The CPU path: tracks i in [0, n) with verdicts v[i] from origins[i]; `R_prior` (or null) the frame's
+    /// Tracks i in [0, n) with verdicts v[i] from origins[i]; `R_prior` (or null) the frame's
     /// rotation prior. Sets outlier[i] = 1 for every track the check ends (0 elsewhere); returns the result.
     const GeometricCheckResult& run(const TrackVerdict* v, const Point2f* origins, int n, const double* R_prior,
                                     std::uint8_t* outlier);
-    /// The CUDA path: the device's summary and flags (n tracks) -> the frame's result.
-    const GeometricCheckResult& take(const GeoCheckSummary& s, const std::uint8_t* outlier, int n);
 
     const GeometricCheckResult& result() const { return res_; }
     void clear() { res_ = GeometricCheckResult{}; }
@@ -36,8 +32,10 @@ private:
     GeometricCheckConfig cfg_;
     CameraSetup cam_{};
     std::unique_ptr<RelativePoseEstimator> five_, two_;
-    std::vector<double> x1_, x2_;    // normalized points of the checked tracks
-    std::vector<int> index_;         // checked point k -> track index
+    std::vector<double> b1_, b2_, ppr_;  // the checked tracks' unit bearings (3 each) and pixels per radian
+    std::vector<double> n1_, n2_;        // their normalized points (geo_check_on_plane)
+    bool plane_ = true;
+    std::vector<int> index_;             // checked point k -> track index
     std::vector<std::uint8_t> mask_;  // the estimate's inlier mask
     GeometricCheckResult res_;
 };

@@ -101,7 +101,7 @@ struct CheckOutcome {
 
 CheckOutcome run_check(const GeometricCheckConfig& cfg, const Pairs& s, const double* prior = nullptr) {
     const int n = static_cast<int>(s.p1.size());
-    detail::GeometricCheck check(cfg, n, true);
+    detail::GeometricCheck check(cfg, n);
     std::vector<detail::TrackVerdict> v(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) v[i] = {TrackStatus::Tracked, 0, s.p2[i].x, s.p2[i].y};
     std::vector<std::uint8_t> out(static_cast<std::size_t>(n), 9);
@@ -123,7 +123,7 @@ TEST(GeometricCheck, OnlyTrackedTracksWithAPreimageAreChecked) {
     const Camera cam = pinhole();
     const Pairs s = make_pairs(cam, test::axis_angle({0.1, 1.0, 0.0}, 0.01), {0.08, 0.01, 0.02}, 60, 0, 0.1, 0, 5);
     const int n = 60;
-    detail::GeometricCheck check(check_config(cam), n, true);
+    detail::GeometricCheck check(check_config(cam), n);
     std::vector<detail::TrackVerdict> v(n);
     std::vector<Point2f> o = s.p1;
     for (int i = 0; i < n; ++i) v[i] = {TrackStatus::Tracked, 0, s.p2[i].x, s.p2[i].y};
@@ -211,6 +211,58 @@ TEST(GeometricCheck, SameResultTwice) {
     EXPECT_EQ(a.res.outliers, b.res.outliers);
     EXPECT_EQ(a.res.R, b.res.R);
     EXPECT_EQ(a.res.t, b.res.t);
+}
+
+TEST(GeometricCheck, FisheyeTracksBeyondNinetyDegreesAreChecked) {
+    // A TUM-VI-like equidistant fisheye (about 190 degrees): points all around the camera, projected by the model
+    // (theta_d = theta (1 + k1 theta^2 + ...)); the check estimates on their bearings, so the tracks beyond 90
+    // degrees off the axis (no normalized point) are checked too, and a moving one there ends as Outlier.
+    Camera cam;
+    cam.model = CameraModel::Fisheye;
+    cam.width = cam.height = 512;
+    cam.fx = 190.978;
+    cam.fy = 190.973;
+    cam.cx = 254.932;
+    cam.cy = 256.897;
+    const double k[4] = {0.00348238, 0.000715034, -0.00205323, 0.000202937};
+    for (int j = 0; j < 4; ++j) cam.d[j] = k[j];
+    auto pixel = [&](const Vec3& X, Point2f* out) {
+        const double n = std::sqrt(X[0] * X[0] + X[1] * X[1] + X[2] * X[2]);
+        const double th = std::acos(X[2] / n), r = std::hypot(X[0], X[1]);
+        const double t2 = th * th, td = th * (1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3]))));
+        out->x = static_cast<float>(cam.fx * td * X[0] / r + cam.cx);
+        out->y = static_cast<float>(cam.fy * td * X[1] / r + cam.cy);
+        return out->x > 2 && out->x < 510 && out->y > 2 && out->y < 510;
+    };
+    const Mat3 R = test::axis_angle({0.0, 1.0, 0.1}, 0.02);
+    const Vec3 t{0.1, 0.0, 0.02};
+    std::mt19937_64 rng(31);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<Point2f> p1, p2;
+    std::vector<int> behind;  // indices beyond 90 degrees
+    while (p1.size() < 150) {
+        const double th = (p1.size() % 2 ? 1.45 + 0.22 * std::fabs(u(rng)) : 1.65 * std::fabs(u(rng)));
+        const double ph = M_PI * u(rng), d = 3.0 + 4.0 * std::fabs(u(rng));
+        const Vec3 X{d * std::sin(th) * std::cos(ph), d * std::sin(th) * std::sin(ph), d * std::cos(th)};
+        const Vec3 RX = test::mat_vec(R, X);
+        Point2f a, b;
+        if (!pixel(X, &a) || !pixel({RX[0] + t[0], RX[1] + t[1], RX[2] + t[2]}, &b)) continue;
+        if (X[2] < 0) behind.push_back(static_cast<int>(p1.size()));
+        p1.push_back(a);
+        p2.push_back(b);
+    }
+    ASSERT_GE(behind.size(), 5u);
+    const int n = 150, mover = behind[0];
+    p2[static_cast<std::size_t>(mover)].y += 8.0f;  // a mover beyond 90 degrees
+    detail::GeometricCheck check(check_config(cam), n);
+    std::vector<detail::TrackVerdict> v(n);
+    for (int i = 0; i < n; ++i) v[i] = {TrackStatus::Tracked, 0, p2[i].x, p2[i].y};
+    std::vector<std::uint8_t> out(n, 9);
+    const GeometricCheckResult& r = check.run(v.data(), p1.data(), n, nullptr, out.data());
+    EXPECT_EQ(r.checked, n) << "tracks beyond 90 degrees must be checked";
+    EXPECT_EQ(r.model, CheckModel::Essential);
+    EXPECT_EQ(out[static_cast<std::size_t>(mover)], 1);
+    EXPECT_EQ(r.outliers, 1);
 }
 
 // ---- the tracker on a rendered sequence (tests/support/motion_scenes.hpp) ----

@@ -1,8 +1,8 @@
 // The geometric check on the CUDA backend against the CPU backend, whole tracker runs with the check on, bit for
 // bit: the same live and lost tracks (ids, statuses with Outlier, ages, positions by their bits) and the same
 // check result (model, pose status, R, t, counts) every frame. On the generated moving-camera sequences with
-// moving cards (translating, rotating, static camera; with and without the rotation prior; forward-backward),
-// on the real vtest frames, the stream-ordered form on two streams, MultiCameraTracker (each camera) and
+// moving cards (translating, rotating, static camera; with and without the rotation prior; forward-backward; a
+// fisheye, whose estimate runs on bearings), on the real vtest frames, the stream-ordered form on two streams, MultiCameraTracker (each camera) and
 // StereoTracker's left tracks.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -130,6 +130,24 @@ TEST(GeometricCheckGpu, DistortedCameraMatchesTheCpuBackend) {
     KESTREL_REQUIRE_GPU();
     test::MotionScene s = test::motion_scene_euroc(12);  // 752x480, EuRoC cam0's radial-tangential model
     EXPECT_GE(compare(render_all(s), check_on(s.camera), nullptr, false, "euroc radtan"), 0);
+}
+
+TEST(GeometricCheckGpu, FisheyeMatchesTheCpuBackend) {
+    KESTREL_REQUIRE_GPU();
+    // The small layout through an equidistant fisheye: the check's estimate on bearings, each threshold by its
+    // pixels per radian.
+    test::MotionScene s = test::motion_scene_small();
+    s.camera.model = CameraModel::Fisheye;
+    s.camera.fx = s.camera.fy = 150.0;
+    s.camera.d[0] = 0.0035;
+    s.camera.d[1] = 0.0007;
+    s.camera.d[2] = -0.002;
+    s.camera.d[3] = 0.0002;
+    s.camera.d[4] = 0.0;
+    const std::vector<HostImage> frames = render_all(s);
+    const auto priors = true_rotations(s);
+    EXPECT_GT(compare(frames, check_on(s.camera), nullptr, false, "fisheye five-point"), 0);
+    EXPECT_GE(compare(frames, check_on(s.camera), &priors, true, "fisheye prior, async"), 0);
 }
 
 TEST(GeometricCheckGpu, RealSequenceMatchesTheCpuBackend) {
