@@ -25,6 +25,7 @@
 #include "common/canvas.hpp"
 #include "common/cli.hpp"
 #include "common/frame_source.hpp"
+#include "common/imu.hpp"
 #include "common/image_io.hpp"
 #include "common/options.hpp"
 #include "common/synthetic.hpp"
@@ -69,6 +70,11 @@ const char* kUsage =
     "                         cam0/sensor.yaml (stereo: the rig's left camera)\n"
     "  --sensor FILE          the camera of --reject-outliers (a EuRoC/Kalibr sensor.yaml)\n"
     "  --outlier-threshold P  px, the check's threshold (default 1)\n"
+    "  --gyro                 EuRoC: the gyro of mav0/imu0/data.csv (with the IMU's and cam0's T_BS from their\n"
+    "                         sensor.yaml) integrated between frames: every track's predicted position, and\n"
+    "                         with --reject-outliers the frame's rotation prior (the check's two-point model)\n"
+    "  --outlier-method M     two-point (default: with --gyro, the prior's rotation and a two-point\n"
+    "                         translation) or five-point (the gyro only predicts positions)\n"
     "Stereo (StereoTracker: the left camera's tracks, each matched into the right image):\n"
     "  --stereo               SOURCE is a EuRoC folder with mav0/cam0 and mav0/cam1: frames paired by\n"
     "                         timestamp (one on one side only is an error naming it); the rig from the two\n"
@@ -109,6 +115,7 @@ struct Summary {
     std::vector<std::vector<float>> errors_by_age = std::vector<std::vector<float>>(5);
     int frames_16bit = 0;
     std::string first_16bit;
+    int gyro_frames = 0, gyro_missing = 0;  // --gyro: frames with the gyro's rotation, frames the IMU did not cover
 };
 
 void draw(Canvas& c, const std::vector<kestrel::Track>& live, const std::vector<kestrel::Track>& lost,
@@ -428,7 +435,8 @@ int run_stereo(const std::string& source_spec, const StereoOptions& so, const Ch
 }
 
 int run(int argc, char** argv) {
-    Args args(argc, argv, option_flags({"synthetic", "png", "no-draw", "sort-timestamps", "stereo", "reject-outliers"}));
+    Args args(argc, argv,
+              option_flags({"synthetic", "png", "no-draw", "sort-timestamps", "stereo", "reject-outliers", "gyro"}));
     if (args.flag("help")) {
         std::printf("%s%s%s", kUsage, backend_help(), tracker_help().c_str());
         return 0;
@@ -442,6 +450,12 @@ int run(int argc, char** argv) {
     cfg.geometric_check.threshold_px = args.get_double("outlier-threshold", cfg.geometric_check.threshold_px);
     if (!co.on && (!co.sensor.empty() || args.has("outlier-threshold")))
         throw UsageError("--sensor and --outlier-threshold are options of --reject-outliers");
+    const bool use_gyro = args.flag("gyro");
+    const std::string outlier_method = args.get("outlier-method", "two-point");
+    if (outlier_method != "two-point" && outlier_method != "five-point")
+        throw UsageError("--outlier-method must be two-point or five-point, not '" + outlier_method + "'");
+    if (args.has("outlier-method") && !(co.on && use_gyro))
+        throw UsageError("--outlier-method chooses the check's model with the gyro: it needs --reject-outliers and --gyro");
     bool synthetic = args.flag("synthetic");
     const std::string photo_path = args.get("photo", default_photo());
     const int synthetic_frames = args.get_int("synthetic-frames", 200);
@@ -483,6 +497,7 @@ int run(int argc, char** argv) {
         throw UsageError("--stereo and --right are two kinds of stereo input: --stereo reads a EuRoC folder's cam0 and "
                          "cam1, --right DIR pairs SOURCE (the left image folder) with DIR; pass one of them");
     if (so.stereo) {
+        if (use_gyro) throw UsageError("--gyro is a mono option (a EuRoC folder's cam0 and imu0)");
         if (synthetic || args.positional().size() != 1)
             throw UsageError("stereo input needs one SOURCE: a EuRoC folder (--stereo) or the left image folder (--right DIR)");
         if (!so.right_dir.empty() && !so.have_rectified)
@@ -519,6 +534,23 @@ int run(int argc, char** argv) {
             std::fprintf(stderr, "track_sequence: note: %s\n", note.c_str());
     }
     enable_check(cfg, co, source ? source->sensor_yaml() : std::string());
+    // --gyro: the EuRoC folder's IMU, cam0's camera and T_BS (mav0/cam0/sensor.yaml -> mav0).
+    std::optional<Gyro> gyro;
+    kestrel::Camera gyro_camera;
+    const bool gyro_prior = co.on && outlier_method == "two-point";
+    if (use_gyro) {
+        const std::string yaml = source ? source->sensor_yaml() : std::string();
+        if (yaml.empty())
+            throw UsageError("--gyro needs a EuRoC folder with mav0/cam0/sensor.yaml (the camera's T_BS) and "
+                             "mav0/imu0/data.csv");
+        const SensorYaml cam0 = read_sensor_yaml(yaml);
+        gyro_camera = co.on ? cfg.geometric_check.camera : cam0.camera;
+        gyro = read_euroc_gyro(fs::path(yaml).parent_path().parent_path().string(), cam0.T_BS);
+        std::printf("gyro: %s, %zu samples (%.1f s), the IMU's and cam0's T_BS; predicted positions%s\n",
+                    gyro->csv.c_str(), gyro->samples.size(),
+                    1e-9 * static_cast<double>(gyro->samples.back().t_ns - gyro->samples.front().t_ns),
+                    gyro_prior ? " and the check's rotation prior (two-point)" : "");
+    }
     std::printf("%s\n", backend_line(backend, explicit_backend).c_str());
 
     const std::string csv_path = (fs::path(out_dir) / "tracks.csv").string();
@@ -536,6 +568,10 @@ int run(int argc, char** argv) {
     StageTimes times;
     Frame frame;
     int n = 0;
+    long long last_timestamp = 0;
+    std::array<double, 9> gyro_R{};
+    std::vector<kestrel::Point2f> predictions;
+    predictions.reserve(static_cast<std::size_t>(cfg.target_features));
     Stopwatch total;
     for (;; ++n) {
         if (max_frames > 0 && n >= max_frames) break;
@@ -580,7 +616,25 @@ int run(int argc, char** argv) {
             input = pinned.view();
             times.add("copy into pinned memory", sw.lap());
         }
-        tracker->track_async(input, stream);
+        // The gyro between the last frame and this one: every live track's predicted position, the check's prior.
+        const std::array<double, 9>* prior = nullptr;
+        const std::vector<kestrel::Point2f>* predicted = nullptr;
+        if (gyro && n > 0) {
+            if (gyro_rotation(*gyro, last_timestamp, frame.timestamp_ns, gyro_R)) {
+                predictions.clear();
+                for (const kestrel::Track& t : tracker->tracks())
+                    predictions.push_back(predict_pixel(gyro_camera, gyro_R, {t.x, t.y}));
+                predicted = &predictions;
+                if (gyro_prior) prior = &gyro_R;
+                ++sum.gyro_frames;
+            } else if (sum.gyro_missing++ == 0) {
+                std::fprintf(stderr, "track_sequence: note: the IMU does not cover frame %d (%s) and the one before: "
+                             "tracked without the gyro there\n", n, frame.name.c_str());
+            }
+        }
+        last_timestamp = frame.timestamp_ns;
+        times.add("gyro", sw.lap());
+        tracker->track_async(input, stream, predicted, prior);
         const double t_async = sw.lap();
         const std::vector<kestrel::Track>& live = tracker->finish();
         const double t_finish = sw.lap();
@@ -701,6 +755,9 @@ int run(int argc, char** argv) {
     if (sum.frames_16bit > 0)
         std::fprintf(stderr, "track_sequence: note: %d of %d frames were 16-bit (the first: %s) and were reduced to 8 bits "
                      "(v >> 8)\n", sum.frames_16bit, n, sum.first_16bit.c_str());
+    if (gyro)
+        std::printf("  gyro              %d of %d frames with the gyro's rotation (%d not covered by the IMU)\n",
+                    sum.gyro_frames, std::max(n - 1, 0), sum.gyro_missing);
     if (!syn) std::printf("  tracking error    no ground truth for this source (the synthetic default has one)\n");
     if (syn) {
         const auto& e = sum.errors;

@@ -199,6 +199,31 @@ MotionScene motion_scene_small() {
     return s;
 }
 
+MotionScene motion_scene_slow(int frames) {
+    MotionScene s = motion_scene_euroc(frames);
+    s.rects.clear();
+    s.objects.clear();
+    layout(s, 8, 18, 28, 0.3, 1.0);  // 0.6 to 0.9 px per frame across the epipolar lines
+    return s;
+}
+
+MotionScene motion_scene_epipole(int frames) {
+    MotionScene s = motion_scene_euroc(frames);
+    s.rects.clear();
+    s.objects.clear();
+    s.step = {{0.002, 0.0, 0.025}};  // forward: the epipole near the image centre, on the middle card
+    s.yaw_deg = 0.1;
+    layout(s, 8, 18, 28, 0.4, 1.0);
+    return s;
+}
+
+MotionScene motion_scene_fast_turn(int frames) {
+    MotionScene s = motion_scene_euroc(frames);
+    s.step = {{0.01, 0.0, 0.005}};
+    s.yaw_deg = 3.0;  // 60 degrees per second at 20 fps: about 24 px per frame
+    return s;
+}
+
 // ---- labels ----
 
 void TrackLabels::see(int k, std::uint64_t id, float x, float y) {

@@ -73,6 +73,15 @@ MotionScene motion_scene_euroc(int frames = 40);
 /// The same layout seen by a 376x240 pinhole camera over 20 frames, faster (camera and cards), larger cards
 /// starting at 6 and 12 (the tests).
 MotionScene motion_scene_small();
+/// The euroc layout with slow cards: 0.6 to 0.9 px per frame across the epipolar lines (below a 1 px threshold
+/// on any one frame pair).
+MotionScene motion_scene_slow(int frames = 60);
+/// The euroc layout seen by a camera moving forward (2.5 cm per frame, 0.1 degrees of yaw): the epipole lies on the
+/// middle card; the cards move 0.6 to 1.2 px per frame.
+MotionScene motion_scene_epipole(int frames = 60);
+/// The euroc layout under a fast turn: 3 degrees of yaw per frame (about 24 px of image motion), 1 cm sideways
+/// (14 frames keep the back wall in view).
+MotionScene motion_scene_fast_turn(int frames = 14);
 
 struct LabelSummary {
     int static_tracks = 0;    ///< tracks born on a static surface (not at an edge) that were checked at least once
