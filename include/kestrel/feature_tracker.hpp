@@ -52,12 +52,15 @@ inline DetectorConfig tracking_detector_config() {
 
 /// Geometric verification (docs/tracker.md, "Geometric check"): every frame, the tracks that survived LK are
 /// tested against one relative pose between the previous and the current frame (RelativePoseEstimator's RANSAC on
-/// the camera's normalized points: five-point, or two-point when a rotation prior is passed with the frame), and
-/// those whose motion disagrees with it (Sampson error at or above threshold_px) end with status Outlier. A static
-/// or purely rotating camera (no translation) is decided by the estimator's model selection: its rotation-only
-/// model then judges the tracks, so that degenerate motion does not end good tracks. Fewer than min_tracks
-/// checkable tracks, or no model: nothing is ended. It runs in the frame's stream (CUDA backend: on the device,
-/// no extra synchronization); both backends end the same tracks, bit for bit.
+/// the camera's normalized points, or on unit bearings for a fisheye: five-point, or two-point when a rotation
+/// prior is passed with the frame), and those whose motion disagrees with it (Sampson error at or above
+/// threshold_px) end with status Outlier. With baseline_frames > 1 the tracks live that many frames are tested a
+/// second time, from their position baseline_frames frames back (one more estimate over a longer baseline: a slow
+/// mover's deviation grows with it, an anchored track's noise does not). A static or purely rotating camera (no
+/// translation) is decided by the estimator's model selection: its rotation-only model then judges the tracks, so
+/// that degenerate motion does not end good tracks. Fewer than min_tracks checkable tracks, or no model: that
+/// estimate ends nothing. It runs on the host after the frame's wait (the CPU estimator) on both backends, which
+/// end the same tracks, bit for bit.
 struct GeometricCheckConfig {
     bool enabled = false;
     Camera camera{};              ///< the frames' camera (validate(Camera); its size must be the frames')
@@ -66,6 +69,7 @@ struct GeometricCheckConfig {
     int max_hypotheses = 512;     ///< minimal samples drawn at most, [1, 1 << 20] (512: one round of the GPU RANSAC)
     int min_tracks = 12;          ///< fewer checkable tracks: the frame's check ends nothing, [8, 65536]
     std::uint64_t seed = 0;       ///< the sampler's seed (same frames + seed -> same tracks)
+    int baseline_frames = 3;      ///< the second test's baseline in frames, [1, 16] (1: the frame pair alone)
 };
 
 /// The motion model that decided a frame's geometric check (GeometricCheckResult::model).

@@ -549,7 +549,7 @@ class GeometricCheckConfig:
     The tracker's geometric check (docs/tracker.md, 'Geometric check'): tracks that disagree with the frame's relative pose end as TrackStatus.Outlier.
     """
 
-    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0) -> None:
+    def __init__(self, *, enabled: bool = False, camera: Camera | None = None, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 512, min_tracks: int = 12, seed: int = 0, baseline_frames: int = 3) -> None:
         """camera: the frames' Camera (needed when enabled)."""
 
     @property
@@ -598,6 +598,13 @@ class GeometricCheckConfig:
 
     @seed.setter
     def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def baseline_frames(self) -> int:
+        """the second test's baseline in frames, [1, 16] (1: the frame pair alone)"""
+
+    @baseline_frames.setter
+    def baseline_frames(self, arg: int, /) -> None: ...
 
 class GeometricCheckResult:
     """The last frame's geometric check."""

@@ -174,7 +174,7 @@ void init_track(nb::module_& m) {
         .def(
             "__init__",
             [](GeometricCheckConfig* self, bool enabled, const Camera* camera, double threshold_px, double confidence,
-               int max_hypotheses, int min_tracks, std::uint64_t seed) {
+               int max_hypotheses, int min_tracks, std::uint64_t seed, int baseline_frames) {
                 GeometricCheckConfig g;
                 g.enabled = enabled;
                 if (camera) g.camera = *camera;
@@ -183,6 +183,7 @@ void init_track(nb::module_& m) {
                 g.max_hypotheses = max_hypotheses;
                 g.min_tracks = min_tracks;
                 g.seed = seed;
+                g.baseline_frames = baseline_frames;
                 TrackerConfig c;
                 c.geometric_check = g;
                 validate(c);
@@ -190,14 +191,17 @@ void init_track(nb::module_& m) {
             },
             nb::kw_only(), "enabled"_a = gd.enabled, "camera"_a.none() = nb::none(), "threshold_px"_a = gd.threshold_px,
             "confidence"_a = gd.confidence, "max_hypotheses"_a = gd.max_hypotheses, "min_tracks"_a = gd.min_tracks,
-            "seed"_a = gd.seed, "camera: the frames' Camera (needed when enabled).")
+            "seed"_a = gd.seed, "baseline_frames"_a = gd.baseline_frames,
+            "camera: the frames' Camera (needed when enabled).")
         .def_rw("enabled", &GeometricCheckConfig::enabled)
         .def_rw("camera", &GeometricCheckConfig::camera, "the frames' camera")
         .def_rw("threshold_px", &GeometricCheckConfig::threshold_px, "inlier threshold, (0, 100] px")
         .def_rw("confidence", &GeometricCheckConfig::confidence, "RANSAC's adaptive stop, [0.5, 1)")
         .def_rw("max_hypotheses", &GeometricCheckConfig::max_hypotheses, "[1, 1 << 20]")
         .def_rw("min_tracks", &GeometricCheckConfig::min_tracks, "fewer checkable tracks end nothing, [8, 65536]")
-        .def_rw("seed", &GeometricCheckConfig::seed);
+        .def_rw("seed", &GeometricCheckConfig::seed)
+        .def_rw("baseline_frames", &GeometricCheckConfig::baseline_frames,
+                "the second test's baseline in frames, [1, 16] (1: the frame pair alone)");
 
     nb::class_<GeometricCheckResult>(m, "GeometricCheckResult", "The last frame's geometric check.")
         .def_ro("model", &GeometricCheckResult::model, "the model that decided (CheckModel.None_: nothing ended)")

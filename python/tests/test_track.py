@@ -258,6 +258,10 @@ def test_geometric_check_config_and_status():
     with pytest.raises(kestrel.InvalidArgument) as e:
         kestrel.TrackerConfig(geometric_check=kestrel.GeometricCheckConfig(enabled=True, camera=_camera(), min_tracks=3))
     assert "min_tracks" in str(e.value)
+    assert g.baseline_frames == 3
+    with pytest.raises(kestrel.InvalidArgument) as e:
+        kestrel.GeometricCheckConfig(enabled=True, camera=_camera(), baseline_frames=17)
+    assert "baseline_frames" in str(e.value) and "[1, 16]" in str(e.value)
 
 
 def test_geometric_check_ends_a_moving_patch():

@@ -52,6 +52,7 @@ void validate(const TrackerConfig& cfg, const char* where) {
                       "geometric_check.confidence", "= " + detail::to_text(g.confidence) + " must be in [0.5, 1)");
         detail::check_range(where, "geometric_check.max_hypotheses", g.max_hypotheses, 1, 1 << 20);
         detail::check_range(where, "geometric_check.min_tracks", g.min_tracks, 8, 65536);
+        detail::check_range(where, "geometric_check.baseline_frames", g.baseline_frames, 1, detail::kGeoMaxBaseline);
     }
 }
 
@@ -80,6 +81,13 @@ struct FeatureTracker::Impl {
     std::vector<std::uint8_t> geo_outlier;
     std::array<double, 9> prior{};
     bool has_prior = false;
+    // The baseline test (geometric_check.baseline_frames = L > 1): each live track's last positions (aligned with
+    // tracks), the base positions of the frame, and the rotation priors of the last frames in a row (newest last).
+    std::vector<detail::GeoHistory> history, next_history;
+    std::vector<Point2f> base;
+    std::array<std::array<double, 9>, detail::kGeoMaxBaseline> priors{};
+    int prior_run = 0;  // how many of the last frames in a row had a prior (at most L - 1 kept)
+    bool track_history = false;  // geometric_check.enabled with baseline_frames > 1
     GeometricCheckResult no_check{};
 
     void check_frame(const char* where, int w, int h) const {
@@ -144,6 +152,7 @@ struct FeatureTracker::Impl {
         next.clear();
         next_slots.clear();
         next_anchors.clear();
+        next_history.clear();
         restored = 0;
         const std::size_t count = static_cast<std::size_t>(in_flight_count);
         // NotConverged keeps the track (its residual passed; the estimate is the last iterate), as OpenCV's LK
@@ -153,11 +162,37 @@ struct FeatureTracker::Impl {
         if (geo) {
             // The geometric check of the tracks kept so far, from their previous to their new position: on the host,
             // after the frame's wait, on both backends (the same rules, the same tracks).
+            const int L = cfg.geometric_check.baseline_frames;
+            const bool baseline = L > 1;
+            // The base: each track's position L frames back (NaN for a younger track); the prior over those L
+            // frames, when each of them had one: R_k R_(k-1) ... R_(k-L+1).
+            std::array<double, 9> R_base{};
+            const bool has_base_prior = baseline && has_prior && prior_run >= L - 1;
+            if (baseline) {
+                for (std::size_t i = 0; i < count; ++i) base[i] = detail::geo_history_base(history[i], L);
+                if (has_base_prior) {
+                    R_base = prior;
+                    for (int j = 0; j < L - 1; ++j)
+                        R_base = detail::geo_mat_mul(R_base, priors[static_cast<std::size_t>(prior_run - 1 - j)]);
+                }
+            }
             if (count == 0)
                 geo->clear();
             else
                 geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
-                         geo_outlier.data());
+                         geo_outlier.data(), baseline ? base.data() : nullptr, has_base_prior ? R_base.data() : nullptr);
+            if (baseline) {  // this frame's prior joins the run (or ends it)
+                if (!has_prior) {
+                    prior_run = 0;
+                } else if (L > 1) {
+                    if (prior_run == L - 1) {
+                        for (int j = 1; j < prior_run; ++j)
+                            priors[static_cast<std::size_t>(j - 1)] = priors[static_cast<std::size_t>(j)];
+                        --prior_run;
+                    }
+                    priors[static_cast<std::size_t>(prior_run++)] = prior;
+                }
+            }
             for (std::size_t i = 0; i < count; ++i)
                 if (geo_outlier[i]) verdicts[i].status = TrackStatus::Outlier;
         }
@@ -199,6 +234,11 @@ struct FeatureTracker::Impl {
                 ++t.age;
                 next.push_back(t);
                 next_slots.push_back(slots[i]);
+                if (track_history) {
+                    detail::GeoHistory hh = history[i];
+                    detail::geo_history_push(hh, x, y, cfg.geometric_check.baseline_frames);
+                    next_history.push_back(hh);
+                }
                 if (cfg.anchor.enabled) {
                     detail::AnchorState a = an[i].state;
                     if (reanchor) {
@@ -220,6 +260,7 @@ struct FeatureTracker::Impl {
         tracks.swap(next);
         slots.swap(next_slots);
         anchors.swap(next_anchors);
+        history.swap(next_history);
     }
 
     /// Whether this frame re-detects (no live track, or fewer than redetect_fraction * target_features); when it
@@ -275,6 +316,11 @@ struct FeatureTracker::Impl {
             }
             tracks.push_back(t);
             slots.push_back(slot);
+            if (track_history) {
+                detail::GeoHistory hh{};
+                detail::geo_history_push(hh, k.x, k.y, cfg.geometric_check.baseline_frames);
+                history.push_back(hh);
+            }
             if (cfg.anchor.enabled) {
                 detail::AnchorState a;
                 a.x = k.x;
@@ -325,6 +371,12 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->free_slots.reserve(cap);
     m->anchors.reserve(cap);
     m->next_anchors.reserve(cap);
+    m->track_history = cfg.geometric_check.enabled && cfg.geometric_check.baseline_frames > 1;
+    if (m->track_history) {
+        m->history.reserve(cap);
+        m->next_history.reserve(cap);
+        m->base.resize(cap);
+    }
     m->candidates.reserve(static_cast<std::size_t>(m->grid.width) * m->grid.height * 8 + 1);  // cells * per_cell max
     for (int s = cfg.target_features - 1; s >= 0; --s) m->free_slots.push_back(s);
     m->verdicts.resize(cap);
@@ -426,6 +478,8 @@ void FeatureTracker::reset() {
     m.lost.clear();
     m.slots.clear();
     m.anchors.clear();
+    m.history.clear();
+    m.prior_run = 0;
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;

@@ -6,7 +6,9 @@
 //      threshold converted per point, else the normalized points; five-point, or two-point with the frame's
 //      rotation prior; with its rotation-only model, chosen when the camera did not translate);
 //   3. when the check applies (detail::geo_check_applies: at least min_tracks checked, status Ok), every checked
-//      track outside the deciding model's inliers is an outlier.
+//      track outside the deciding model's inliers is an outlier;
+//   4. with baseline_frames = L > 1, steps 1 to 3 again for the tracks step 3 kept that have a position L frames
+//      back (from there to the new position, with the rotation prior over those frames when there is one).
 // This file is compiled with -ffp-contract=off (the camera rules' double operations).
 #include "geometric_check.hpp"
 
@@ -74,35 +76,56 @@ GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity)
     }
 }
 
-const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
-                                                const double* R_prior, std::uint8_t* outlier) {
-    res_ = GeometricCheckResult{};
-    std::memset(outlier, 0, static_cast<std::size_t>(n));
+RelativePoseResult GeometricCheck::judge(const TrackVerdict* v, const Point2f* from, int n, const double* R_prior,
+                                         std::uint8_t* outlier, int* checked, int* ended) {
     int m = 0;
     for (int i = 0; i < n; ++i) {
+        if (outlier[i]) continue;
         const std::size_t k = static_cast<std::size_t>(m);
-        if (geo_check_bearings(cam_, v[i], origins[i].x, origins[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k],
+        if (geo_check_bearings(cam_, v[i], from[i].x, from[i].y, &b1_[3 * k], &b2_[3 * k], &ppr_[k],
                                plane_ ? &n1_[2 * k] : nullptr, plane_ ? &n2_[2 * k] : nullptr))
             index_[static_cast<std::size_t>(m++)] = i;
     }
-    res_.checked = m;
-    if (m < cfg_.min_tracks) return res_;  // the check does not apply
+    *checked = m;
+    *ended = 0;
+    RelativePoseResult pose;
+    pose.status = PoseStatus::NoModel;
+    if (m < cfg_.min_tracks) return pose;  // the check does not apply
     RelativePoseEstimator& est = R_prior ? *two_ : *five_;
-    const RelativePoseResult pose =
-        plane_ ? est.estimate(n1_.data(), n2_.data(), m, mask_.data(), R_prior)
-               : est.estimate_bearings(b1_.data(), b2_.data(), m, mask_.data(), R_prior, ppr_.data());
-    res_.pose_status = pose.status;
-    res_.hypotheses = pose.hypotheses;
-    res_.inliers = pose.inliers;
-    if (!geo_check_applies(m, cfg_.min_tracks, static_cast<int>(pose.status))) return res_;
-    res_.model = check_model(static_cast<int>(pose.model));
-    res_.R = pose.R;
-    res_.t = pose.t;
+    pose = plane_ ? est.estimate(n1_.data(), n2_.data(), m, mask_.data(), R_prior)
+                  : est.estimate_bearings(b1_.data(), b2_.data(), m, mask_.data(), R_prior, ppr_.data());
+    if (!geo_check_applies(m, cfg_.min_tracks, static_cast<int>(pose.status))) return pose;
     for (int k = 0; k < m; ++k)
         if (!mask_[static_cast<std::size_t>(k)]) {
             outlier[index_[static_cast<std::size_t>(k)]] = 1;
-            ++res_.outliers;
+            ++*ended;
         }
+    return pose;
+}
+
+const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
+                                                const double* R_prior, std::uint8_t* outlier, const Point2f* base,
+                                                const double* R_base) {
+    res_ = GeometricCheckResult{};
+    std::memset(outlier, 0, static_cast<std::size_t>(n));
+    int ended = 0;
+    const RelativePoseResult pose = judge(v, origins, n, R_prior, outlier, &res_.checked, &ended);
+    if (res_.checked >= cfg_.min_tracks) {
+        res_.pose_status = pose.status;
+        res_.hypotheses = pose.hypotheses;
+        res_.inliers = pose.inliers;
+    }
+    if (geo_check_applies(res_.checked, cfg_.min_tracks, static_cast<int>(pose.status))) {
+        res_.model = check_model(static_cast<int>(pose.model));
+        res_.R = pose.R;
+        res_.t = pose.t;
+        res_.outliers = ended;
+    }
+    if (base) {  // the baseline test of the tracks the frame pair kept
+        int checked = 0;
+        judge(v, base, n, R_base, outlier, &checked, &ended);
+        res_.outliers += ended;
+    }
     return res_;
 }
 

@@ -199,6 +199,14 @@ MotionScene motion_scene_small() {
     return s;
 }
 
+MotionScene motion_scene_small_slow() {
+    MotionScene s = motion_scene_small();
+    s.rects.clear();
+    s.objects.clear();
+    layout(s, 6, 10, 100, 0.55, 1.4);
+    return s;
+}
+
 MotionScene motion_scene_slow(int frames) {
     MotionScene s = motion_scene_euroc(frames);
     s.rects.clear();

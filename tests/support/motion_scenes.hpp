@@ -73,6 +73,9 @@ MotionScene motion_scene_euroc(int frames = 40);
 /// The same layout seen by a 376x240 pinhole camera over 20 frames, faster (camera and cards), larger cards
 /// starting at 6 and 12 (the tests).
 MotionScene motion_scene_small();
+/// The small sequence with slow cards (about 0.6 px per frame across the epipolar lines: below a 1 px threshold on
+/// any one frame pair), starting at frames 6 and 10.
+MotionScene motion_scene_small_slow();
 /// The euroc layout with slow cards: 0.6 to 0.9 px per frame across the epipolar lines (below a 1 px threshold
 /// on any one frame pair).
 MotionScene motion_scene_slow(int frames = 60);

@@ -268,16 +268,17 @@ TEST(GeometricCheck, FisheyeTracksBeyondNinetyDegreesAreChecked) {
 // ---- the tracker on a rendered sequence (tests/support/motion_scenes.hpp) ----
 
 struct TrackerRun {
-    int moving_tracks = 0, moving_rejected = 0, moving_escaped = 0;
-    int static_tracks = 0, static_outliers = 0;
+    int moving_tracks = 0, moving_rejected = 0, moving_escaped = 0, moving_escaped_drifted = 0;
+    int static_tracks = 0, static_outliers = 0, static_outliers_drifted = 0;
     std::vector<CheckModel> models;
 };
 
-TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend backend) {
+TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend backend, int baseline_frames = 3) {
     TrackerConfig cfg;
     cfg.target_features = 200;
     cfg.geometric_check = check_config(scene.camera);
     cfg.geometric_check.enabled = check_on;
+    cfg.geometric_check.baseline_frames = baseline_frames;
     FeatureTracker tracker(scene.camera.width, scene.camera.height, cfg, backend);
     test::TrackLabels labels(scene);
     TrackerRun r;
@@ -290,9 +291,11 @@ TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend ba
     const test::LabelSummary s = labels.summary();
     r.moving_tracks = s.moving_tracks;
     r.moving_escaped = s.moving_still_tracked_after_3;
+    r.moving_escaped_drifted = s.moving_still_drifted;
     r.moving_rejected = s.moving_outliers;
     r.static_tracks = s.static_tracks;
     r.static_outliers = s.static_outliers;
+    r.static_outliers_drifted = s.static_outliers_drifted;
     return r;
 }
 
@@ -309,6 +312,23 @@ TEST(GeometricCheckTracker, MovingObjectTracksEndAsOutliers) {
     const TrackerRun off = run_tracker(scene, false, Backend::Cpu);
     EXPECT_GT(off.moving_escaped, off.moving_tracks / 2);
     EXPECT_EQ(off.static_outliers, 0);
+}
+
+TEST(GeometricCheckTracker, SlowMoversEndOverTheBaseline) {
+    // Cards moving below the threshold on every frame pair: the frame pair alone (baseline_frames 1) keeps most of
+    // their tracks (6 of 7 live 3 frames on); over 3 frames they are off by more, and the baseline test ends them
+    // (none of 8), while the clean static tracks (anchored: their error does not grow) stay (0 of 85 ended).
+    const test::MotionScene scene = test::motion_scene_small_slow();
+    const TrackerRun pair = run_tracker(scene, true, Backend::Cpu, 1);
+    const TrackerRun base = run_tracker(scene, true, Backend::Cpu, 3);
+    ASSERT_GE(pair.moving_tracks, 5);
+    ASSERT_GE(base.moving_tracks, 5);
+    ASSERT_GT(base.static_tracks, 40);
+    EXPECT_GT(pair.moving_escaped, pair.moving_tracks / 2) << "the cards are not slow: the frame pair sees them";
+    EXPECT_LE(base.moving_escaped - base.moving_escaped_drifted, base.moving_tracks / 20)
+        << "more than 5 % of the slow movers live 3 frames on their card";
+    EXPECT_LE(base.static_outliers - base.static_outliers_drifted, base.static_tracks / 100)
+        << "more than 1 % of the clean static tracks ended as Outlier";
 }
 
 TEST(GeometricCheckTracker, ConfigurationIsValidated) {
@@ -332,6 +352,18 @@ TEST(GeometricCheckTracker, ConfigurationIsValidated) {
     cfg.geometric_check.confidence = 1.0;
     EXPECT_THROW(validate(cfg), InvalidArgument);
     cfg.geometric_check.confidence = 0.999;
+    EXPECT_NO_THROW(validate(cfg));
+    for (int bad : {0, 17}) {
+        cfg.geometric_check.baseline_frames = bad;
+        try {
+            validate(cfg);
+            ADD_FAILURE() << "baseline_frames " << bad << " accepted";
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find("geometric_check.baseline_frames"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("[1, 16]"), std::string::npos) << e.what();
+        }
+    }
+    cfg.geometric_check.baseline_frames = 1;
     EXPECT_NO_THROW(validate(cfg));
 }
 

@@ -13,8 +13,18 @@
 // camera's essential matrix more often. The checked tracks keep their order. The check applies when at least
 // min_tracks tracks were checked and the estimate is Ok; a checked track outside the inlier mask of the model that
 // decided (five-point, two-point or rotation-only) is then an Outlier.
+//
+// The baseline test (GeometricCheckConfig::baseline_frames = L > 1): every track keeps its positions of the last L
+// frames (GeoHistory: the frame of its birth, then one per frame it stays Tracked); a track whose history is full
+// and that the frame pair kept is tested a second time, by the same rules, from its position L frames back (its
+// base) to its new one: a second estimate over those tracks, with the product of the last L frames' rotation
+// priors when each of them had one. A slow mover (below the threshold on every frame pair) is L times as far off
+// over L frames, while an anchored track's error does not grow with the baseline.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/detail/camera_rules.hpp"
@@ -58,6 +68,50 @@ KESTREL_HD bool geo_check_bearings(const CameraSetup& cam, const TrackVerdict& v
     }
     *ppr = s;
     return true;
+}
+
+/// The most frames the baseline test reaches back (GeometricCheckConfig::baseline_frames).
+constexpr int kGeoMaxBaseline = 16;
+
+/// One track's last positions, oldest first: x[0], y[0] is its position n - 1 frames before the newest.
+struct GeoHistory {
+    float x[kGeoMaxBaseline];
+    float y[kGeoMaxBaseline];
+    int n;
+};
+
+/// Appends the newest position, keeping the last L.
+inline void geo_history_push(GeoHistory& h, float x, float y, int L) {
+    if (h.n < L) {
+        h.x[h.n] = x;
+        h.y[h.n] = y;
+        ++h.n;
+        return;
+    }
+    for (int j = 1; j < L; ++j) {
+        h.x[j - 1] = h.x[j];
+        h.y[j - 1] = h.y[j];
+    }
+    h.x[L - 1] = x;
+    h.y[L - 1] = y;
+}
+
+/// Before a frame (the history holding the positions up to the previous frame): the track's position L frames
+/// back, or NaN when it is younger.
+inline Point2f geo_history_base(const GeoHistory& h, int L) {
+    if (h.n < L) return {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN()};
+    return {h.x[0], h.y[0]};
+}
+
+/// a b, 3x3 row-major.
+inline std::array<double, 9> geo_mat_mul(const std::array<double, 9>& a, const std::array<double, 9>& b) {
+    std::array<double, 9> c{};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            c[static_cast<std::size_t>(3 * i + j)] = a[static_cast<std::size_t>(3 * i)] * b[static_cast<std::size_t>(j)] +
+                                                    a[static_cast<std::size_t>(3 * i + 1)] * b[static_cast<std::size_t>(3 + j)] +
+                                                    a[static_cast<std::size_t>(3 * i + 2)] * b[static_cast<std::size_t>(6 + j)];
+    return c;
 }
 
 /// Whether the estimate over `checked` tracks ends tracks: enough tracks and a model (status Ok).
