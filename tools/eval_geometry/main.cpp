@@ -2,7 +2,7 @@
 // OpenCV's per-frame findFundamentalMat RANSAC on the same tracks (docs/geometry.md, "Tracks against one
 // motion").
 //
-//   kestrel_eval_geometry [--frames N] [--features N] [--threshold PX] [--backend cpu|cuda] [--small]
+//   kestrel_eval_geometry [--frames N] [--features N] [--threshold PX] [--baseline L] [--backend cpu|cuda] [--small]
 //                         [--motion translate|rotate|static|slow|epipole|fast-turn|all] [--write DIR]
 //                         [--cache DIR] [--verbose] [--require]
 //
@@ -16,6 +16,7 @@
 // moving forward, the epipole on the middle card, cards moving 0.6 to 1.2 px per frame) and "fast-turn" (3 degrees
 // of yaw per frame, about 24 px of image motion; 14 frames), which adds rows with the gyro's predicted positions
 // and the mean tracking error against the truth. --cache DIR keeps the rendered frames (PGM) for later runs.
+// --baseline L: the check's baseline_frames (default 3; 1: each frame pair alone).
 // Every track is labelled at birth by the surface under it (a card: moving; "edge" when a surface boundary is
 // within 3 px: left out) and followed against the truth (a track whose true point gets hidden is left out).
 // Rows:
@@ -84,6 +85,7 @@ struct Options {
     int frames = 40;
     int features = 200;
     double threshold = 1.0;
+    int baseline = GeometricCheckConfig{}.baseline_frames;
     Backend backend = Backend::Cpu;
     bool small = false;
     std::vector<std::string> motions{"translate", "rotate", "static"};
@@ -119,6 +121,7 @@ TrackerConfig tracker_config(const Options& o, const test::MotionScene& s, bool 
     c.geometric_check.enabled = check;
     c.geometric_check.camera = s.camera;
     c.geometric_check.threshold_px = o.threshold;
+    c.geometric_check.baseline_frames = o.baseline;
     return c;
 }
 
@@ -445,6 +448,10 @@ int main(int argc, char** argv) {
             o.features = static_cast<int>(number(a, value()));
         } else if (a == "--threshold") {
             o.threshold = number(a, value());
+        } else if (a == "--baseline") {
+            const double b = number(a, value());
+            if (!(b >= 1 && b <= 16 && b == static_cast<int>(b))) usage_error("--baseline must be an integer in [1, 16]");
+            o.baseline = static_cast<int>(b);
         } else if (a == "--backend") {
             const std::string b = value();
             if (b == "cpu") o.backend = Backend::Cpu;
@@ -480,10 +487,11 @@ int main(int argc, char** argv) {
             std::vector<HostImage> frames;
             const auto t0 = std::chrono::steady_clock::now();
             frames = scene_frames(o, s, motion);
-            std::printf("\nsequence: %s, %dx%d %s camera, %d frames (rendered in %.1f s), threshold %.2f px, %s backend\n",
+            std::printf("\nsequence: %s, %dx%d %s camera, %d frames (rendered in %.1f s), threshold %.2f px, baseline %d "
+                        "frames, %s backend\n",
                         motion.c_str(), s.camera.width, s.camera.height, to_string(s.camera.model), s.frames,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), o.threshold,
-                        o.backend == Backend::Cpu ? "CPU" : "CUDA");
+                        o.baseline, o.backend == Backend::Cpu ? "CPU" : "CUDA");
             if (!o.write.empty() && motion == o.motions.front()) write_euroc(s, frames, o.write);
             std::vector<Row> rows;
             rows.push_back(run_kestrel(o, s, frames, true, false, "Kestrel geometric check"));
