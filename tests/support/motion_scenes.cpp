@@ -118,17 +118,33 @@ void MotionScene::relative_pose(int k, MMat3* R, MVec3* t) const {
 HostImage MotionScene::render(int k) const {
     const int w = camera.width, h = camera.height;
     if (rays_.empty()) {
+        // The 2x2 samples of every pixel, unprojected one image row at a time (unproject_cpu: the values of
+        // unproject, without validating the camera for every sample).
         rays_.resize(static_cast<std::size_t>(w) * h * 12);
+        std::vector<float> xy(static_cast<std::size_t>(w) * 8);
+        std::vector<Point2d> nrm(static_cast<std::size_t>(w) * 4);
+        std::vector<UnprojectStatus> st(static_cast<std::size_t>(w) * 4);
         std::size_t i = 0;
-        for (int y = 0; y < h; ++y)
+        for (int y = 0; y < h; ++y) {
+            std::size_t j = 0;
             for (int x = 0; x < w; ++x)
                 for (int sy = 0; sy < 2; ++sy)
                     for (int sx = 0; sx < 2; ++sx) {
-                        const MVec3 r = ray_of(camera, x - 0.25 + 0.5 * sx, y - 0.25 + 0.5 * sy);
-                        rays_[i++] = r[0];
-                        rays_[i++] = r[1];
-                        rays_[i++] = r[2];
+                        xy[j++] = static_cast<float>(x - 0.25 + 0.5 * sx);
+                        xy[j++] = static_cast<float>(y - 0.25 + 0.5 * sy);
                     }
+            if (camera.model != CameraModel::Pinhole)
+                unproject_cpu(camera, xy.data(), w * 4, nrm.data(), st.data());
+            for (std::size_t k = 0; k < static_cast<std::size_t>(w) * 4; ++k) {
+                const MVec3 r = camera.model == CameraModel::Pinhole
+                                    ? ray_of(camera, xy[2 * k], xy[2 * k + 1])
+                                    : (st[k] == UnprojectStatus::Ok ? MVec3{{nrm[k].x, nrm[k].y, 1.0}}
+                                                                    : MVec3{{kNaN, kNaN, kNaN}});
+                rays_[i++] = r[0];
+                rays_[i++] = r[1];
+                rays_[i++] = r[2];
+            }
+        }
     }
     HostImage img(w, h);
     const MMat3 R = R_wc(k);
