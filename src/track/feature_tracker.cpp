@@ -85,8 +85,7 @@ struct FeatureTracker::Impl {
     // tracks), the base positions of the frame, and the rotation priors of the last frames in a row (newest last).
     std::vector<detail::GeoHistory> history, next_history;
     std::vector<Point2f> base;
-    std::array<std::array<double, 9>, detail::kGeoMaxBaseline> priors{};
-    int prior_run = 0;  // how many of the last frames in a row had a prior (at most L - 1 kept)
+    detail::GeoPriorRun prior_run{};
     bool track_history = false;  // geometric_check.enabled with baseline_frames > 1
     GeometricCheckResult no_check{};
 
@@ -167,32 +166,15 @@ struct FeatureTracker::Impl {
             // The base: each track's position L frames back (NaN for a younger track); the prior over those L
             // frames, when each of them had one: R_k R_(k-1) ... R_(k-L+1).
             std::array<double, 9> R_base{};
-            const bool has_base_prior = baseline && has_prior && prior_run >= L - 1;
-            if (baseline) {
+            const bool has_base_prior = baseline && has_prior && detail::geo_prior_over(prior_run, prior, L, &R_base);
+            if (baseline)
                 for (std::size_t i = 0; i < count; ++i) base[i] = detail::geo_history_base(history[i], L);
-                if (has_base_prior) {
-                    R_base = prior;
-                    for (int j = 0; j < L - 1; ++j)
-                        R_base = detail::geo_mat_mul(R_base, priors[static_cast<std::size_t>(prior_run - 1 - j)]);
-                }
-            }
             if (count == 0)
                 geo->clear();
             else
                 geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
                          geo_outlier.data(), baseline ? base.data() : nullptr, has_base_prior ? R_base.data() : nullptr);
-            if (baseline) {  // this frame's prior joins the run (or ends it)
-                if (!has_prior) {
-                    prior_run = 0;
-                } else if (L > 1) {
-                    if (prior_run == L - 1) {
-                        for (int j = 1; j < prior_run; ++j)
-                            priors[static_cast<std::size_t>(j - 1)] = priors[static_cast<std::size_t>(j)];
-                        --prior_run;
-                    }
-                    priors[static_cast<std::size_t>(prior_run++)] = prior;
-                }
-            }
+            if (baseline) detail::geo_prior_push(prior_run, has_prior ? &prior : nullptr, L);  // joins, or ends the run
             for (std::size_t i = 0; i < count; ++i)
                 if (geo_outlier[i]) verdicts[i].status = TrackStatus::Outlier;
         }
@@ -479,7 +461,7 @@ void FeatureTracker::reset() {
     m.slots.clear();
     m.anchors.clear();
     m.history.clear();
-    m.prior_run = 0;
+    m.prior_run.n = 0;
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;

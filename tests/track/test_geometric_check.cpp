@@ -4,6 +4,8 @@
 // (tests/support/motion_scenes.hpp): the cards' tracks end as Outlier, the static ones do not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -273,7 +275,8 @@ struct TrackerRun {
     std::vector<CheckModel> models;
 };
 
-TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend backend, int baseline_frames = 3) {
+TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend backend, int baseline_frames = 3,
+                       bool gyro = false) {
     TrackerConfig cfg;
     cfg.target_features = 200;
     cfg.geometric_check = check_config(scene.camera);
@@ -284,7 +287,10 @@ TrackerRun run_tracker(const test::MotionScene& scene, bool check_on, Backend ba
     TrackerRun r;
     for (int f = 0; f < scene.frames; ++f) {
         const HostImage img = scene.render(f);
-        tracker.track(img.view());
+        std::array<double, 9> R{};
+        test::MVec3 t{};
+        if (gyro && f > 0) scene.relative_pose(f, &R, &t);  // the true frame-to-frame rotation: the gyro's
+        tracker.track(img.view(), nullptr, gyro && f > 0 ? &R : nullptr);
         labels.update(f, tracker.tracks(), tracker.lost_tracks());
         r.models.push_back(tracker.geometric_check().model);
     }
@@ -314,6 +320,36 @@ TEST(GeometricCheckTracker, MovingObjectTracksEndAsOutliers) {
     EXPECT_EQ(off.static_outliers, 0);
 }
 
+TEST(GeometricCheck, BaselinePriorIsTheProductOfTheFramesPriors) {
+    // X_k = R_k X_(k-1): over 3 frames R_k R_(k-1) R_(k-2), about three different axes (the order matters).
+    auto rot = [](const Vec3& axis, double angle) {
+        const Mat3 m = test::axis_angle(axis, angle);
+        std::array<double, 9> a{};
+        for (int j = 0; j < 9; ++j) a[static_cast<std::size_t>(j)] = m[static_cast<std::size_t>(j)];
+        return a;
+    };
+    const auto Ra = rot({1, 0, 0}, 0.2), Rb = rot({0, 1, 0}, 0.3), Rc = rot({0, 0, 1}, 0.4), Rd = rot({1, 1, 0}, 0.1);
+    detail::GeoPriorRun run{};
+    std::array<double, 9> out{};
+    EXPECT_FALSE(detail::geo_prior_over(run, Rc, 3, &out));
+    detail::geo_prior_push(run, &Ra, 3);
+    EXPECT_FALSE(detail::geo_prior_over(run, Rc, 3, &out)) << "one frame of the run is missing";
+    detail::geo_prior_push(run, &Rb, 3);
+    ASSERT_TRUE(detail::geo_prior_over(run, Rc, 3, &out));
+    const auto want = detail::geo_mat_mul(detail::geo_mat_mul(Rc, Rb), Ra);
+    for (std::size_t j = 0; j < 9; ++j) EXPECT_NEAR(out[j], want[j], 1e-15) << j;
+    const auto wrong = detail::geo_mat_mul(detail::geo_mat_mul(Ra, Rb), Rc);
+    double diff = 0;
+    for (std::size_t j = 0; j < 9; ++j) diff = std::max(diff, std::fabs(want[j] - wrong[j]));
+    EXPECT_GT(diff, 0.01) << "the test must tell the order";
+    detail::geo_prior_push(run, &Rc, 3);  // the run keeps the last L - 1 = 2: Rb, Rc
+    ASSERT_TRUE(detail::geo_prior_over(run, Rd, 3, &out));
+    const auto want2 = detail::geo_mat_mul(detail::geo_mat_mul(Rd, Rc), Rb);
+    for (std::size_t j = 0; j < 9; ++j) EXPECT_NEAR(out[j], want2[j], 1e-15) << j;
+    detail::geo_prior_push(run, nullptr, 3);  // a frame without a prior ends the run
+    EXPECT_FALSE(detail::geo_prior_over(run, Rd, 3, &out));
+}
+
 TEST(GeometricCheckTracker, SlowMoversEndOverTheBaseline) {
     // Cards moving below the threshold on every frame pair: the frame pair alone (baseline_frames 1) keeps most of
     // their tracks (6 of 7 live 3 frames on); over 3 frames they are off by more, and the baseline test ends them
@@ -321,6 +357,7 @@ TEST(GeometricCheckTracker, SlowMoversEndOverTheBaseline) {
     const test::MotionScene scene = test::motion_scene_small_slow();
     const TrackerRun pair = run_tracker(scene, true, Backend::Cpu, 1);
     const TrackerRun base = run_tracker(scene, true, Backend::Cpu, 3);
+    const TrackerRun gyro = run_tracker(scene, true, Backend::Cpu, 3, true);  // the baseline's prior: R_k R_k-1 R_k-2
     ASSERT_GE(pair.moving_tracks, 5);
     ASSERT_GE(base.moving_tracks, 5);
     ASSERT_GT(base.static_tracks, 40);
@@ -329,6 +366,11 @@ TEST(GeometricCheckTracker, SlowMoversEndOverTheBaseline) {
         << "more than 5 % of the slow movers live 3 frames on their card";
     EXPECT_LE(base.static_outliers - base.static_outliers_drifted, base.static_tracks / 100)
         << "more than 1 % of the clean static tracks ended as Outlier";
+    ASSERT_GE(gyro.moving_tracks, 5);
+    EXPECT_LE(gyro.moving_escaped - gyro.moving_escaped_drifted, gyro.moving_tracks / 20) << "with the gyro";
+    EXPECT_LE(gyro.static_outliers - gyro.static_outliers_drifted, gyro.static_tracks / 100) << "with the gyro";
+    for (std::size_t f = 1; f < gyro.models.size(); ++f)
+        EXPECT_TRUE(gyro.models[f] == CheckModel::TwoPoint || gyro.models[f] == CheckModel::RotationOnly) << f;
 }
 
 TEST(GeometricCheckTracker, ConfigurationIsValidated) {

@@ -114,6 +114,36 @@ inline std::array<double, 9> geo_mat_mul(const std::array<double, 9>& a, const s
     return c;
 }
 
+/// The rotation priors of the last frames in a row that had one, oldest first (at most L - 1 kept).
+struct GeoPriorRun {
+    std::array<std::array<double, 9>, kGeoMaxBaseline> R;
+    int n;
+};
+
+/// After a frame: its prior (null: none) joins the run, or ends it.
+inline void geo_prior_push(GeoPriorRun& run, const std::array<double, 9>* R, int L) {
+    if (!R || L < 2) {
+        run.n = 0;
+        return;
+    }
+    if (run.n == L - 1) {
+        for (int j = 1; j < run.n; ++j) run.R[static_cast<std::size_t>(j - 1)] = run.R[static_cast<std::size_t>(j)];
+        --run.n;
+    }
+    run.R[static_cast<std::size_t>(run.n++)] = *R;
+}
+
+/// The rotation over the last L frames, R_k R_(k-1) ... R_(k-L+1) (X_k = R X_(k-L) + t), from this frame's prior
+/// R_k and the run of the frames before; false unless each of them had one.
+inline bool geo_prior_over(const GeoPriorRun& run, const std::array<double, 9>& current, int L,
+                           std::array<double, 9>* out) {
+    if (run.n < L - 1) return false;
+    std::array<double, 9> R = current;
+    for (int j = 0; j < L - 1; ++j) R = geo_mat_mul(R, run.R[static_cast<std::size_t>(run.n - 1 - j)]);
+    *out = R;
+    return true;
+}
+
 /// Whether the estimate over `checked` tracks ends tracks: enough tracks and a model (status Ok).
 KESTREL_HD bool geo_check_applies(int checked, int min_tracks, int pose_status) {
     return checked >= min_tracks && pose_status == static_cast<int>(PoseStatus::Ok);
