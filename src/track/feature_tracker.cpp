@@ -7,8 +7,9 @@
 //      previous position (LostForwardBackward); with anchoring, a failed fit re-anchors the track at the
 //      frame-to-frame estimate, except where that estimate did not converge or the level-0 template reaches
 //      past the frame's edge (previous or new position): LostAnchor;
-//   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames and
-//      end those that disagree as Outlier (src/track/geometric_check.cpp);
+//   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames, and
+//      those live baseline_frames frames against one between their position then and now, and end those that
+//      disagree as Outlier (src/track/geometric_check.cpp);
 //   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
 //      this frame with every grid cell holding a live track masked, and add the best new keypoints by
 //      score (whose level-0 template fits in the image) until target_features tracks are live.
