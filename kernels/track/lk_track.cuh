@@ -36,6 +36,8 @@ struct LkLaunch {
     RoundTripStage stage;             // round trip: the inputs from a tracker's frame (stage.lk non-null)
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags
+    detail::LkLevelPrep* prep;        // capacity * levels: lk_prepare_level of the stored templates of the levels
+                                      // from setup.stored_from_level on (live tracking with stored patches)
     int capacity;
     int count;
     int with_anchor;                  // tracking launches: also the anchor fit of every track (anchor below)

@@ -13,6 +13,15 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.max_iterations = cfg.anchor.max_iterations;
     s.min_update = lk.min_update;
     s.min_eigenvalue = lk.min_eigenvalue;
+    s.first_update = kAnchorFirstStop > s.min_update ? kAnchorFirstStop : s.min_update;
+    s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
+    s.stored_bound = kStoredPatchBound;
+    return s;
+}
+
+LkSetup make_tracker_lk_setup(const TrackerConfig& cfg) {
+    LkSetup s = make_lk_setup(cfg.lk);
+    if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame) s.stored_from_level = 0;
     return s;
 }
 

@@ -88,6 +88,12 @@ LkSetup make_lk_setup(const LkConfig& cfg) {
     s.min_eigenvalue = cfg.min_eigenvalue;
     s.reach = 0.0f;
     for (int k = 0; k < s.levels; ++k) s.reach += static_cast<float>(s.patch[k]) * s.scale[k];
+    for (int k = 0; k < s.levels; ++k) {
+        s.inv_scale[k] = exact_reciprocal(s.scale[k]);
+        s.inv_npx[k] = exact_reciprocal(static_cast<float>(s.patch[k] * s.patch[k]));
+        s.window[k] = fdiv(s.reach, s.scale[k]);
+    }
+    s.stored_from_level = s.levels;
     return s;
 }
 

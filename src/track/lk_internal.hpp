@@ -126,8 +126,19 @@ public:
     /// at its setup.levels flags.
     CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
         : s_(s), stored_(slot_base), valid_(valid) {}
+    /// Both: live templates on the levels below s.stored_from_level, stored ones from there on, with their
+    /// preparations `prep` (setup.levels entries of the slot, lk_prepare_level of the stored templates).
+    CpuLkEngine(const LkSetup& s, const LkImage* ref, const float* slot_base, const std::int32_t* valid,
+                const LkLevelPrep* prep)
+        : s_(s), ref_(ref), stored_(slot_base), valid_(valid), prep_(prep) {}
 
     bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
+    /// Level k's preparation when its template is a stored one with a preparation (lk_track_one's shortcut).
+    bool prepared(int k, LkLevelPrep& p) {
+        if (!from_store_ || prep_ == nullptr) return false;
+        p = prep_[k];
+        return true;
+    }
     float template_sum(int k);
     void hessian_sums(int k, float mu, float* out);
     /// out[0..3]; out[4] (sum |e|) when with_sad.
@@ -141,6 +152,8 @@ private:
     const LkImage* ref_ = nullptr;
     const float* stored_ = nullptr;
     const std::int32_t* valid_ = nullptr;
+    const LkLevelPrep* prep_ = nullptr;
+    bool from_store_ = false;   // the current level's template is the stored one
     const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
     // The loaded template lane-major (slot j, lane l): T, gx, gy of pixel lanes_->pixel[j][l].
