@@ -47,7 +47,7 @@
 // accumulates its partial sums in that order, and the xor butterfly's sums (offsets 16, 8, 4, 2, 1; run as a
 // reduce-scatter with the same additions, kernels/track/warp_sums.cuh) give every lane the identical full sums,
 // so every lane runs the same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in
-// one launch. Tracks whose anchor warp is near the identity (detail::use_stored_patch) take their templates
+// one launch. Tracks whose anchor warp is near the identity (detail::stored_patch_from) take their templates
 // and the levels' prepared Hessians from the store written when their reference patch was stored
 // (lk_store_kernel) instead of the previous frame.
 // Image reads go through one shared-memory window per warp (struct Window, stage()): per level the
@@ -215,6 +215,7 @@ struct WarpEngine {
     const float* slot_base;       // stored templates of this feature
     const std::int32_t* valid;    // their per-level flags
     const detail::LkLevelPrep* lprep;  // their preparations (nullptr: none)
+    int from_level;               // with ref and slot_base: the first level of stored templates
     bool from_store;              // the current level's template is the stored one
     int lane;
     Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
@@ -234,8 +235,8 @@ struct WarpEngine {
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
                           const std::int32_t* flags, int l, float* cur_buf, float* ref_buf,
-                          const detail::LkLevelPrep* prep = nullptr)
-        : s(setup), ref(r), slot_base(slots), valid(flags), lprep(prep), from_store(false), lane(l),
+                          const detail::LkLevelPrep* prep = nullptr, int from = 0)
+        : s(setup), ref(r), slot_base(slots), valid(flags), lprep(prep), from_level(from), from_store(false), lane(l),
           cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
           cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
 
@@ -276,7 +277,7 @@ struct WarpEngine {
         }
         cw.place(cx, cy, n, 0);
         cw_level = k;
-        from_store = ref == nullptr || (slot_base != nullptr && k >= s.stored_from_level);
+        from_store = ref == nullptr || (slot_base != nullptr && k >= from_level);
         if (from_store) {  // the stored template
             if (valid[k] == 0) {
                 stage(cur, cw, lane);
@@ -452,14 +453,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
     // The levels from LkSetup::stored_from_level on from the track's stored reference patch, when the launch has a
-    // store and the track's anchor warp allows it (detail::use_stored_patch).
+    // store and the track's anchor warp allows it (detail::stored_patch_from: the coarse levels, or all).
     const int slot = p.store != nullptr ? p.slots[f] : -1;
-    const bool stored = slot >= 0 && slot < p.capacity && p.with_anchor &&
-                        detail::use_stored_patch(p.anchor.setup, p.anchor.states[f]);
+    const int from = slot >= 0 && slot < p.capacity && p.with_anchor
+                         ? detail::stored_patch_from(p.anchor.setup, p.anchor.states[f], p.setup.stored_from_level,
+                                                     p.setup.levels)
+                         : p.setup.levels;
+    const bool stored = from < p.setup.levels;
     WarpEngine<N> eng(p.setup, p.ref,
                       stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
                       stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,
-                      ref_buf, stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr);
+                      ref_buf, stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
     anchor_after(p, f, lane, res, &eng);

@@ -16,6 +16,7 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.first_update = kAnchorFirstStop > s.min_update ? kAnchorFirstStop : s.min_update;
     s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
     s.stored_bound = kStoredPatchBound;
+    s.stored_bound0 = kStoredPatchBound0;
     return s;
 }
 

@@ -63,14 +63,18 @@ public:
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {
             for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
+                // The first level whose template comes from the track's stored patch (setup_.levels: none).
+                const int from = !stored && stored_levels() ? stored_patch_from(anchor_setup_, anchor_states_[i],
+                                                                                setup_.stored_from_level, setup_.levels)
+                                                            : setup_.levels;
                 if (stored) {
                     CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels);
                     results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
-                } else if (stored_levels() && use_stored_patch(anchor_setup_, anchor_states_[i])) {
+                } else if (from < setup_.levels) {
                     CpuLkEngine eng(setup_, prev, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels,
-                                    lk_prep_.data() + static_cast<std::size_t>(slots_[i]) * setup_.levels);
+                                    lk_prep_.data() + static_cast<std::size_t>(slots_[i]) * setup_.levels, from);
                     results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
                 } else {
                     CpuLkEngine eng(setup_, prev);
@@ -160,7 +164,7 @@ public:
 
 private:
     /// Levels tracked from the stored reference patches (LkSetup::stored_from_level), for the tracks
-    /// detail::use_stored_patch allows.
+    /// detail::stored_patch_from allows.
     bool stored_levels() const { return setup_.stored_from_level < setup_.levels; }
     static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
         for (std::size_t k = 0; k < pyr.size(); ++k)

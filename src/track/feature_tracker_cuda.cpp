@@ -248,7 +248,7 @@ private:
         } else {
             device_lk_levels(prev, setup_.levels, p.ref);
             p.points = origins_.get();
-            if (lk_stored()) {  // the stored templates, for the tracks detail::use_stored_patch allows
+            if (lk_stored()) {  // the stored templates, for the tracks detail::stored_patch_from allows
                 p.slots = slots_.get();
                 p.store = lk_store_.get();
                 p.store_valid = lk_valid_.get();

@@ -95,7 +95,7 @@ const LaneLayout& lane_layout(int n) {
 bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
     const int n = s_.patch[k];
     bool ok;
-    from_store_ = stored_ && (ref_ == nullptr || k >= s_.stored_from_level);
+    from_store_ = stored_ && (ref_ == nullptr || k >= from_level_);
     if (from_store_) {
         t_ = stored_ + store_level_offset(s_, k);
         ok = valid_[k] != 0;

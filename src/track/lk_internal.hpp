@@ -126,11 +126,11 @@ public:
     /// at its setup.levels flags.
     CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
         : s_(s), stored_(slot_base), valid_(valid) {}
-    /// Both: live templates on the levels below s.stored_from_level, stored ones from there on, with their
-    /// preparations `prep` (setup.levels entries of the slot, lk_prepare_level of the stored templates).
+    /// Both: live templates on the levels below `from_level` (at least s.stored_from_level), stored ones from there
+    /// on, with their preparations `prep` (setup.levels entries of the slot, lk_prepare_level of the stored templates).
     CpuLkEngine(const LkSetup& s, const LkImage* ref, const float* slot_base, const std::int32_t* valid,
-                const LkLevelPrep* prep)
-        : s_(s), ref_(ref), stored_(slot_base), valid_(valid), prep_(prep) {}
+                const LkLevelPrep* prep, int from_level)
+        : s_(s), ref_(ref), stored_(slot_base), valid_(valid), prep_(prep), from_level_(from_level) {}
 
     bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
     /// Level k's preparation when its template is a stored one with a preparation (lk_track_one's shortcut).
@@ -153,6 +153,7 @@ private:
     const float* stored_ = nullptr;
     const std::int32_t* valid_ = nullptr;
     const LkLevelPrep* prep_ = nullptr;
+    int from_level_ = 0;        // with ref_ and stored_: the first level of stored templates
     bool from_store_ = false;   // the current level's template is the stored one
     const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};

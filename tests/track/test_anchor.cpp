@@ -172,36 +172,52 @@ TEST(Anchor, FirstStepBoundAndResidualFromTheLastSums) {
     EXPECT_GT(mean_abs_error(off), f.residual + 1.0);
 }
 
-// use_stored_patch: the identity and small warps take the stored patch, a rotation, zoom or gain change beyond
-// the bound the previous frame's.
+// stored_patch_from: the identity and small warps take the stored patch on every level, warps within the coarse
+// bound on the coarse levels only, a rotation, zoom or gain change beyond it the previous frame's on every level.
 TEST(Anchor, StoredPatchOnlyNearTheIdentity) {
     TrackerConfig cfg;
     const AnchorSetup s = make_anchor_setup(cfg);
-    const float b = kStoredPatchBound;
+    const float b = kStoredPatchBound, b0 = kStoredPatchBound0;
     EXPECT_EQ(s.stored_bound, b);
+    EXPECT_EQ(s.stored_bound0, b0);
+    ASSERT_LT(b0, 0.5f * b);
+    const int L = 3;
+    const auto from = [&](const AnchorState& w) { return stored_patch_from(s, w, 0, L); };
     AnchorState w;
-    EXPECT_TRUE(use_stored_patch(s, w));
+    EXPECT_EQ(from(w), 0);
+    EXPECT_EQ(stored_patch_from(s, w, 1, L), 1);  // never below the setup's first stored level
+    EXPECT_EQ(stored_patch_from(s, w, L, L), L);
+    w.a00 = 1.0f + 0.4f * b0;
+    w.a11 = 1.0f - 0.2f * b0;
+    w.a01 = 0.3f * b0;
+    EXPECT_EQ(from(w), 0);  // 0.9 b0
+    w.a10 = 0.2f * b0;
+    EXPECT_EQ(from(w), 1);  // 1.1 b0
     w.a00 = 1.0f + 0.4f * b;
     w.a11 = 1.0f - 0.2f * b;
     w.a01 = 0.3f * b;
-    EXPECT_TRUE(use_stored_patch(s, w));  // 0.9 b
+    w.a10 = 0.0f;
+    EXPECT_EQ(from(w), 1);  // 0.9 b
     const float r = 0.6f * b;  // a rotation: |a01| + |a10| = 1.2 b
     AnchorState rot;
     rot.a00 = rot.a11 = std::cos(r);
     rot.a01 = -std::sin(r);
     rot.a10 = std::sin(r);
-    EXPECT_FALSE(use_stored_patch(s, rot));
+    EXPECT_EQ(from(rot), L);
     AnchorState zoom;
     zoom.a00 = zoom.a11 = 1.0f + 0.6f * b;  // 1.2 b
-    EXPECT_FALSE(use_stored_patch(s, zoom));
+    EXPECT_EQ(from(zoom), L);
     AnchorState gain;
     gain.gain = 1.0f + 4.4f * b;
-    EXPECT_FALSE(use_stored_patch(s, gain));
+    EXPECT_EQ(from(gain), L);
     gain.gain = 1.0f - 3.6f * b;
-    EXPECT_TRUE(use_stored_patch(s, gain));
+    EXPECT_EQ(from(gain), 0);
     AnchorState nan_warp;
     nan_warp.a01 = std::nanf("");
-    EXPECT_FALSE(use_stored_patch(s, nan_warp));
+    EXPECT_EQ(from(nan_warp), L);
+    nan_warp = AnchorState{};
+    nan_warp.gain = std::nanf("");
+    EXPECT_EQ(from(nan_warp), L);
     // The tracker uses it: with anchoring on (and previous-frame templates) the coarse levels are stored ones.
     EXPECT_LT(make_tracker_lk_setup(cfg).stored_from_level, cfg.lk.pyramid.levels);
     cfg.anchor.enabled = false;

@@ -494,9 +494,9 @@ TEST(LkRules, PreparedLevelsGiveTheSameTracks) {
                 bad[k].mu = std::nextafter(prep[k].mu, 1e9f);
             }
             const LkGuess guess{p.x, p.y, 1.0f, 0.0f};
-            CpuLkEngine computed(s, rl, store.data(), valid, nullptr);
-            CpuLkEngine handed(s, rl, store.data(), valid, prep);
-            CpuLkEngine wrong(s, rl, store.data(), valid, bad);
+            CpuLkEngine computed(s, rl, store.data(), valid, nullptr, from);
+            CpuLkEngine handed(s, rl, store.data(), valid, prep, from);
+            CpuLkEngine wrong(s, rl, store.data(), valid, bad, from);
             const LkResult a = lk_track_one(computed, s, cl, p.x, p.y, guess);
             const LkResult b = lk_track_one(handed, s, cl, p.x, p.y, guess);
             const LkResult w = lk_track_one(wrong, s, cl, p.x, p.y, guess);

@@ -33,10 +33,10 @@ constexpr float kAnchorMaxDet = 4.0f;
 /// frame-to-frame estimate was already close; on the quick evaluation set of docs/tracker.md, against iterating
 /// to min_update: median error +0.5 % at 0.1 px, +3 % at 0.2 px, +8 % at 0.5 px); later steps stop at min_update.
 constexpr float kAnchorFirstStop = 0.1f;
-/// use_stored_patch's bound on the anchor warp's distance from the identity (and 4x it on the gain). Evaluation set
-/// of docs/tracker.md: 0.05 keeps the accuracy (> 1 px 0.99 % against 0.96 %, median error and length as before)
-/// with 71 % of the tracks of the vtest sequence on stored patches; 0.07: > 1 px 1.05 %.
+/// stored_patch_from's bounds on the anchor warp's distance from the identity: the coarse levels (and 4x it on the
+/// gain), level 0.
 constexpr float kStoredPatchBound = 0.05f;
+constexpr float kStoredPatchBound0 = 0.01f;
 
 /// What the anchor stage needs, resolved on the host (plain data, by value).
 struct AnchorSetup {
@@ -47,7 +47,8 @@ struct AnchorSetup {
     float min_eigenvalue;  // as LkConfig::min_eigenvalue, on the translation block
     float first_update;  // the fit stops after its first step when that moves every corner by less than this (px)
     float inv_npx;       // 1 / n^2 when a power of two (exact_reciprocal), else 0
-    float stored_bound;  // use_stored_patch's bound on the warp's distance from the identity
+    float stored_bound;  // stored_patch_from's bound on the warp's distance from the identity (coarse levels)
+    float stored_bound0;  // the same for level 0
 };
 
 /// A track's anchor state: the warp from its first observation's patch to the current frame, and the
@@ -189,16 +190,21 @@ KESTREL_HD AnchorState anchor_compose(const AnchorState& w, const float* d) {
     return o;
 }
 
-/// Whether frame-to-frame LK may take a track's templates from its stored reference patch (the levels from
-/// LkSetup::stored_from_level on) instead of the previous frame: when the track's anchor warp is still close to
-/// the identity, |a00 - 1| + |a01| + |a10| + |a11 - 1| <= stored_bound and |gain - 1| <= 4 stored_bound, so
-/// that the stored patch still looks like the current one (a corner of a 16-pixel patch moves by at most
-/// 7.5 stored_bound level pixels; the anchor fit then refines the position against the same patch). Otherwise
-/// (rotation, scale or perspective built up since the patch was stored) the previous frame's patch is the better
-/// template. The stored levels' Hessians are prepared once, when the patch is stored (lk_prepare_level).
-KESTREL_HD bool use_stored_patch(const AnchorSetup& s, const AnchorState& a) {
+/// The first level on which frame-to-frame LK takes a track's template from its stored reference patch instead of
+/// the previous frame (levels: none; the levels from there on, from LkSetup::stored_from_level at the earliest).
+/// The stored patch serves while the track's anchor warp is still close to the identity, so that it still looks
+/// like the current one: with d = |a00 - 1| + |a01| + |a10| + |a11 - 1| (a corner of a 16-pixel patch moves by at
+/// most 7.5 d level pixels) and |gain - 1| <= 4 stored_bound, the coarse levels (1 on) when d <= stored_bound,
+/// level 0 too when d <= stored_bound0. Otherwise (rotation, scale or perspective built up since the patch was
+/// stored) the previous frame's patch is the better template. Level 0 has the tighter bound: its estimate is the
+/// one a failed anchor fit re-anchors the track at, and a translation-only fit to a slightly deformed patch is
+/// biased by a fraction of d; the coarse levels only seed the next level. The stored levels' Hessians are prepared
+/// once, when the patch is stored (lk_prepare_level).
+KESTREL_HD int stored_patch_from(const AnchorSetup& s, const AnchorState& a, int first, int levels) {
     const float d = fadd(fadd(fabsf(fsub(a.a00, 1.0f)), fabsf(a.a01)), fadd(fabsf(a.a10), fabsf(fsub(a.a11, 1.0f))));
-    return (d <= s.stored_bound) & (fabsf(fsub(a.gain, 1.0f)) <= fmul(4.0f, s.stored_bound));
+    const bool gain_ok = fabsf(fsub(a.gain, 1.0f)) <= fmul(4.0f, s.stored_bound);
+    const int from = !(gain_ok & (d <= s.stored_bound)) ? levels : (d <= s.stored_bound0 ? 0 : 1);
+    return from > first ? from : first;
 }
 
 /// Largest movement of a patch corner (+-h, +-h) between warps a and b, as |dx| + |dy| (an upper bound of

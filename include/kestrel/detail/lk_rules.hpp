@@ -73,7 +73,7 @@ struct LkSetup {
     // Levels k >= stored_from_level take their template from the track's store (the reference patch stored
     // when the track was born or re-anchored) when the engine has one, the levels below from the reference
     // frame (live); levels: every level live. Set by FeatureTracker with anchoring (which keeps such a store),
-    // for the tracks whose anchor warp allows it (detail::use_stored_patch).
+    // for the tracks whose anchor warp allows it (detail::stored_patch_from, which may start them later).
     int stored_from_level;
 };
 
