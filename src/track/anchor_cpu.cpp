@@ -11,7 +11,7 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.est_gain = lk.est_gain;
     s.est_offset = lk.est_offset;
     s.max_iterations = cfg.anchor.max_iterations;
-    s.min_update = lk.min_update;
+    s.min_update = lk.min_update > kAnchorLaterStop ? lk.min_update : kAnchorLaterStop;
     s.min_eigenvalue = lk.min_eigenvalue;
     s.first_update = kAnchorFirstStop > s.min_update ? kAnchorFirstStop : s.min_update;
     s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
@@ -23,6 +23,10 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
 LkSetup make_tracker_lk_setup(const TrackerConfig& cfg) {
     LkSetup s = make_lk_setup(cfg.lk);
     if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame) s.stored_from_level = 0;
+    if (s.coarse_min_update < kTrackerCoarseMinUpdate) {
+        s.coarse_min_update = kTrackerCoarseMinUpdate;
+        s.coarse_min_update_sq = kTrackerCoarseMinUpdate * kTrackerCoarseMinUpdate;
+    }
     return s;
 }
 

@@ -84,6 +84,8 @@ LkSetup make_lk_setup(const LkConfig& cfg) {
     s.coarse_iterations = cfg.coarse_max_iterations < cfg.max_iterations ? cfg.coarse_max_iterations : cfg.max_iterations;
     s.min_update = cfg.min_update;
     s.min_update_sq = cfg.min_update * cfg.min_update;
+    s.coarse_min_update = s.min_update;
+    s.coarse_min_update_sq = s.min_update_sq;
     s.max_residual = cfg.max_residual;
     s.min_eigenvalue = cfg.min_eigenvalue;
     s.reach = 0.0f;

@@ -218,6 +218,20 @@ TEST(Anchor, StoredPatchOnlyNearTheIdentity) {
     nan_warp = AnchorState{};
     nan_warp.gain = std::nanf("");
     EXPECT_EQ(from(nan_warp), L);
+    // The tracker's stop bounds: the coarse levels at kTrackerCoarseMinUpdate, the anchor's later steps at
+    // kAnchorLaterStop (LkConfig::min_update where that is larger); standalone LK at min_update on every level.
+    EXPECT_EQ(make_tracker_lk_setup(cfg).coarse_min_update, kTrackerCoarseMinUpdate);
+    EXPECT_EQ(make_tracker_lk_setup(cfg).min_update, cfg.lk.min_update);
+    EXPECT_EQ(make_lk_setup(cfg.lk).coarse_min_update, cfg.lk.min_update);
+    EXPECT_EQ(s.min_update, kAnchorLaterStop);
+    EXPECT_EQ(s.first_update, kAnchorFirstStop);
+    {
+        TrackerConfig loose;
+        loose.lk.min_update = 0.2f;
+        EXPECT_EQ(make_tracker_lk_setup(loose).coarse_min_update, 0.2f);
+        EXPECT_EQ(make_anchor_setup(loose).min_update, 0.2f);
+        EXPECT_EQ(make_anchor_setup(loose).first_update, 0.2f);
+    }
     // The tracker uses it: with anchoring on (and previous-frame templates) the coarse levels are stored ones.
     EXPECT_LT(make_tracker_lk_setup(cfg).stored_from_level, cfg.lk.pyramid.levels);
     cfg.anchor.enabled = false;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -512,6 +513,45 @@ TEST(LkRules, PreparedLevelsGiveTheSameTracks) {
         // start; with level 0 prepared too the perturbation reaches the results.
         if (from == 0) EXPECT_GT(changed, cases / 4);
     }
+}
+
+// The coarse levels stop at coarse_min_update, level 0 at min_update: a coarse bound of a whole level pixel ends
+// every coarse level after its first step (different seeds, so different level-0 results), and level 0 still
+// converges onto the true shift; with the coarse bound equal to min_update the results are make_lk_setup's.
+TEST(LkRules, CoarseLevelsStopAtTheirOwnBound) {
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 0.8);
+    const HostImage r = test::moved(g, 0, 0), c = test::moved(g, 5.3, -3.6, 1.1, 6.0);
+    LkConfig cfg;
+    const std::vector<HostImage> rp = build_pyramid_cpu(r.view(), cfg.pyramid), cp = build_pyramid_cpu(c.view(), cfg.pyramid);
+    LkImage rl[kMaxLevels], cl[kMaxLevels];
+    for (int k = 0; k < cfg.pyramid.levels; ++k) {
+        rl[k] = view_of(rp[static_cast<std::size_t>(k)]);
+        cl[k] = view_of(cp[static_cast<std::size_t>(k)]);
+    }
+    const LkSetup fine = make_lk_setup(cfg);
+    EXPECT_EQ(fine.coarse_min_update, fine.min_update);
+    EXPECT_EQ(fine.coarse_min_update_sq, fine.min_update_sq);
+    LkSetup loose = fine;
+    loose.coarse_min_update = 1.0f;
+    loose.coarse_min_update_sq = 1.0f;
+    int cases = 0, differ = 0, near_fine = 0, near_loose = 0;
+    for (const Point2f& p : test::textured_points(r, 23, 40)) {
+        const LkGuess guess{p.x, p.y, 1.0f, 0.0f};
+        CpuLkEngine e1(fine, rl), e2(loose, rl);
+        const LkResult a = lk_track_one(e1, fine, cl, p.x, p.y, guess);
+        const LkResult b = lk_track_one(e2, loose, cl, p.x, p.y, guess);
+        ++cases;
+        differ += std::memcmp(&a, &b, sizeof a) != 0;
+        if (a.status == TrackStatus::Tracked) near_fine += std::hypot(a.x - (p.x + 5.3f), a.y - (p.y - 3.6f)) < 0.1f;
+        if (b.status == TrackStatus::Tracked) near_loose += std::hypot(b.x - (p.x + 5.3f), b.y - (p.y - 3.6f)) < 0.1f;
+    }
+    std::printf("[coarse bound] %d cases: %d differ; within 0.1 px: %d (min_update), %d (coarse 1 px)\n", cases, differ,
+                near_fine, near_loose);
+    EXPECT_GT(cases, 100);
+    EXPECT_GT(differ, cases / 4);  // the coarse bound is used
+    EXPECT_GT(near_fine, cases * 3 / 4);
+    EXPECT_GT(near_loose, cases * 3 / 4);  // level 0 still converges
 }
 
 }  // namespace
