@@ -26,10 +26,9 @@ public:
 private:
     const AnchorSetup& s_;
     const float* t_;
-    // The template and the pixel offsets lane-major (slot j, lane l; lk_internal.hpp's lane_major_sums).
+    // The template lane-major (slot j, lane l; lk_internal.hpp's lane_major_sums); the pixel offsets: lanes_.u, v.
     const LaneLayout& lanes_;
     float lt_[kLkMaxPerLane][kLkLanes], lgx_[kLkMaxPerLane][kLkLanes], lgy_[kLkMaxPerLane][kLkLanes];
-    float lu_[kLkMaxPerLane][kLkLanes], lv_[kLkMaxPerLane][kLkLanes];
 };
 
 }  // namespace kestrel::detail

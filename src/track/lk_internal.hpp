@@ -111,7 +111,14 @@ struct LaneLayout {
     int n = 0, slots = 0;
     std::int32_t pixel[kLkMaxPerLane][kLkLanes];
     std::int32_t valid[kLkMaxPerLane][kLkLanes];
+    /// The pixel offsets (anchor_u, anchor_v) of each slot and lane (0 where empty): the anchor engine's constants.
+    float u[kLkMaxPerLane][kLkLanes], v[kLkMaxPerLane][kLkLanes];
+    /// n divides 32 (lane_pixel's column layout): in slot j the lanes g n .. g n + n - 1 hold n consecutive pixels
+    /// from pixel[j][g n] (a row of the patch), or none.
+    bool rows = false;
     void set(int side);
+    /// out[j][l] = plane[pixel[j][l]] for every slot j < slots and lane l (by rows of n where `rows`), 0 where empty.
+    void gather(const float* plane, float (*out)[kLkLanes]) const;
 };
 
 /// The layout of side n in [1, kMaxPatchSize], built once (constant tables, shared read-only by every engine).
