@@ -522,31 +522,38 @@ struct StoredLevelEngine {
     }
 };
 
-__global__ void lk_store_kernel(const LkLaunch p_in) {
+/// One warp per point and level (w = f * per + k, per = levels, plus one with the anchor store): the levels of a
+/// point are stored side by side instead of one after the other (the store's latency is that of one level), and
+/// warp k == levels runs the point's anchor store (anchor_store_one).
+__global__ void lk_store_kernel(const LkLaunch p_in, const AnchorStoreLaunch a, int with_anchor_store) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
-    const int f = warp_index();
+    const int per = p.setup.levels + with_anchor_store;
+    const int w = warp_index();
+    const int f = w / per, k = w - f * per;
     if (f >= p.count) return;
     const int lane = static_cast<int>(threadIdx.x & 31u);
+    if (k == p.setup.levels) {
+        anchor_store_one(a, f, lane);
+        return;
+    }
     const int slot = p.slots[f];
     if (slot < 0 || slot >= p.capacity) return;
     const Point2f r = p.points[f];
     float* base = p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup);
-    for (int k = 0; k < p.setup.levels; ++k) {
-        const float sk = p.setup.scale[k];
-        const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
-        // The CPU's extract_template_cpu, its pixels spread over the lanes.
-        const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
-                                                 base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
-        if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
-        if (p.prep != nullptr && k >= p.setup.stored_from_level) {  // the level's preparation, once
-            detail::LkLevelPrep prep{};
-            if (ok) {
-                __syncwarp();  // every lane's template pixels are written (and visible to the warp)
-                StoredLevelEngine e{base + detail::store_level_offset(p.setup, k), p.setup.patch[k], lane};
-                detail::lk_prepare_level(e, p.setup, k, prep);
-            }
-            if (lane == 0) p.prep[static_cast<std::size_t>(slot) * p.setup.levels + k] = prep;
+    const float sk = p.setup.scale[k];
+    const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
+    // The CPU's extract_template_cpu, its pixels spread over the lanes.
+    const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
+                                             base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
+    if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+    if (p.prep != nullptr && k >= p.setup.stored_from_level) {  // the level's preparation, once
+        detail::LkLevelPrep prep{};
+        if (ok) {
+            __syncwarp();  // every lane's template pixels are written (and visible to the warp)
+            StoredLevelEngine e{base + detail::store_level_offset(p.setup, k), p.setup.patch[k], lane};
+            detail::lk_prepare_level(e, p.setup, k, prep);
         }
+        if (lane == 0) p.prep[static_cast<std::size_t>(slot) * p.setup.levels + k] = prep;
     }
 }
 
@@ -637,9 +644,11 @@ void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     KESTREL_CUDA_LAUNCH("lk track stored");
 }
 
-void launch_lk_store(const LkLaunch& p, cudaStream_t stream) {
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream, const AnchorStoreLaunch* anchor) {
     if (p.count <= 0) return;
-    lk_store_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    const int with_anchor_store = anchor != nullptr ? 1 : 0;
+    lk_store_kernel<<<grid_for(p.count * (p.setup.levels + with_anchor_store)), kWarpsPerBlock * 32, 0, stream>>>(
+        p, anchor != nullptr ? *anchor : AnchorStoreLaunch{}, with_anchor_store);
     KESTREL_CUDA_LAUNCH("lk store templates");
 }
 

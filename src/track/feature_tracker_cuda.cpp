@@ -154,7 +154,21 @@ public:
     void store_templates(int count) override {
         KESTREL_CUDA(cudaEventRecord(frame_done_, stream_), "FeatureTracker template store");
         KESTREL_CUDA(cudaStreamWaitEvent(store_stream_, frame_done_, 0), "FeatureTracker template store");
-        if (lk_stored() && count > 0) {
+        kernels::AnchorStoreLaunch a{};
+        if (cfg_.anchor.enabled && count > 0) {
+            a.setup = anchor_.setup;
+            const DeviceView v = pyr_[cur_].level(0);
+            a.ref = {v.data, v.width, v.height, v.pitch};
+            a.scale0 = setup_.scale[0];
+            a.points = new_points_.get();
+            a.slots = new_slots_.get();
+            a.store = anchor_store_.get();
+            a.store_valid = anchor_valid_.get();
+            a.prep = anchor_prep_.get();
+            a.capacity = static_cast<int>(cap_);
+            a.count = count;
+        }
+        if (lk_stored() && count > 0) {  // with anchoring, the anchor store in the same launch
             kernels::LkLaunch p{};
             p.setup = setup_;
             device_lk_levels(pyr_[cur_], setup_.levels, p.ref);
@@ -165,22 +179,9 @@ public:
             p.prep = stored_levels() ? lk_prep_.get() : nullptr;
             p.capacity = static_cast<int>(cap_);
             p.count = count;
-            kernels::launch_lk_store(p, store_stream_);
-        }
-        if (cfg_.anchor.enabled && count > 0) {
-            kernels::AnchorStoreLaunch p{};
-            p.setup = anchor_.setup;
-            const DeviceView v = pyr_[cur_].level(0);
-            p.ref = {v.data, v.width, v.height, v.pitch};
-            p.scale0 = setup_.scale[0];
-            p.points = new_points_.get();
-            p.slots = new_slots_.get();
-            p.store = anchor_store_.get();
-            p.store_valid = anchor_valid_.get();
-            p.prep = anchor_prep_.get();
-            p.capacity = static_cast<int>(cap_);
-            p.count = count;
-            kernels::launch_anchor_store(p, store_stream_);
+            kernels::launch_lk_store(p, store_stream_, cfg_.anchor.enabled ? &a : nullptr);
+        } else if (cfg_.anchor.enabled && count > 0) {
+            kernels::launch_anchor_store(a, store_stream_);
         }
         KESTREL_CUDA(cudaEventRecord(stored_, store_stream_), "FeatureTracker template store");
         store_pending_ = true;
