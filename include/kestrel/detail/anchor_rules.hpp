@@ -42,7 +42,7 @@ constexpr float kAnchorLaterStop = 0.05f;
 /// stored_patch_from's bounds on the anchor warp's distance from the identity: the coarse levels (and 4x it on the
 /// gain), level 0.
 constexpr float kStoredPatchBound = 0.05f;
-constexpr float kStoredPatchBound0 = 0.01f;
+constexpr float kStoredPatchBound0 = 0.02f;
 
 /// What the anchor stage needs, resolved on the host (plain data, by value).
 struct AnchorSetup {
