@@ -169,8 +169,7 @@ KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
-    for (int j = 0; j < lanes_->slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
+    lanes_->gather(S, I);
     if (with_sad)
         lane_major_sums<kLkImageSums + 1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
             image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
@@ -191,8 +190,7 @@ KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, fl
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];
-    for (int j = 0; j < lanes_->slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
+    lanes_->gather(S, I);
     float out[2];
     lane_major_sums<2>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         const float a = fsub(lt_[j][l], mu);
