@@ -63,6 +63,7 @@ public:
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {
             for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
+                if (i + 1 < e && !store_.empty() && slots_[i + 1] >= 0) prefetch_slot(slots_[i + 1]);
                 // The first level whose template comes from the track's stored patch (setup_.levels: none).
                 const int from = !stored && stored_levels() ? stored_patch_from(anchor_setup_, anchor_states_[i],
                                                                                 setup_.stored_from_level, setup_.levels)
@@ -169,6 +170,17 @@ private:
     static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
         for (std::size_t k = 0; k < pyr.size(); ++k)
             out[k] = {pyr[k].data(), pyr[k].width(), pyr[k].height(), pyr[k].pitch()};
+    }
+    /// Asks the cache for the next track's stored templates while this one is tracked (the store is too large to
+    /// stay cached between frames).
+    void prefetch_slot(std::int32_t slot) const {
+#if defined(__GNUC__)
+        const std::size_t n = static_cast<std::size_t>(store_floats_per_slot(setup_));
+        const float* p = store_.data() + slot_offset(slot);
+        for (std::size_t q = 0; q < n; q += 16) __builtin_prefetch(p + q);
+#else
+        (void)slot;
+#endif
     }
     std::size_t slot_offset(std::int32_t slot) const {
         return static_cast<std::size_t>(slot) * static_cast<std::size_t>(store_floats_per_slot(setup_));

@@ -99,10 +99,8 @@ void LaneLayout::gather(const float* plane, float (*out)[kLkLanes]) const {
     if (n == 16) {  // the default side: 8 slots of two rows each, copied inline
         for (int j = 0; j < slots; ++j)
             for (int l = 0; l < kLkLanes; l += 16) {
-                const float* src = plane + pixel[j][l];
-                float* dst = &out[j][l];
-                const bool on = valid[j][l] != 0;
-                for (int q = 0; q < 16; ++q) dst[q] = on ? src[q] : 0.0f;
+                if (valid[j][l]) std::memcpy(&out[j][l], plane + pixel[j][l], 16 * sizeof(float));  // inlined: 64 bytes
+                else std::memset(&out[j][l], 0, 16 * sizeof(float));
             }
         return;
     }
