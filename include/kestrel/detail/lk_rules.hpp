@@ -44,7 +44,7 @@ constexpr float kLkPivotEps = 1e-6f;   // LDL^T pivot d_j <= eps * H_jj -> singu
 /// FeatureTracker's stop bound on the coarse levels (level pixels; LkConfig::min_update when that is larger): a
 /// coarse level only seeds the next one, whose own iterations absorb a seed a few hundredths of a pixel off. On
 /// the vtest sequence (3 levels) it cuts levels 1 and 2 from 2.2 and 1.9 iterations per track to 1.3 and 1.2
-/// (level 0 from 2.73 to 2.84), with the same accuracy on the evaluation set, with and without anchoring.
+/// (level 0 from 2.7 to 2.8), with the same accuracy on the evaluation set, with and without anchoring.
 /// Standalone LK (DeviceLkTracker, lk_track_cpu) and the stereo matching stop at min_update on every level.
 constexpr float kTrackerCoarseMinUpdate = 0.05f;
 
