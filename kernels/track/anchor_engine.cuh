@@ -5,16 +5,18 @@
 //
 // One warp per track. Lane l owns the template pixels detail::lane_pixel(l, j, n), j = 0 .. 7, in
 // registers (T, gx, gy, read once from the store) and accumulates its partial sums in that order; the xor
-// butterfly (offsets 16, 8, 4, 2, 1, __fadd_rn) gives every lane the identical sums, so every lane runs
+// butterfly's sums (offsets 16, 8, 4, 2, 1, __fadd_rn; as a reduce-scatter with the same additions,
+// kernels/track/warp_sums.cuh) give every lane the identical sums, so every lane runs
 // the same solve and the control flow is warp-uniform (the CPU emulates exactly this). Samples are read
 // from global memory through the read-only path with the border rule's clamped taps (detail::GridTaps):
 // the warped patch has no fixed grid, so there is no staging. All arithmetic is the rules' fmul/fadd/
 // fsub/fdiv/ffma (__fmul_rn & co., __fmaf_rn): no contraction, the CPU's operations in the CPU's order.
-// Each template's mean and factorized H are computed once, by the warp that stores the template
+// Each template's mean and H^-1 are computed once, by the warp that stores the template
 // (anchor_store_kernel in anchor.cu, detail::anchor_prepare), and read by every frame's fit.
 #pragma once
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor.cuh"
+#include "kernels/track/warp_sums.cuh"
 
 namespace kestrel::kernels {
 
@@ -38,6 +40,7 @@ struct AnchorWinTaps {
 /// The warp as the engine of detail::anchor_refine_one (one instance per lane).
 struct AnchorWarpEngine {
     AnchorWindow win;  // staged level-0 pixels, when the caller has them (see sample())
+    int lane;
     int n;
     float h;
     unsigned has;  // bit j: slot j holds a pixel
@@ -45,7 +48,7 @@ struct AnchorWarpEngine {
     float u[detail::kLkMaxPerLane], v[detail::kLkMaxPerLane];
 
     /// Geometry only (pixel offsets and slots); T, gx, gy are set by the caller.
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int lane) : n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, int l) : lane(l), n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
 #pragma unroll
@@ -58,7 +61,7 @@ struct AnchorWarpEngine {
         }
     }
 
-    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int lane) : n(s.n) {
+    __device__ AnchorWarpEngine(const detail::AnchorSetup& s, const float* tmpl, int l) : lane(l), n(s.n) {
         h = detail::patch_half(n);
         has = 0u;
         const int npx = n * n;
@@ -98,7 +101,7 @@ struct AnchorWarpEngine {
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has & (1u << j)) acc[0] = detail::fadd(acc[0], t[j]);
-        warp::allreduce_add_rn<1>(acc);
+        track_sums::allreduce_add_rn<1>(acc, lane);
         return acc[0];
     }
 
@@ -114,7 +117,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_hessian(acc, sd);
             }
         }
-        warp::allreduce_add_rn<detail::kAnchorHessianSums>(acc);
+        track_sums::allreduce_add_rn<detail::kAnchorHessianSums>(acc, lane);
 #pragma unroll
         for (int k = 0; k < detail::kAnchorHessianSums; ++k) out[k] = acc[k];
     }
@@ -137,7 +140,7 @@ struct AnchorWarpEngine {
                 detail::anchor_add_error(acc, sd, a, img[j], alpha, beta_c);
             }
         }
-        warp::allreduce_add_rn<detail::kAnchorParams + 1>(acc);
+        track_sums::allreduce_add_rn<detail::kAnchorParams + 1>(acc, lane);
 #pragma unroll
         for (int k = 0; k <= detail::kAnchorParams; ++k) out[k] = acc[k];
     }
@@ -160,9 +163,49 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
         detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;
-        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);
+        res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);  // H^-1 read from global per iteration
     }
     return res;
+}
+
+/// The store of track f's template (every lane of the warp calls it): lane l computes its engine pixels' T, gx, gy
+/// (detail::grid_template, as extract_template), keeps them in registers for the preparation and writes them to
+/// the slot; lane 0 writes the flag and the preparation (detail::anchor_prepare). Run by anchor_store_kernel
+/// (anchor.cu) and, as one more warp per track, by the LK store launch (lk_track.cu).
+__device__ __forceinline__ void anchor_store_one(const AnchorStoreLaunch& p, int f, int lane) {
+    const int slot = p.slots[f];
+    if (slot < 0 || slot >= p.capacity) return;
+    const int n = p.setup.n, npx = n * n;
+    const Point2f r = p.points[f];
+    const float rx = detail::to_level(r.x, p.scale0), ry = detail::to_level(r.y, p.scale0);
+    const bool ok = detail::inside(p.ref, rx, ry, n, 1);  // extract_template's test
+    detail::AnchorPrep prep{};
+    prep.ok = 0;
+    if (ok) {
+        AnchorWarpEngine eng(p.setup, lane);
+        const detail::PatchGrid g = detail::patch_grid(rx, ry, detail::patch_half(n));
+        const detail::GridTaps src(p.ref, g);
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) detail::grid_template(src, g, i % n, i / n, eng.t[j], eng.gx[j], eng.gy[j]);
+        }
+        float* out = p.store + static_cast<std::size_t>(slot) * 3 * npx;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) {
+                out[i] = eng.t[j];
+                out[npx + i] = eng.gx[j];
+                out[2 * npx + i] = eng.gy[j];
+            }
+        }
+        prep = detail::anchor_prepare(eng, p.setup);
+    }
+    if (lane == 0) {
+        p.store_valid[slot] = ok ? 1 : 0;
+        p.prep[slot] = prep;
+    }
 }
 
 }  // namespace kestrel::kernels

@@ -44,9 +44,12 @@
 // patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
 // share a tap row; for 16x16 every lane has 8 pixels and the pixel loops run without per-pixel
 // branches: `full`),
-// accumulates its partial sums in that order, and the xor butterfly (offsets 16, 8, 4, 2, 1) gives
-// every lane the identical full sums, so every lane runs the same Gauss-Newton iterations and the
-// control flow stays warp-uniform. All levels in one launch.
+// accumulates its partial sums in that order, and the xor butterfly's sums (offsets 16, 8, 4, 2, 1; run as a
+// reduce-scatter with the same additions, kernels/track/warp_sums.cuh) give every lane the identical full sums,
+// so every lane runs the same Gauss-Newton iterations and the control flow stays warp-uniform. All levels in
+// one launch. Tracks whose anchor warp is near the identity (detail::stored_patch_from) take their templates
+// and the levels' prepared Hessians from the store written when their reference patch was stored
+// (lk_store_kernel) instead of the previous frame.
 // Image reads go through one shared-memory window per warp (struct Window, stage()): per level the
 // template's neighbourhood is copied in and the template taken from it, then the current image's
 // neighbourhood replaces it (both loaded together: one memory latency), re-copied only when the estimate
@@ -61,6 +64,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor_engine.cuh"
+#include "kernels/track/warp_sums.cuh"
 #include "lk_track.cuh"
 
 namespace kestrel::kernels {
@@ -210,6 +214,9 @@ struct WarpEngine {
     const detail::LkImage* ref;   // live templates (nullptr: stored)
     const float* slot_base;       // stored templates of this feature
     const std::int32_t* valid;    // their per-level flags
+    const detail::LkLevelPrep* lprep;  // their preparations (nullptr: none)
+    int from_level;               // with ref and slot_base: the first level of stored templates
+    bool from_store;              // the current level's template is the stored one
     int lane;
     Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
     Window rw;                    // reference window (template extraction)
@@ -227,8 +234,10 @@ struct WarpEngine {
     unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
-                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf)
-        : s(setup), ref(r), slot_base(slots), valid(flags), lane(l), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
+                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf,
+                          const detail::LkLevelPrep* prep = nullptr, int from = 0)
+        : s(setup), ref(r), slot_base(slots), valid(flags), lprep(prep), from_level(from), from_store(false), lane(l),
+          cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
           cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
@@ -268,7 +277,8 @@ struct WarpEngine {
         }
         cw.place(cx, cy, n, 0);
         cw_level = k;
-        if (ref == nullptr) {
+        from_store = ref == nullptr || (slot_base != nullptr && k >= from_level);
+        if (from_store) {  // the stored template
             if (valid[k] == 0) {
                 stage(cur, cw, lane);
                 return false;
@@ -310,12 +320,23 @@ struct WarpEngine {
         return true;
     }
 
+    /// Level k's preparation, read from the store when the level's template is a stored one with a preparation;
+    /// centres the template (t[j] <- T - mu) as hessian_sums would.
+    __device__ __forceinline__ bool prepared(int k, detail::LkLevelPrep& p) {
+        if (!from_store || lprep == nullptr) return false;
+        p = lprep[k];
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
+            if (has(j)) t[j] = detail::fsub(t[j], p.mu);
+        return true;
+    }
+
     __device__ __forceinline__ float template_sum(int k) {
         float acc[1] = {0.0f};
 #pragma unroll
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
-        warp::allreduce_add_rn<1>(acc);
+        track_sums::allreduce_add_rn<1>(acc, lane);
         return acc[0];
     }
 
@@ -331,7 +352,7 @@ struct WarpEngine {
                 detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
             }
         }
-        warp::allreduce_add_rn<detail::kLkHessianSums>(out);
+        track_sums::allreduce_add_rn<detail::kLkHessianSums>(out, lane);
     }
 
     /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
@@ -356,7 +377,7 @@ struct WarpEngine {
         for (int j = 0; j < detail::kLkMaxPerLane; ++j)
             if (has(j))
                 detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-        warp::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out);
+        track_sums::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out, lane);
     }
 
     /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
@@ -386,7 +407,7 @@ struct WarpEngine {
                 v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
             }
         }
-        warp::allreduce_add_rn<2>(v);
+        track_sums::allreduce_add_rn<2>(v, lane);
         *sad = v[0];
         *sad0 = v[1];
     }
@@ -431,7 +452,18 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     KESTREL_LK_WINDOWS(cur_buf, ref_buf)
-    WarpEngine<N> eng(p.setup, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    // The levels from LkSetup::stored_from_level on from the track's stored reference patch, when the launch has a
+    // store and the track's anchor warp allows it (detail::stored_patch_from: the coarse levels, or all).
+    const int slot = p.store != nullptr ? p.slots[f] : -1;
+    const int from = slot >= 0 && slot < p.capacity && p.with_anchor
+                         ? detail::stored_patch_from(p.anchor.setup, p.anchor.states[f], p.setup.stored_from_level,
+                                                     p.setup.levels)
+                         : p.setup.levels;
+    const bool stored = from < p.setup.levels;
+    WarpEngine<N> eng(p.setup, p.ref,
+                      stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
+                      stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,
+                      ref_buf, stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
     if (lane == 0) p.results[f] = res;
     anchor_after(p, f, lane, res, &eng);
@@ -462,22 +494,66 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
     }
 }
 
-__global__ void lk_store_kernel(const LkLaunch p_in) {
+/// The engine of detail::lk_prepare_level over a stored template in global memory (the sums of WarpEngine, in its
+/// lane layout and order: the same values).
+struct StoredLevelEngine {
+    const float* base;  // level k's T, gx, gy (n * n each)
+    int n, lane;
+    __device__ float template_sum(int) const {
+        float acc[1] = {0.0f};
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) acc[0] = detail::fadd(acc[0], base[i]);
+        }
+        track_sums::allreduce_add_rn<1>(acc, lane);
+        return acc[0];
+    }
+    __device__ void hessian_sums(int, float mu, float* out) const {
+#pragma unroll
+        for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
+        const int npx = n * n;
+#pragma unroll
+        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
+            const int i = detail::lane_pixel(lane, j, n);
+            if (i >= 0) detail::add_hessian_centred(out, detail::fsub(base[i], mu), base[npx + i], base[2 * npx + i]);
+        }
+        track_sums::allreduce_add_rn<detail::kLkHessianSums>(out, lane);
+    }
+};
+
+/// One warp per point and level (w = f * per + k, per = levels, plus one with the anchor store): the levels of a
+/// point are stored side by side instead of one after the other (the store's latency is that of one level), and
+/// warp k == levels runs the point's anchor store (anchor_store_one).
+__global__ void lk_store_kernel(const LkLaunch p_in, const AnchorStoreLaunch a, int with_anchor_store) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
-    const int f = warp_index();
+    const int per = p.setup.levels + with_anchor_store;
+    const int w = warp_index();
+    const int f = w / per, k = w - f * per;
     if (f >= p.count) return;
     const int lane = static_cast<int>(threadIdx.x & 31u);
+    if (k == p.setup.levels) {
+        anchor_store_one(a, f, lane);
+        return;
+    }
     const int slot = p.slots[f];
     if (slot < 0 || slot >= p.capacity) return;
     const Point2f r = p.points[f];
     float* base = p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup);
-    for (int k = 0; k < p.setup.levels; ++k) {
-        const float sk = p.setup.scale[k];
-        const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
-        // The CPU's extract_template_cpu, its pixels spread over the lanes.
-        const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
-                                                 base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
-        if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+    const float sk = p.setup.scale[k];
+    const float rx = detail::to_level(r.x, sk), ry = detail::to_level(r.y, sk);
+    // The CPU's extract_template_cpu, its pixels spread over the lanes.
+    const bool ok = detail::extract_template(p.ref[k], rx, ry, p.setup.patch[k],
+                                             base + detail::store_level_offset(p.setup, k), lane, detail::kLkLanes);
+    if (lane == 0) p.store_valid[static_cast<std::size_t>(slot) * p.setup.levels + k] = ok ? 1 : 0;
+    if (p.prep != nullptr && k >= p.setup.stored_from_level) {  // the level's preparation, once
+        detail::LkLevelPrep prep{};
+        if (ok) {
+            __syncwarp();  // every lane's template pixels are written (and visible to the warp)
+            StoredLevelEngine e{base + detail::store_level_offset(p.setup, k), p.setup.patch[k], lane};
+            detail::lk_prepare_level(e, p.setup, k, prep);
+        }
+        if (lane == 0) p.prep[static_cast<std::size_t>(slot) * p.setup.levels + k] = prep;
     }
 }
 
@@ -568,9 +644,11 @@ void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     KESTREL_CUDA_LAUNCH("lk track stored");
 }
 
-void launch_lk_store(const LkLaunch& p, cudaStream_t stream) {
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream, const AnchorStoreLaunch* anchor) {
     if (p.count <= 0) return;
-    lk_store_kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    const int with_anchor_store = anchor != nullptr ? 1 : 0;
+    lk_store_kernel<<<grid_for(p.count * (p.setup.levels + with_anchor_store)), kWarpsPerBlock * 32, 0, stream>>>(
+        p, anchor != nullptr ? *anchor : AnchorStoreLaunch{}, with_anchor_store);
     KESTREL_CUDA_LAUNCH("lk store templates");
 }
 

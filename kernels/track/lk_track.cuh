@@ -36,6 +36,8 @@ struct LkLaunch {
     RoundTripStage stage;             // round trip: the inputs from a tracker's frame (stage.lk non-null)
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags
+    detail::LkLevelPrep* prep;        // capacity * levels: lk_prepare_level of the stored templates of the levels
+                                      // from setup.stored_from_level on (live tracking with stored patches)
     int capacity;
     int count;
     int with_anchor;                  // tracking launches: also the anchor fit of every track (anchor below)
@@ -52,8 +54,10 @@ void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream);
 void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream);
 /// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i]; with_anchor as above.
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream);
-/// Stores the templates of points[i] in `ref` into slots[i].
-void launch_lk_store(const LkLaunch& p, cudaStream_t stream);
+/// Stores the templates of points[i] in `ref` into slots[i] (with their preparations where prep is set), one warp
+/// per point and level; with `anchor` (its count and points those of p), also each point's anchor template store
+/// (launch_anchor_store's work) in one more warp per point, all in one launch.
+void launch_lk_store(const LkLaunch& p, cudaStream_t stream, const AnchorStoreLaunch* anchor = nullptr);
 
 /// Forward-backward check inputs: back_points[i] = forward[i]'s position when it was Tracked or NotConverged, else NaN
 /// (the backward track then ends at once); back_guesses[i] = (origins[i], gain 1, offset 0).

@@ -11,24 +11,31 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.est_gain = lk.est_gain;
     s.est_offset = lk.est_offset;
     s.max_iterations = cfg.anchor.max_iterations;
-    s.min_update = lk.min_update;
+    s.min_update = lk.min_update > kAnchorLaterStop ? lk.min_update : kAnchorLaterStop;
     s.min_eigenvalue = lk.min_eigenvalue;
+    s.first_update = kAnchorFirstStop > s.min_update ? kAnchorFirstStop : s.min_update;
+    s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
+    s.stored_bound = kStoredPatchBound;
+    s.stored_bound0 = kStoredPatchBound0;
+    return s;
+}
+
+LkSetup make_tracker_lk_setup(const TrackerConfig& cfg) {
+    LkSetup s = make_lk_setup(cfg.lk);
+    if (cfg.anchor.enabled && cfg.lk.template_source == TemplateSource::PreviousFrame) s.stored_from_level = 0;
+    if (s.coarse_min_update < kTrackerCoarseMinUpdate) {
+        s.coarse_min_update = kTrackerCoarseMinUpdate;
+        s.coarse_min_update_sq = kTrackerCoarseMinUpdate * kTrackerCoarseMinUpdate;
+    }
     return s;
 }
 
 CpuAnchorEngine::CpuAnchorEngine(const AnchorSetup& s, const float* tmpl)
     : s_(s), t_(tmpl), lanes_(lane_layout(s.n)) {
-    const int n = s.n, npx = n * n;
-    const float h = patch_half(n);
-    for (int j = 0; j < lanes_.slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) {
-            const int i = lanes_.pixel[j][l];
-            lt_[j][l] = t_[i];
-            lgx_[j][l] = t_[npx + i];
-            lgy_[j][l] = t_[2 * npx + i];
-            lu_[j][l] = anchor_u(i, n, h);
-            lv_[j][l] = anchor_v(i, n, h);
-        }
+    const int npx = s.n * s.n;
+    lanes_.gather(t_, lt_);
+    lanes_.gather(t_ + npx, lgx_);
+    lanes_.gather(t_ + 2 * npx, lgy_);
 }
 
 KESTREL_CPU_CLONES float CpuAnchorEngine::template_sum() {
@@ -47,7 +54,7 @@ KESTREL_CPU_CLONES void CpuAnchorEngine::hessian_sums(float mu, float* out) {
     for (int j = 0; j < lanes_.slots; ++j)
         for (int l = 0; l < kLkLanes; ++l) {
             float v[kAnchorParams];
-            anchor_sd(fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], lu_[j][l], lv_[j][l], v);
+            anchor_sd(fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], lanes_.u[j][l], lanes_.v[j][l], v);
             for (int p = 0; p < kAnchorParams; ++p) sd[p][j][l] = v[p];
         }
     int k = 0;
@@ -77,7 +84,7 @@ KESTREL_CPU_CLONES void CpuAnchorEngine::error_sums(const LkImage& cur, const An
     const int last_x = cur.width - 1, last_y = cur.height - 1, pitch = static_cast<int>(cur.pitch);
     for (int j = 0; j < lanes_.slots; ++j)
         for (int l = 0; l < L; ++l) {
-            const float u = lu_[j][l], v = lv_[j][l];
+            const float u = lanes_.u[j][l], v = lanes_.v[j][l];
             const float px = ffma(w.a00, u, ffma(w.a01, v, w.x));
             const float py = ffma(w.a10, u, ffma(w.a11, v, w.y));
             const PatchGrid g = patch_grid(px, py, 0.0f);
@@ -111,7 +118,7 @@ KESTREL_CPU_CLONES void CpuAnchorEngine::error_sums(const LkImage& cur, const An
     lane_major_sums<kAnchorParams + 1>(lanes_.slots, lanes_.valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         const float a = fsub(lt_[j][l], mu);
         float sd[kAnchorParams];
-        anchor_sd(a, lgx_[j][l], lgy_[j][l], lu_[j][l], lv_[j][l], sd);
+        anchor_sd(a, lgx_[j][l], lgy_[j][l], lanes_.u[j][l], lanes_.v[j][l], sd);
         anchor_add_error(acc, sd, a, I[j][l], alpha, beta_c);
     }, out);
 }

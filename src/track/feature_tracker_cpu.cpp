@@ -19,7 +19,7 @@ public:
     CpuTrackerBackend(const TrackerConfig& cfg, int pyramid_levels)
         : cfg_(cfg),
           pyramid_{pyramid_levels, cfg.lk.pyramid.scale},
-          setup_(make_lk_setup(cfg.lk)),
+          setup_(make_tracker_lk_setup(cfg)),
           anchor_setup_(make_anchor_setup(cfg)),
           pool_(cfg.threads),
           detector_(cfg.detector, &pool_) {
@@ -38,6 +38,7 @@ public:
             store_.assign(cap * static_cast<std::size_t>(store_floats_per_slot(setup_)), 0.0f);
             valid_.assign(cap * static_cast<std::size_t>(setup_.levels), 0);
         }
+        if (stored_levels()) lk_prep_.resize(cap * static_cast<std::size_t>(setup_.levels));
     }
 
     Point2f* origins() override { return origins_.data(); }
@@ -62,10 +63,20 @@ public:
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {
             for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
+                if (i + 1 < e && !store_.empty() && slots_[i + 1] >= 0) prefetch_slot(slots_[i + 1]);
+                // The first level whose template comes from the track's stored patch (setup_.levels: none).
+                const int from = !stored && stored_levels() ? stored_patch_from(anchor_setup_, anchor_states_[i],
+                                                                                setup_.stored_from_level, setup_.levels)
+                                                            : setup_.levels;
                 if (stored) {
                     CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels);
                     results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
+                } else if (from < setup_.levels) {
+                    CpuLkEngine eng(setup_, prev, store_.data() + slot_offset(slots_[i]),
+                                    valid_.data() + slots_[i] * setup_.levels,
+                                    lk_prep_.data() + static_cast<std::size_t>(slots_[i]) * setup_.levels, from);
+                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
                 } else {
                     CpuLkEngine eng(setup_, prev);
                     results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
@@ -125,6 +136,14 @@ public:
                             ? 1
                             : 0;
                 }
+                if (stored_levels()) {  // the stored levels' preparations, once (detail::lk_prepare_level)
+                    CpuLkEngine eng(setup_, base, valid_.data() + static_cast<std::size_t>(slot) * setup_.levels);
+                    LkLevelPrep* prep = lk_prep_.data() + static_cast<std::size_t>(slot) * setup_.levels;
+                    for (int k = setup_.stored_from_level; k < setup_.levels; ++k) {
+                        prep[k] = LkLevelPrep{};
+                        if (eng.load_template(k, 0.0f, 0.0f, cur[k], 0.0f, 0.0f)) lk_prepare_level(eng, setup_, k, prep[k]);
+                    }
+                }
                 if (cfg_.anchor.enabled) {  // what the template alone determines, once (detail::anchor_prepare)
                     AnchorPrep& prep = anchor_prep_[static_cast<std::size_t>(slot)];
                     prep = AnchorPrep{};
@@ -145,9 +164,23 @@ public:
     const std::vector<HostImage>* host_frame_pyramid() const override { return frame_; }
 
 private:
+    /// Levels tracked from the stored reference patches (LkSetup::stored_from_level), for the tracks
+    /// detail::stored_patch_from allows.
+    bool stored_levels() const { return setup_.stored_from_level < setup_.levels; }
     static void levels(const std::vector<HostImage>& pyr, LkImage* out) {
         for (std::size_t k = 0; k < pyr.size(); ++k)
             out[k] = {pyr[k].data(), pyr[k].width(), pyr[k].height(), pyr[k].pitch()};
+    }
+    /// Asks the cache for the next track's stored templates while this one is tracked (the store is too large to
+    /// stay cached between frames).
+    void prefetch_slot(std::int32_t slot) const {
+#if defined(__GNUC__)
+        const std::size_t n = static_cast<std::size_t>(store_floats_per_slot(setup_));
+        const float* p = store_.data() + slot_offset(slot);
+        for (std::size_t q = 0; q < n; q += 16) __builtin_prefetch(p + q);
+#else
+        (void)slot;
+#endif
     }
     std::size_t slot_offset(std::int32_t slot) const {
         return static_cast<std::size_t>(slot) * static_cast<std::size_t>(store_floats_per_slot(setup_));
@@ -160,6 +193,7 @@ private:
     std::vector<AnchorState> anchor_states_;
     std::vector<AnchorResult> anchor_results_;
     std::vector<AnchorPrep> anchor_prep_;  // per template slot (anchoring)
+    std::vector<LkLevelPrep> lk_prep_;     // per template slot and level (stored_levels())
     std::vector<Keypoint> detected_;       // the last detection (detect_async -> detect_wait)
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;

@@ -34,14 +34,15 @@ class CudaTrackerBackend final : public TrackerBackend {
 public:
     CudaTrackerBackend(int width, int height, const TrackerConfig& cfg, const PyramidConfig& pyramid)
         : cfg_(cfg),
-          setup_(make_lk_setup(cfg.lk)),
+          setup_(make_tracker_lk_setup(cfg)),
           pyr_{DevicePyramid(width, height, pyramid), DevicePyramid(width, height, pyramid)},
           det_(cfg.detector, Backend::Cuda),
           cap_(static_cast<std::size_t>(cfg.target_features)),
           origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
-          lk_store_(first_frame() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
-          lk_valid_(first_frame() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
+          lk_store_(lk_stored() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
+          lk_valid_(lk_stored() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
+          lk_prep_(stored_levels() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
           anchor_states_(cap_), anchor_results_(cap_),
           anchor_store_(cfg.anchor.enabled ? cap_ * 3 * static_cast<std::size_t>(cfg.lk.patch_size * cfg.lk.patch_size) : 0),
           anchor_valid_(cfg.anchor.enabled ? cap_ : 0),
@@ -55,7 +56,7 @@ public:
         KESTREL_CUDA(cudaEventCreateWithFlags(&companion_fork_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&companion_ready_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&companion_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
-        if (first_frame())
+        if (lk_stored())
             KESTREL_CUDA(cudaMemset(lk_valid_.get(), 0, cap_ * setup_.levels * sizeof(std::int32_t)),
                          "FeatureTracker allocation");
         if (cfg.anchor.enabled) {
@@ -138,7 +139,21 @@ public:
     void store_templates(int count) override {
         KESTREL_CUDA(cudaEventRecord(frame_done_, stream_), "FeatureTracker template store");
         KESTREL_CUDA(cudaStreamWaitEvent(store_stream_, frame_done_, 0), "FeatureTracker template store");
-        if (first_frame() && count > 0) {
+        kernels::AnchorStoreLaunch a{};
+        if (cfg_.anchor.enabled && count > 0) {
+            a.setup = anchor_.setup;
+            const DeviceView v = pyr_[cur_].level(0);
+            a.ref = {v.data, v.width, v.height, v.pitch};
+            a.scale0 = setup_.scale[0];
+            a.points = new_points_.get();
+            a.slots = new_slots_.get();
+            a.store = anchor_store_.get();
+            a.store_valid = anchor_valid_.get();
+            a.prep = anchor_prep_.get();
+            a.capacity = static_cast<int>(cap_);
+            a.count = count;
+        }
+        if (lk_stored() && count > 0) {  // with anchoring, the anchor store in the same launch
             kernels::LkLaunch p{};
             p.setup = setup_;
             device_lk_levels(pyr_[cur_], setup_.levels, p.ref);
@@ -146,24 +161,12 @@ public:
             p.slots = new_slots_.get();
             p.store = lk_store_.get();
             p.store_valid = lk_valid_.get();
+            p.prep = stored_levels() ? lk_prep_.get() : nullptr;
             p.capacity = static_cast<int>(cap_);
             p.count = count;
-            kernels::launch_lk_store(p, store_stream_);
-        }
-        if (cfg_.anchor.enabled && count > 0) {
-            kernels::AnchorStoreLaunch p{};
-            p.setup = anchor_.setup;
-            const DeviceView v = pyr_[cur_].level(0);
-            p.ref = {v.data, v.width, v.height, v.pitch};
-            p.scale0 = setup_.scale[0];
-            p.points = new_points_.get();
-            p.slots = new_slots_.get();
-            p.store = anchor_store_.get();
-            p.store_valid = anchor_valid_.get();
-            p.prep = anchor_prep_.get();
-            p.capacity = static_cast<int>(cap_);
-            p.count = count;
-            kernels::launch_anchor_store(p, store_stream_);
+            kernels::launch_lk_store(p, store_stream_, cfg_.anchor.enabled ? &a : nullptr);
+        } else if (cfg_.anchor.enabled && count > 0) {
+            kernels::launch_anchor_store(a, store_stream_);
         }
         KESTREL_CUDA(cudaEventRecord(stored_, store_stream_), "FeatureTracker template store");
         store_pending_ = true;
@@ -231,6 +234,12 @@ private:
         } else {
             device_lk_levels(prev, setup_.levels, p.ref);
             p.points = origins_.get();
+            if (lk_stored()) {  // the stored templates, for the tracks detail::stored_patch_from allows
+                p.slots = slots_.get();
+                p.store = lk_store_.get();
+                p.store_valid = lk_valid_.get();
+                p.prep = lk_prep_.get();
+            }
             kernels::launch_lk_track_live(p, stream_);
         }
         if (cfg_.forward_backward) {
@@ -250,6 +259,9 @@ private:
     }
 
     bool first_frame() const { return cfg_.lk.template_source == TemplateSource::FirstFrame; }
+    /// Templates stored per track: first-frame templates, or the levels from setup_.stored_from_level on.
+    bool lk_stored() const { return first_frame() || stored_levels(); }
+    bool stored_levels() const { return setup_.stored_from_level < setup_.levels; }
 
     TrackerConfig cfg_;
     LkSetup setup_;
@@ -270,6 +282,7 @@ private:
     DeviceBuf<LkGuess> back_guesses_;
     DeviceBuf<float> lk_store_;               // first-frame templates (detail::store_level_offset layout)
     DeviceBuf<std::int32_t> lk_valid_;        // their per-level flags
+    DeviceBuf<LkLevelPrep> lk_prep_;          // per slot and level: lk_prepare_level of the stored templates
     Pinned<AnchorState> anchor_states_;
     Pinned<AnchorResult> anchor_results_;
     DeviceBuf<float> anchor_store_;           // level-0 reference patches of the anchor fit

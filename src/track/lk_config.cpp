@@ -84,10 +84,18 @@ LkSetup make_lk_setup(const LkConfig& cfg) {
     s.coarse_iterations = cfg.coarse_max_iterations < cfg.max_iterations ? cfg.coarse_max_iterations : cfg.max_iterations;
     s.min_update = cfg.min_update;
     s.min_update_sq = cfg.min_update * cfg.min_update;
+    s.coarse_min_update = s.min_update;
+    s.coarse_min_update_sq = s.min_update_sq;
     s.max_residual = cfg.max_residual;
     s.min_eigenvalue = cfg.min_eigenvalue;
     s.reach = 0.0f;
     for (int k = 0; k < s.levels; ++k) s.reach += static_cast<float>(s.patch[k]) * s.scale[k];
+    for (int k = 0; k < s.levels; ++k) {
+        s.inv_scale[k] = exact_reciprocal(s.scale[k]);
+        s.inv_npx[k] = exact_reciprocal(static_cast<float>(s.patch[k] * s.patch[k]));
+        s.window[k] = fdiv(s.reach, s.scale[k]);
+    }
+    s.stored_from_level = s.levels;
     return s;
 }
 

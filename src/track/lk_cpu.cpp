@@ -4,6 +4,7 @@
 // the tree it is for lane 0, and the hot functions get an FMA build (lk_internal.hpp): the same values.
 #include <cstring>
 
+#include "kestrel/detail/anchor_rules.hpp"
 #include "lk_internal.hpp"
 
 namespace kestrel {
@@ -14,7 +15,13 @@ namespace {
 /// Taps of row j of the grid as floats, i = first .. first + count - 1 (GridTaps::at, clamped into the image).
 KESTREL_CPU_INLINE void tap_row(const GridTaps& src, int j, int first, int count, float* out) {
     const std::uint8_t* row = src.data + static_cast<std::size_t>(clamp_tap(src.y0 + j, src.last_y)) * src.pitch;
-    for (int i = 0; i < count; ++i) out[i] = static_cast<float>(row[clamp_tap(src.x0 + first + i, src.last_x)]);
+    const int x = src.x0 + first;
+    if (x >= 0 && x + count - 1 <= src.last_x) {  // no tap past the edge (most grids): a plain conversion loop
+        const std::uint8_t* p = row + x;
+        for (int i = 0; i < count; ++i) out[i] = static_cast<float>(p[i]);
+        return;
+    }
+    for (int i = 0; i < count; ++i) out[i] = static_cast<float>(row[clamp_tap(x + i, src.last_x)]);
 }
 
 /// Row interpolations grid_row(src, g, i, j) for i = first .. first + count - 1.
@@ -74,13 +81,39 @@ KESTREL_CPU_CLONES bool extract_template_cpu(const LkImage& im, float rx, float 
 void LaneLayout::set(int side) {
     n = side;
     slots = 0;
+    rows = kLkLanes % side == 0;
+    const float h = patch_half(side);
     for (int j = 0; j < kLkMaxPerLane; ++j)
         for (int l = 0; l < kLkLanes; ++l) {
             const int i = lane_pixel(l, j, side);
             pixel[j][l] = i >= 0 ? i : 0;
             valid[j][l] = i >= 0;
+            u[j][l] = i >= 0 ? anchor_u(i, side, h) : 0.0f;
+            v[j][l] = i >= 0 ? anchor_v(i, side, h) : 0.0f;
             if (i >= 0 && j + 1 > slots) slots = j + 1;
         }
+}
+
+void LaneLayout::gather(const float* plane, float (*out)[kLkLanes]) const {
+    const std::size_t run = static_cast<std::size_t>(n) * sizeof(float);
+    if (n == 16) {  // the default side: 8 slots of two rows each, copied inline
+        for (int j = 0; j < slots; ++j)
+            for (int l = 0; l < kLkLanes; l += 16) {
+                if (valid[j][l]) std::memcpy(&out[j][l], plane + pixel[j][l], 16 * sizeof(float));  // inlined: 64 bytes
+                else std::memset(&out[j][l], 0, 16 * sizeof(float));
+            }
+        return;
+    }
+    if (rows) {
+        for (int j = 0; j < slots; ++j)
+            for (int l = 0; l < kLkLanes; l += n) {
+                if (valid[j][l]) std::memcpy(&out[j][l], plane + pixel[j][l], run);
+                else std::memset(&out[j][l], 0, run);
+            }
+        return;
+    }
+    for (int j = 0; j < slots; ++j)
+        for (int l = 0; l < kLkLanes; ++l) out[j][l] = valid[j][l] ? plane[pixel[j][l]] : 0.0f;
 }
 
 const LaneLayout& lane_layout(int n) {
@@ -95,7 +128,8 @@ const LaneLayout& lane_layout(int n) {
 bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float, float) {
     const int n = s_.patch[k];
     bool ok;
-    if (stored_) {
+    from_store_ = stored_ && (ref_ == nullptr || k >= from_level_);
+    if (from_store_) {
         t_ = stored_ + store_level_offset(s_, k);
         ok = valid_[k] != 0;
     } else {
@@ -105,13 +139,9 @@ bool CpuLkEngine::load_template(int k, float rx, float ry, const LkImage&, float
     if (!ok) return false;
     lanes_ = &lane_layout(n);
     const int npx = n * n;
-    for (int j = 0; j < lanes_->slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) {
-            const int i = lanes_->pixel[j][l];
-            lt_[j][l] = t_[i];
-            lgx_[j][l] = t_[npx + i];
-            lgy_[j][l] = t_[2 * npx + i];
-        }
+    lanes_->gather(t_, lt_);
+    lanes_->gather(t_ + npx, lgx_);
+    lanes_->gather(t_ + 2 * npx, lgy_);
     return true;
 }
 
@@ -137,8 +167,7 @@ KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
-    for (int j = 0; j < lanes_->slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
+    lanes_->gather(S, I);
     if (with_sad)
         lane_major_sums<kLkImageSums + 1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
             image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
@@ -159,8 +188,7 @@ KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, fl
     float S[kMaxPatchSize * kMaxPatchSize];
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];
-    for (int j = 0; j < lanes_->slots; ++j)
-        for (int l = 0; l < kLkLanes; ++l) I[j][l] = S[lanes_->pixel[j][l]];
+    lanes_->gather(S, I);
     float out[2];
     lane_major_sums<2>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
         const float a = fsub(lt_[j][l], mu);

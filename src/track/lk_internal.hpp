@@ -111,7 +111,14 @@ struct LaneLayout {
     int n = 0, slots = 0;
     std::int32_t pixel[kLkMaxPerLane][kLkLanes];
     std::int32_t valid[kLkMaxPerLane][kLkLanes];
+    /// The pixel offsets (anchor_u, anchor_v) of each slot and lane (0 where empty): the anchor engine's constants.
+    float u[kLkMaxPerLane][kLkLanes], v[kLkMaxPerLane][kLkLanes];
+    /// n divides 32 (lane_pixel's column layout): in slot j the lanes g n .. g n + n - 1 hold n consecutive pixels
+    /// from pixel[j][g n] (a row of the patch), or none.
+    bool rows = false;
     void set(int side);
+    /// out[j][l] = plane[pixel[j][l]] for every slot j < slots and lane l (by rows of n where `rows`), 0 where empty.
+    void gather(const float* plane, float (*out)[kLkLanes]) const;
 };
 
 /// The layout of side n in [1, kMaxPatchSize], built once (constant tables, shared read-only by every engine).
@@ -126,8 +133,19 @@ public:
     /// at its setup.levels flags.
     CpuLkEngine(const LkSetup& s, const float* slot_base, const std::int32_t* valid)
         : s_(s), stored_(slot_base), valid_(valid) {}
+    /// Both: live templates on the levels below `from_level` (at least s.stored_from_level), stored ones from there
+    /// on, with their preparations `prep` (setup.levels entries of the slot, lk_prepare_level of the stored templates).
+    CpuLkEngine(const LkSetup& s, const LkImage* ref, const float* slot_base, const std::int32_t* valid,
+                const LkLevelPrep* prep, int from_level)
+        : s_(s), ref_(ref), stored_(slot_base), valid_(valid), prep_(prep), from_level_(from_level) {}
 
     bool load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy);
+    /// Level k's preparation when its template is a stored one with a preparation (lk_track_one's shortcut).
+    bool prepared(int k, LkLevelPrep& p) {
+        if (!from_store_ || prep_ == nullptr) return false;
+        p = prep_[k];
+        return true;
+    }
     float template_sum(int k);
     void hessian_sums(int k, float mu, float* out);
     /// out[0..3]; out[4] (sum |e|) when with_sad.
@@ -141,6 +159,9 @@ private:
     const LkImage* ref_ = nullptr;
     const float* stored_ = nullptr;
     const std::int32_t* valid_ = nullptr;
+    const LkLevelPrep* prep_ = nullptr;
+    int from_level_ = 0;        // with ref_ and stored_: the first level of stored templates
+    bool from_store_ = false;   // the current level's template is the stored one
     const float* t_ = nullptr;  // current level's T, gx = t_ + n*n, gy = t_ + 2*n*n
     float buf_[3 * kMaxPatchSize * kMaxPatchSize] = {};
     // The loaded template lane-major (slot j, lane l): T, gx, gy of pixel lanes_->pixel[j][l].

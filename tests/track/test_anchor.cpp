@@ -124,6 +124,120 @@ TEST(Anchor, ComposeInvertsTheIncrement) {
     EXPECT_NEAR(v.a10 * dx + v.a11 * dy + v.y, w.a10 * u + w.a11 * vv + w.y, 1e-4);
 }
 
+// The fit's stopping rules: started at the solution its first step is below kAnchorFirstStop, so it stops after
+// one iteration, and its residual is the mean |e| of that iteration's evaluation (at the start), computed here
+// independently; started 0.3 px off it iterates to min_update, and the residual is that of the last evaluation.
+TEST(Anchor, FirstStepBoundAndResidualFromTheLastSums) {
+    const double I[4] = {1, 0, 0, 1};
+    const HostImage first = render(96, 96, I, 0, 0);
+    const float cx = 47.0f, cy = 45.5f;
+    TrackerConfig cfg;
+    const AnchorSetup s = make_anchor_setup(cfg);
+    EXPECT_EQ(s.first_update, kAnchorFirstStop);
+    std::vector<float> tmpl(3 * 16 * 16);
+    ASSERT_TRUE(extract_template(view(first), cx, cy, 16, tmpl.data(), 0, 1));
+    const HostImage cur = render(96, 96, I, 2.0, -1.0, 1.1, -5.0);  // integer shift: exact up to the 8-bit rounding
+    CpuAnchorEngine eng(s, tmpl.data());
+    const AnchorPrep prep = anchor_prepare(eng, s);
+    // The mean |e| of the patch at warp w (gain, offset relative to the template), from the rules' own pieces.
+    auto mean_abs_error = [&](const AnchorState& w) {
+        double sum = 0.0;
+        const float h = patch_half(16);
+        for (int i = 0; i < 256; ++i) {
+            const float u = anchor_u(i, 16, h), v = anchor_v(i, 16, h);
+            sum += std::fabs(w.gain * tmpl[static_cast<std::size_t>(i)] + w.offset - anchor_sample(view(cur), w, u, v));
+        }
+        return sum / 256.0;
+    };
+    AnchorState at;
+    at.x = cx + 2.0f;
+    at.y = cy - 1.0f;
+    at.gain = 1.1f;
+    at.offset = -5.0f;
+    const AnchorResult r = anchor_refine_one(eng, s, view(cur), at, prep);
+    ASSERT_EQ(r.status, TrackStatus::Tracked);
+    EXPECT_EQ(r.iterations, 1);
+    EXPECT_NEAR(r.residual, mean_abs_error(at), 1e-3);
+    EXPECT_LT(std::hypot(r.state.x - at.x, r.state.y - at.y), kAnchorFirstStop);
+    AnchorState off = at;
+    off.x += 0.3f;
+    off.y -= 0.2f;
+    const AnchorResult f = anchor_refine_one(eng, s, view(cur), off, prep);
+    ASSERT_EQ(f.status, TrackStatus::Tracked);
+    EXPECT_GE(f.iterations, 2);
+    EXPECT_LT(std::hypot(f.state.x - at.x, f.state.y - at.y), 0.02);
+    // The residual is of the last evaluation (before the last step, which moved no corner by min_update or more):
+    // within a grey level of the one at the final warp, and not the one at the start.
+    EXPECT_NEAR(f.residual, mean_abs_error(f.state), 0.5);
+    EXPECT_GT(mean_abs_error(off), f.residual + 1.0);
+}
+
+// stored_patch_from: the identity and small warps take the stored patch on every level, warps within the coarse
+// bound on the coarse levels only, a rotation, zoom or gain change beyond it the previous frame's on every level.
+TEST(Anchor, StoredPatchOnlyNearTheIdentity) {
+    TrackerConfig cfg;
+    const AnchorSetup s = make_anchor_setup(cfg);
+    const float b = kStoredPatchBound, b0 = kStoredPatchBound0;
+    EXPECT_EQ(s.stored_bound, b);
+    EXPECT_EQ(s.stored_bound0, b0);
+    ASSERT_LT(b0, 0.5f * b);
+    const int L = 3;
+    const auto from = [&](const AnchorState& w) { return stored_patch_from(s, w, 0, L); };
+    AnchorState w;
+    EXPECT_EQ(from(w), 0);
+    EXPECT_EQ(stored_patch_from(s, w, 1, L), 1);  // never below the setup's first stored level
+    EXPECT_EQ(stored_patch_from(s, w, L, L), L);
+    w.a00 = 1.0f + 0.4f * b0;
+    w.a11 = 1.0f - 0.2f * b0;
+    w.a01 = 0.3f * b0;
+    EXPECT_EQ(from(w), 0);  // 0.9 b0
+    w.a10 = 0.2f * b0;
+    EXPECT_EQ(from(w), 1);  // 1.1 b0
+    w.a00 = 1.0f + 0.4f * b;
+    w.a11 = 1.0f - 0.2f * b;
+    w.a01 = 0.3f * b;
+    w.a10 = 0.0f;
+    EXPECT_EQ(from(w), 1);  // 0.9 b
+    const float r = 0.6f * b;  // a rotation: |a01| + |a10| = 1.2 b
+    AnchorState rot;
+    rot.a00 = rot.a11 = std::cos(r);
+    rot.a01 = -std::sin(r);
+    rot.a10 = std::sin(r);
+    EXPECT_EQ(from(rot), L);
+    AnchorState zoom;
+    zoom.a00 = zoom.a11 = 1.0f + 0.6f * b;  // 1.2 b
+    EXPECT_EQ(from(zoom), L);
+    AnchorState gain;
+    gain.gain = 1.0f + 4.4f * b;
+    EXPECT_EQ(from(gain), L);
+    gain.gain = 1.0f - 3.6f * b;
+    EXPECT_EQ(from(gain), 0);
+    AnchorState nan_warp;
+    nan_warp.a01 = std::nanf("");
+    EXPECT_EQ(from(nan_warp), L);
+    nan_warp = AnchorState{};
+    nan_warp.gain = std::nanf("");
+    EXPECT_EQ(from(nan_warp), L);
+    // The tracker's stop bounds: the coarse levels at kTrackerCoarseMinUpdate, the anchor's later steps at
+    // kAnchorLaterStop (LkConfig::min_update where that is larger); standalone LK at min_update on every level.
+    EXPECT_EQ(make_tracker_lk_setup(cfg).coarse_min_update, kTrackerCoarseMinUpdate);
+    EXPECT_EQ(make_tracker_lk_setup(cfg).min_update, cfg.lk.min_update);
+    EXPECT_EQ(make_lk_setup(cfg.lk).coarse_min_update, cfg.lk.min_update);
+    EXPECT_EQ(s.min_update, kAnchorLaterStop);
+    EXPECT_EQ(s.first_update, kAnchorFirstStop);
+    {
+        TrackerConfig loose;
+        loose.lk.min_update = 0.2f;
+        EXPECT_EQ(make_tracker_lk_setup(loose).coarse_min_update, 0.2f);
+        EXPECT_EQ(make_anchor_setup(loose).min_update, 0.2f);
+        EXPECT_EQ(make_anchor_setup(loose).first_update, 0.2f);
+    }
+    // The tracker uses it: with anchoring on (and previous-frame templates) the coarse levels are stored ones.
+    EXPECT_LT(make_tracker_lk_setup(cfg).stored_from_level, cfg.lk.pyramid.levels);
+    cfg.anchor.enabled = false;
+    EXPECT_EQ(make_tracker_lk_setup(cfg).stored_from_level, cfg.lk.pyramid.levels);
+}
+
 // A rotating, zooming view of the scene over 40 frames: anchoring removes the drift that frame-to-frame
 // LK accumulates (its per-frame errors add up along the track).
 TEST(Anchor, FeatureTrackerDriftIsRemovedOnARotatingSequence) {

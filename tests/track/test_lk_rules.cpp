@@ -1,14 +1,20 @@
 // The shared LK rules (detail/lk_rules.hpp) against independent computations: the bilinear formula,
 // template gradients against numeric derivatives of a smooth reconstruction, the Jacobian (gain,
 // offset, translation) against numeric differences of the error, the exact SIC step against a
-// double-precision least-squares solve with the full Jacobian, and the singularity tests.
+// double-precision least-squares solve with the full Jacobian, the singularity tests, the divisions by powers
+// of two as multiplies, the normal equations over the active parameters only, and the levels prepared once.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "kestrel/detail/lk_rules.hpp"
+#include "kestrel/pyramid.hpp"
 #include "lk_test_util.hpp"
+#include "src/track/lk_internal.hpp"
 #include "test_data.hpp"
 
 namespace kestrel {
@@ -369,6 +375,183 @@ TEST(LkRules, SingularSystemsAreDetected) {
     lk_solve(sys, b, 0, 0, x);
     EXPECT_EQ(x[2], 0.0f);
     EXPECT_EQ(x[3], 0.0f);
+}
+
+std::uint32_t bits_of(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+// A division by a power of two is a multiply by its reciprocal with the same bits (both round the same real number
+// once); the setup uses it only for such divisors (exact_reciprocal is 0 otherwise), and a reciprocal that is not
+// exact would change results (the check that this test can fail).
+TEST(LkRules, PowerOfTwoDivisionsAreMultipliesWithTheSameBits) {
+    EXPECT_EQ(exact_reciprocal(1.0f), 1.0f);
+    EXPECT_EQ(exact_reciprocal(4.0f), 0.25f);
+    EXPECT_EQ(exact_reciprocal(256.0f), 1.0f / 256.0f);
+    EXPECT_EQ(exact_reciprocal(1.5f), 0.0f);
+    EXPECT_EQ(exact_reciprocal(144.0f), 0.0f);
+    EXPECT_EQ(exact_reciprocal(0.0f), 0.0f);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::uint32_t> any;
+    int inexact_third = 0;
+    for (int t = 0; t < 200000; ++t) {
+        std::uint32_t b = any(rng);
+        float x;
+        std::memcpy(&x, &b, sizeof x);  // every finite, subnormal, infinite and NaN pattern
+        for (const float d : {2.0f, 4.0f, 256.0f, 0.5f, 3.0f, 1.5f}) {
+            const float got = div_by(x, d, exact_reciprocal(d)), want = fdiv(x, d);
+            if (x == x) ASSERT_EQ(bits_of(got), bits_of(want)) << x << " / " << d;
+            else ASSERT_TRUE(got != got);
+        }
+        if (x == x && bits_of(fmul(x, 1.0f / 3.0f)) != bits_of(fdiv(x, 3.0f))) ++inexact_third;
+    }
+    EXPECT_GT(inexact_third, 1000);  // a non-exact reciprocal would be caught above
+    // The setup resolves them per level: to_level_k is to_level with the same bits.
+    LkConfig cfg;
+    cfg.pyramid = {4, 2.0f};
+    const LkSetup s = make_lk_setup(cfg);
+    for (int k = 0; k < s.levels; ++k) {
+        EXPECT_EQ(s.inv_scale[k], 1.0f / s.scale[k]);
+        EXPECT_EQ(s.window[k], s.reach / s.scale[k]);
+        for (float x = -3.0f; x < 800.0f; x += 0.37f)
+            ASSERT_EQ(bits_of(to_level_k(s, k, x)), bits_of(to_level(x, s.scale[k])));
+    }
+    cfg.pyramid = {3, 1.5f};
+    EXPECT_EQ(make_lk_setup(cfg).inv_scale[1], 0.0f);  // 1.5: divided
+}
+
+// The normal equations over the active parameters (2, 3 or 4) against a double-precision solve of the same
+// reduced system; inactive parameters' steps are exactly 0.
+TEST(LkRules, ReducedSystemsSolveTheActiveParameters) {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (int t = 0; t < 200; ++t) {
+        // sums of a random 16-pixel patch: gx, gy, a = T - mu, 1
+        float hs[kLkHessianSums] = {};
+        for (int i = 0; i < 16; ++i)
+            add_hessian_centred(hs, 20.0f * u(rng), 15.0f * u(rng) + 3.0f, 15.0f * u(rng) - 2.0f);
+        const float n = 16.0f, b[4] = {u(rng) * 50, u(rng) * 50, u(rng) * 80, u(rng) * 10};
+        const double full[4][4] = {{hs[0], hs[1], hs[3], hs[6]}, {hs[1], hs[2], hs[4], hs[7]},
+                                   {hs[3], hs[4], hs[5], hs[8]}, {hs[6], hs[7], hs[8], n}};
+        for (int gain = 0; gain <= 1; ++gain)
+            for (int offset = 0; offset <= 1; ++offset) {
+                LkSystem sys;
+                if (!lk_factorize(hs, n, gain, offset, 0.0f, sys)) continue;
+                float x[4];
+                lk_solve(sys, b, gain, offset, x);
+                std::vector<int> ix = {0, 1};
+                if (gain) ix.push_back(2);
+                if (offset) ix.push_back(3);
+                std::vector<std::vector<double>> h(4, std::vector<double>(4, 0.0));
+                std::vector<double> r(4, 0.0);
+                for (int i = 0; i < 4; ++i) h[i][i] = 1.0;  // solve4 on the active block padded with the identity
+                for (std::size_t i = 0; i < ix.size(); ++i) {
+                    r[i] = -b[ix[i]];
+                    for (std::size_t j = 0; j < ix.size(); ++j) h[i][j] = full[ix[i]][ix[j]];
+                }
+                const auto want = solve4(h, r);
+                for (std::size_t i = 0; i < ix.size(); ++i)
+                    EXPECT_NEAR(x[ix[i]], want[i], 1e-4 * (1.0 + std::fabs(want[i]))) << "trial " << t;
+                if (!gain) EXPECT_EQ(x[2], 0.0f);
+                if (!offset) EXPECT_EQ(x[3], 0.0f);
+            }
+    }
+}
+
+// A level's preparation (mean, sums, inverse) handed in by the engine gives the track it would compute itself,
+// bit for bit: the stored coarse levels' preparations, computed once when the patch is stored, change nothing.
+// A level-0 preparation off by one unit in the last place of the mean changes the results (so the comparison can
+// fail).
+TEST(LkRules, PreparedLevelsGiveTheSameTracks) {
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 0.8);
+    const HostImage r = test::moved(g, 0, 0), c = test::moved(g, 2.3, -1.6, 1.1, 6.0);
+    LkConfig cfg;
+    const std::vector<HostImage> rp = build_pyramid_cpu(r.view(), cfg.pyramid), cp = build_pyramid_cpu(c.view(), cfg.pyramid);
+    LkImage rl[kMaxLevels], cl[kMaxLevels];
+    for (int k = 0; k < cfg.pyramid.levels; ++k) {
+        rl[k] = view_of(rp[static_cast<std::size_t>(k)]);
+        cl[k] = view_of(cp[static_cast<std::size_t>(k)]);
+    }
+    for (const int from : {1, 0}) {
+        LkSetup s = make_lk_setup(cfg);
+        s.stored_from_level = from;
+        const int per_slot = store_floats_per_slot(s);
+        int same = 0, changed = 0, cases = 0, near = 0;
+        for (const Point2f& p : test::textured_points(r, 23, 40)) {
+            std::vector<float> store(static_cast<std::size_t>(per_slot));
+            std::int32_t valid[kMaxLevels] = {};
+            for (int k = 0; k < s.levels; ++k)
+                valid[k] = extract_template_cpu(rl[k], to_level(p.x, s.scale[k]), to_level(p.y, s.scale[k]), s.patch[k],
+                                                store.data() + store_level_offset(s, k));
+            LkLevelPrep prep[kMaxLevels] = {}, bad[kMaxLevels] = {};
+            CpuLkEngine pe(s, store.data(), valid);
+            for (int k = from; k < s.levels; ++k)
+                if (pe.load_template(k, 0, 0, cl[k], 0, 0)) lk_prepare_level(pe, s, k, prep[k]);
+            for (int k = 0; k < s.levels; ++k) {
+                bad[k] = prep[k];
+                bad[k].mu = std::nextafter(prep[k].mu, 1e9f);
+            }
+            const LkGuess guess{p.x, p.y, 1.0f, 0.0f};
+            CpuLkEngine computed(s, rl, store.data(), valid, nullptr, from);
+            CpuLkEngine handed(s, rl, store.data(), valid, prep, from);
+            CpuLkEngine wrong(s, rl, store.data(), valid, bad, from);
+            const LkResult a = lk_track_one(computed, s, cl, p.x, p.y, guess);
+            const LkResult b = lk_track_one(handed, s, cl, p.x, p.y, guess);
+            const LkResult w = lk_track_one(wrong, s, cl, p.x, p.y, guess);
+            same += std::memcmp(&a, &b, sizeof a) == 0;
+            changed += std::memcmp(&a, &w, sizeof a) != 0;
+            ++cases;
+            if (a.status == TrackStatus::Tracked) near += std::hypot(a.x - (p.x + 2.3f), a.y - (p.y - 1.6f)) < 0.1f;
+        }
+        EXPECT_GT(cases, 100);
+        EXPECT_GT(near, cases * 3 / 4) << "stored from level " << from;  // real tracking
+        EXPECT_EQ(same, cases) << "stored from level " << from;
+        // The coarse levels only seed level 0, which mostly converges to the same bits from a slightly different
+        // start; with level 0 prepared too the perturbation reaches the results.
+        if (from == 0) EXPECT_GT(changed, cases / 4);
+    }
+}
+
+// The coarse levels stop at coarse_min_update, level 0 at min_update: a coarse bound of a whole level pixel ends
+// every coarse level after its first step (different seeds, so different level-0 results), and level 0 still
+// converges onto the true shift; with the coarse bound equal to min_update the results are make_lk_setup's.
+TEST(LkRules, CoarseLevelsStopAtTheirOwnBound) {
+    const HostImage img = test::real_image("graf1.png");
+    const test::FloatImage g = test::blurred(img, 0.8);
+    const HostImage r = test::moved(g, 0, 0), c = test::moved(g, 5.3, -3.6, 1.1, 6.0);
+    LkConfig cfg;
+    const std::vector<HostImage> rp = build_pyramid_cpu(r.view(), cfg.pyramid), cp = build_pyramid_cpu(c.view(), cfg.pyramid);
+    LkImage rl[kMaxLevels], cl[kMaxLevels];
+    for (int k = 0; k < cfg.pyramid.levels; ++k) {
+        rl[k] = view_of(rp[static_cast<std::size_t>(k)]);
+        cl[k] = view_of(cp[static_cast<std::size_t>(k)]);
+    }
+    const LkSetup fine = make_lk_setup(cfg);
+    EXPECT_EQ(fine.coarse_min_update, fine.min_update);
+    EXPECT_EQ(fine.coarse_min_update_sq, fine.min_update_sq);
+    LkSetup loose = fine;
+    loose.coarse_min_update = 1.0f;
+    loose.coarse_min_update_sq = 1.0f;
+    int cases = 0, differ = 0, near_fine = 0, near_loose = 0;
+    for (const Point2f& p : test::textured_points(r, 23, 40)) {
+        const LkGuess guess{p.x, p.y, 1.0f, 0.0f};
+        CpuLkEngine e1(fine, rl), e2(loose, rl);
+        const LkResult a = lk_track_one(e1, fine, cl, p.x, p.y, guess);
+        const LkResult b = lk_track_one(e2, loose, cl, p.x, p.y, guess);
+        ++cases;
+        differ += std::memcmp(&a, &b, sizeof a) != 0;
+        if (a.status == TrackStatus::Tracked) near_fine += std::hypot(a.x - (p.x + 5.3f), a.y - (p.y - 3.6f)) < 0.1f;
+        if (b.status == TrackStatus::Tracked) near_loose += std::hypot(b.x - (p.x + 5.3f), b.y - (p.y - 3.6f)) < 0.1f;
+    }
+    std::printf("[coarse bound] %d cases: %d differ; within 0.1 px: %d (min_update), %d (coarse 1 px)\n", cases, differ,
+                near_fine, near_loose);
+    EXPECT_GT(cases, 100);
+    EXPECT_GT(differ, cases / 4);  // the coarse bound is used
+    EXPECT_GT(near_fine, cases * 3 / 4);
+    EXPECT_GT(near_loose, cases * 3 / 4);  // level 0 still converges
 }
 
 }  // namespace
