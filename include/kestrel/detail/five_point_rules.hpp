@@ -74,16 +74,21 @@ KESTREL_HD int fp_lin_code(int i) { return i == 0 ? 16 : (i == 1 ? 4 : (i == 2 ?
 
 /// out = a * b (a, b linear; out over the 20 columns).
 KESTREL_HD void fp_mul_lin(const double* a, const double* b, double* out) {
+    KESTREL_UNROLL
     for (int i = 0; i < 20; ++i) out[i] = 0.0;
+    KESTREL_UNROLL
     for (int i = 0; i < 4; ++i)
+        KESTREL_UNROLL
         for (int j = 0; j < 4; ++j) out[fp_column(fp_lin_code(i) + fp_lin_code(j))] += a[i] * b[j];
 }
 /// out += s * q * l (q of degree <= 2 over the 20 columns, l linear).
 KESTREL_HD void fp_addmul_quad_lin(const double* q, const double* l, double s, double* out) {
+    KESTREL_UNROLL
     for (int i = 0; i < 20; ++i) {
         const int ci = fp_code(i);
         if (fp_degree(ci) > 2) continue;
         const double qi = s * q[i];
+        KESTREL_UNROLL
         for (int j = 0; j < 4; ++j) out[fp_column(ci + fp_lin_code(j))] += qi * l[j];
     }
 }
@@ -101,10 +106,13 @@ KESTREL_HD double fp_horner(const double* p, int deg, double x) {
 KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4][9]) {
     double a[9][5];  // A^T: column i = q_i
     double scale = 0.0;
+    KESTREL_UNROLL
     for (int i = 0; i < 5; ++i) {
         const double p[3] = {x1[3 * i], x1[3 * i + 1], x1[3 * i + 2]};
         const double q[3] = {x2[3 * i], x2[3 * i + 1], x2[3 * i + 2]};
+        KESTREL_UNROLL
         for (int r = 0; r < 3; ++r)
+            KESTREL_UNROLL
             for (int c = 0; c < 3; ++c) {
                 a[3 * r + c][i] = q[r] * p[c];
                 const double m = std::fabs(a[3 * r + c][i]);
@@ -113,35 +121,48 @@ KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4
     }
     double v[5][9];  // Householder vectors (entries j..8 of v[j] used)
     double vvs[5];   // v^T v
+    KESTREL_UNROLL
     for (int j = 0; j < 5; ++j) {
         double norm2 = 0.0;
+        KESTREL_UNROLL
         for (int r = j; r < 9; ++r) norm2 += a[r][j] * a[r][j];
         const double norm = std::sqrt(norm2);
         if (!(norm > 1e-10 * scale)) return false;
         const double alpha = a[j][j] >= 0.0 ? -norm : norm;
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) v[j][r] = r < j ? 0.0 : a[r][j];
         v[j][j] -= alpha;
         double vv = 0.0;
+        KESTREL_UNROLL
         for (int r = j; r < 9; ++r) vv += v[j][r] * v[j][r];
         if (!(vv > 0.0)) return false;
+        KESTREL_UNROLL
         for (int c = j; c < 5; ++c) {
             double d = 0.0;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) d += v[j][r] * a[r][c];
             const double f = 2.0 * d / vv;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) a[r][c] -= f * v[j][r];
         }
         vvs[j] = vv;
     }
     // Q e_t = H_0 H_1 ... H_4 e_t for t = 5..8.
+    KESTREL_UNROLL
     for (int t = 0; t < 4; ++t) {
         double e[9];
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) e[r] = r == 5 + t ? 1.0 : 0.0;
+        KESTREL_UNROLL
         for (int j = 4; j >= 0; --j) {
             double d = 0.0;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) d += v[j][r] * e[r];
             const double f = 2.0 * d / vvs[j];
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) e[r] -= f * v[j][r];
         }
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) basis[t][r] = e[r];
     }
     return true;

@@ -1,19 +1,20 @@
 // The relative-pose RANSAC rules shared verbatim by the CPU reference (src/geometry/relative_pose_cpu.cpp)
 // and the CUDA kernel (kernels/geometry/ransac.cu): the counter-based sampler, the minimal solvers per
-// hypothesis (five-point: detail/five_point_rules.hpp; two-point with a known rotation), the Sampson error in
+// hypothesis (five-point: detail/five_point_lanes_rules.hpp; two-point with a known rotation), the Sampson error in
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
 // of E into R and unit t with the cheirality test. Design and contracts: docs/geometry.md.
 //
-// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
-// in a fixed order (the warp's: 32 lane shares, then the xor butterfly, which the CPU emulates); the winner
+// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model's MSAC
+// score is a sum of integers (the same in any order: the kernel may split the points as it likes); the winner
 // is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
-// only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends agree bit
-// for bit.
+// and explicit fma only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends
+// agree bit for bit.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
+#include "kestrel/detail/five_point_lanes_rules.hpp"
 #include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/detail/hd.hpp"
 #include "kestrel/relative_pose_types.hpp"
@@ -79,6 +80,7 @@ struct PoseProblem {
     int sphere;   // 0: the z = 1 plane (Sampson error in the plane), 1: the unit sphere (tangent-plane error)
     double f2;    // focal_px^2 (the scale^2 when s is null)
     double thr2;  // inlier threshold^2 (px^2) of this pass
+    double qscale;  // 2^32 / thr2: the MSAC cost's integer units (pose_msac)
     std::uint64_t seed;
     int method;   // 0 five-point, 1 two-point (R known), 2 rotation only (model: R)
     double R[9];  // the rotation prior (two-point)
@@ -95,16 +97,16 @@ KESTREL_HD double pose_weight1(const PoseProblem& p, int i) { return p.s ? p.s[i
 /// first-order distance of (p, q) to the constraint: normalized units^2, or radians^2 on the sphere.
 KESTREL_HD void pose_epipolar(const double* E, const double* p, const double* q, int sphere, double* r_out,
                               double* d_out) {
-    const double a0 = E[0] * p[0] + E[1] * p[1] + E[2] * p[2];
-    const double a1 = E[3] * p[0] + E[4] * p[1] + E[5] * p[2];
-    const double a2 = E[6] * p[0] + E[7] * p[1] + E[8] * p[2];
-    const double b0 = E[0] * q[0] + E[3] * q[1] + E[6] * q[2];
-    const double b1 = E[1] * q[0] + E[4] * q[1] + E[7] * q[2];
-    const double r = q[0] * a0 + q[1] * a1 + q[2] * a2;
-    double d = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
+    const double a0 = std::fma(E[0], p[0], std::fma(E[1], p[1], E[2] * p[2]));
+    const double a1 = std::fma(E[3], p[0], std::fma(E[4], p[1], E[5] * p[2]));
+    const double a2 = std::fma(E[6], p[0], std::fma(E[7], p[1], E[8] * p[2]));
+    const double b0 = std::fma(E[0], q[0], std::fma(E[3], q[1], E[6] * q[2]));
+    const double b1 = std::fma(E[1], q[0], std::fma(E[4], q[1], E[7] * q[2]));
+    const double r = std::fma(q[0], a0, std::fma(q[1], a1, q[2] * a2));
+    double d = std::fma(a0, a0, std::fma(a1, a1, std::fma(b0, b0, b1 * b1)));
     if (sphere) {
-        const double b2 = E[2] * q[0] + E[5] * q[1] + E[8] * q[2];
-        d = d + a2 * a2 + b2 * b2 - 2.0 * (r * r);
+        const double b2 = std::fma(E[2], q[0], std::fma(E[5], q[1], E[8] * q[2]));
+        d = std::fma(a2, a2, std::fma(b2, b2, d)) - 2.0 * (r * r);
     }
     *r_out = r;
     *d_out = d;
@@ -149,48 +151,50 @@ KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2
     return pose_error2(0, 0, E, p, q, f2);
 }
 
-constexpr int kPoseLanes = 32;  // the kernel scores one model with one warp
+constexpr int kPoseLanes = 32;  // a warp (the finish's sums)
+constexpr double kPoseCostUnits = 4294967296.0;  // 2^32: an outlier's MSAC term, in integer units
 
-/// One point's MSAC term: cost += min(e2, thr2), count += e2 < thr2.
-KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) {
-    if (e2 < thr2) {
-        cost += e2;
+/// The hypotheses' MSAC term in integer units, so that the sum is the same in any order: an inlier
+/// (e2 < thr2) adds trunc(e2 * qscale) (at most 2^32), an outlier 2^32; count += inlier.
+KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned long long& units, int& count) {
+    if (e2 < p.thr2) {
+        const double q = e2 * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
         ++count;
     } else {
-        cost += thr2;
+        units += 4294967296ull;
     }
 }
 
-/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 32, ... in that order.
-KESTREL_HD double pose_msac_lane(const PoseProblem& p, const double* M, int lane, int* inliers) {
-    double cost = 0.0;
-    int cnt = 0;
-    for (int i = lane; i < p.n; i += kPoseLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
-    *inliers = cnt;
-    return cost;
+/// Point i's MSAC term under the hypothesis' model M: as pose_msac_add_units of pose_point_error2, but for the
+/// epipolar models the inlier test is w2 r^2 < thr2 d (d > 0), without the division (only an inlier's error is
+/// divided out).
+KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
+    if (p.method == 2) {
+        pose_msac_add_units(pose_point_error2(p, M, i), p, units, count);
+        return;
+    }
+    double r, d;
+    pose_epipolar(M, p.x1 + 3 * i, p.x2 + 3 * i, p.sphere, &r, &d);
+    const double num = pose_weight2(p, i) * (r * r);
+    if (d > 0.0 && num < p.thr2 * d) {
+        const double q = (num / d) * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
+        ++count;
+    } else {
+        units += 4294967296ull;
+    }
 }
 
-/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the warp's order: the 32 lane shares,
-/// then the xor butterfly 16, 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
-/// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
+/// The MSAC cost of model M over all points in integer units (pose_msac_point; exact as a double below 2^53,
+/// i.e. up to 2^21 points) and the inlier count: integer sums, the same in any order (the kernel sums a model's
+/// points over a whole block).
 KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
-    double v[kPoseLanes];
-    int c[kPoseLanes];
-    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
-    for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-        double w[kPoseLanes];
-        int d[kPoseLanes];
-        for (int l = 0; l < kPoseLanes; ++l) {
-            w[l] = v[l] + v[l ^ off];
-            d[l] = c[l] + c[l ^ off];
-        }
-        for (int l = 0; l < kPoseLanes; ++l) {
-            v[l] = w[l];
-            c[l] = d[l];
-        }
-    }
-    *inliers = c[0];
-    return v[0];
+    unsigned long long u = 0ull;
+    int c = 0;
+    for (int i = 0; i < p.n; ++i) pose_msac_point(p, M, i, u, c);
+    *inliers = c;
+    return static_cast<double>(u);
 }
 
 // ---- small 3x3 helpers (row-major) ----------------------------------------------------------------------------
@@ -273,39 +277,48 @@ KESTREL_HD bool pose_rotation_two_point(const double* p1, const double* p2, cons
 /// The minimal sample size of a method.
 KESTREL_HD int pose_sample_size(int method) { return method == 0 ? 5 : 2; }
 
-/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point), 1 E
-/// (two-point) or 1 R (rotation only); returns their count (0 when the sample could not be drawn or is
-/// degenerate, or n is below the sample size).
-KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFivePointMaxSolutions][9]) {
+/// Hypothesis k's sample (m indices); false when it could not be drawn or n is below the sample size.
+KESTREL_HD bool pose_hypothesis_sample(const PoseProblem& p, int k, int* idx) {
     const int m = pose_sample_size(p.method);
-    if (p.n < m) return 0;
-    int idx[kPoseMaxSample];
-    if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return 0;
-    if (p.method == 0) {
-        double s1[15], s2[15];
-        for (int j = 0; j < 5; ++j)
-            for (int c = 0; c < 3; ++c) {
-                s1[3 * j + c] = p.x1[3 * idx[j] + c];
-                s2[3 * j + c] = p.x2[3 * idx[j] + c];
-            }
-        int flag = 0;
-        return five_point_solve3(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
-    }
-    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
-    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], Es[0])
-               ? 1
-               : 0;
+    if (p.n < m) return false;
+    return pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx);
 }
 
-/// Hypothesis k: its models scored by pose_msac; the lowest cost wins (the lower solution index on ties).
-/// Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and its
-/// inlier count. The kernels run the same steps: a thread solves, warps score.
-KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
-    double Es[kFivePointMaxSolutions][9];
-    const int ns = pose_hypothesis_solve(p, k, Es);
+/// The one model of a two-point or rotation-only hypothesis (false: degenerate sample).
+KESTREL_HD bool pose_hypothesis_model2(const PoseProblem& p, const int* idx, double* M) {
+    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, M);
+    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], M);
+}
+
+/// Hypothesis k: its sample solved (five-point: fpl_solve, five_point_lanes_rules.hpp; two-point with the
+/// prior; rotation only), every model scored by pose_msac; the lowest cost wins (the lower solution index on
+/// ties). Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and
+/// its inlier count. The kernel runs the same steps on a lane group (kernels/geometry/ransac.cu).
+inline double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
     double best = 1e300;
     int best_s = -1;
     *inliers_best = 0;
+    int idx[kPoseMaxSample];
+    double Es[kFivePointMaxSolutions][9];
+    int ns = 0;
+    if (pose_hypothesis_sample(p, k, idx)) {
+        if (p.method == 0) {
+            FplWork w;
+            for (int j = 0; j < 5; ++j)
+                for (int c = 0; c < 3; ++c) {
+                    w.sample[3 * j + c] = p.x1[3 * idx[j] + c];
+                    w.sample[15 + 3 * j + c] = p.x2[3 * idx[j] + c];
+                }
+            const int nr = fpl_solve(FplSerialLanes{}, w);
+            for (int r = 0; r < nr; ++r)
+                if (w.ok[r]) {
+                    for (int j = 0; j < 9; ++j) Es[ns][j] = w.E[r][j];
+                    ++ns;
+                }
+        } else {
+            ns = pose_hypothesis_model2(p, idx, Es[0]) ? 1 : 0;
+        }
+    }
     for (int s = 0; s < ns; ++s) {
         int inl = 0;
         const double c = pose_msac(p, Es[s], &inl);
@@ -528,40 +541,34 @@ struct PoseMsacTerm {
     }
 };
 /// Points of the mask in front of both cameras under each of the four candidates (R_{c/2}, (-1)^c t).
+/// Candidates: 4, the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t).
+template <int Candidates>
 struct PoseFrontTerm {
     const PoseProblem* p;
     const double* R0;
     const double* R1;
     const double* t;
-    int candidates;  // 4: the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t)
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
         const double tm[3] = {-t[0], -t[1], -t[2]};
-        for (int c = 0; c < candidates; ++c) {
+        KESTREL_UNROLL
+        for (int c = 0; c < Candidates; ++c) {
             const double* R = (c >> 1) ? R1 : R0;
             const bool f = pose_in_front(R, (c & 1) ? tm : t, p->x1 + 3 * i, p->x2 + 3 * i);
             acc[c] = acc[c] + (f ? 1.0 : 0.0);
         }
     }
 };
-/// The sum of squared errors of model E over the mask's points.
-struct PoseSseTerm {
-    const PoseProblem* p;
-    const double* E;
-    const std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (mask[i]) acc[0] = acc[0] + pose_point_error2(*p, E, i);
-    }
-};
 /// The refinement's normal equations over the mask's points: signed residuals res_q = w1 r / sqrt(d) of E0
-/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np),
-/// acc[5 + a * 5 + b] += J_a J_b (a <= b < np).
+/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np), then the
+/// upper triangle acc[np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = np + np (np + 1) / 2 sums.
+KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
+template <int NP>
 struct PoseNormalTerm {
     const PoseProblem* p;
     const double* E0;
     const double (*Ep)[9];
-    int np;
     double h;
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
@@ -569,17 +576,21 @@ struct PoseNormalTerm {
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
         const double w1 = pose_weight1(*p, i);
-        double res[6];
-        for (int q = 0; q <= np; ++q) {
+        double res[NP + 1];
+        KESTREL_UNROLL
+        for (int q = 0; q <= NP; ++q) {
             double r, d;
             pose_epipolar(q == 0 ? E0 : Ep[q - 1], x, y, p->sphere, &r, &d);
             res[q] = d > 0.0 ? w1 * (r / std::sqrt(d)) : 0.0;
         }
-        double J[5];
-        for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
-        for (int a = 0; a < np; ++a) {
+        double J[NP];
+        KESTREL_UNROLL
+        for (int q = 0; q < NP; ++q) J[q] = (res[q + 1] - res[0]) / h;
+        KESTREL_UNROLL
+        for (int a = 0; a < NP; ++a) {
             acc[a] = acc[a] + J[a] * res[0];
-            for (int b = a; b < np; ++b) acc[5 + a * 5 + b] = acc[5 + a * 5 + b] + J[a] * J[b];
+            KESTREL_UNROLL
+            for (int b = a; b < NP; ++b) acc[NP + pose_tri(NP, a, b)] = acc[NP + pose_tri(NP, a, b)] + J[a] * J[b];
         }
     }
 };
@@ -602,35 +613,52 @@ struct PoseRotationFitTerm {
     }
 };
 
+/// The refinement's pass over the mask's points at one pose: acc[0] += the squared error of E0 (pixels^2),
+/// acc[1 ..] the normal equations (PoseNormalTerm's terms).
+template <int NP>
+struct PoseRefineTerm {
+    PoseNormalTerm<NP> normal;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!normal.mask[i]) return;
+        acc[0] = acc[0] + pose_point_error2(*normal.p, normal.E0, i);
+        normal(i, acc + 1);
+    }
+};
+
 /// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
 /// alone with R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
-/// updated in place; returns the final sum. Sums through ctx (the finish's order).
-template <class Ctx>
-KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                              int np, int iterations) {
-    double E0[9];
-    pose_skew_mul(t, R, E0);
-    double cost;
-    ctx.template sum<1>(PoseSseTerm{&P, E0, mask}, P.n, &cost);
-    double lambda = 1e-3;
+/// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
+template <int NP, class Ctx>
+KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                                 int iterations) {
+    constexpr int np = NP;
+    constexpr int K = 1 + NP + NP * (NP + 1) / 2;
     const double h = 1e-7;
-    for (int it = 0; it < iterations; ++it) {
-        double Ep[5][9];
-        pose_skew_mul(t, R, E0);
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
+    auto pass = [&](const double* R_, const double* t_, double* acc) {
+        double E0[9], Ep[5][9];
+        pose_skew_mul(t_, R_, E0);
         for (int q = 0; q < np; ++q) {
             double d[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
             d[q] = h;
             double Rn[9], tn[3];
-            pose_move(R, t, d, np, Rn, tn);
+            pose_move(R_, t_, d, np, Rn, tn);
             pose_skew_mul(tn, Rn, Ep[q]);
         }
-        double acc[30];
-        ctx.template sum<30>(PoseNormalTerm{&P, E0, Ep, np, h, mask}, P.n, acc);
+        ctx.template sum<K>(PoseRefineTerm<NP>{PoseNormalTerm<NP>{&P, E0, Ep, h, mask}}, P.n, acc);
+    };
+    double acc[K], accn[K];
+    pass(R, t, acc);
+    double cost = acc[0];
+    double lambda = 1e-3;
+    for (int it = 0; it < iterations; ++it) {
         double A[5][5], g[5];
-        for (int a = 0; a < 5; ++a) {
-            g[a] = acc[a];
-            for (int b = 0; b < 5; ++b) A[a][b] = a <= b ? acc[5 + a * 5 + b] : acc[5 + b * 5 + a];
+        for (int a = 0; a < np; ++a) {
+            g[a] = acc[1 + a];
+            for (int b = 0; b < np; ++b)
+                A[a][b] = a <= b ? acc[1 + np + pose_tri(np, a, b)] : acc[1 + np + pose_tri(np, b, a)];
         }
         // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
@@ -662,16 +690,16 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
                 d[a] = s / L[a][a];
             }
-            double Rn[9], tn[3], En[9];
+            double Rn[9], tn[3];
             pose_move(R, t, d, np, Rn, tn);
-            pose_skew_mul(tn, Rn, En);
-            double cn;
-            ctx.template sum<1>(PoseSseTerm{&P, En, mask}, P.n, &cn);
+            pass(Rn, tn, accn);
+            const double cn = accn[0];
             if (cn < cost) {
                 converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
+                for (int j = 0; j < K; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
             } else {
@@ -681,6 +709,12 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
         if (!improved || converged) break;
     }
     return cost;
+}
+
+template <class Ctx>
+KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                              int np, int iterations) {
+    return np == 2 ? pose_refine_np<2>(ctx, P, R, t, mask, iterations) : pose_refine_np<5>(ctx, P, R, t, mask, iterations);
 }
 
 // ---- model selection: translation or rotation only ------------------------------------------------------------
@@ -726,6 +760,31 @@ struct PoseFinishParams {
     int bound;          // mask entries [n, bound) are set to 0
 };
 
+/// Two terms in one pass: f1's K1 sums, then f2's (each only when on; a term that is off leaves its sums at 0).
+/// Point i's terms run in that order, so f2 may read what f1 wrote for point i (the mask).
+template <int K1, class F1, class F2>
+struct PoseTwoTerms {
+    F1 f1;
+    F2 f2;
+    bool on1, on2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (on1) f1(i, acc);
+        if (on2) f2(i, acc + K1);
+    }
+};
+/// Points that are inliers of E (the MSAC test of PoseMsacTerm, method 0) and in front of both cameras under (R, t).
+struct PoseFrontInlierTerm {
+    const PoseProblem* p;
+    const double* E;
+    const double* R;
+    const double* t;
+    double thr2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
+        if (e2 < thr2 && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[0] = acc[0] + 1.0;
+    }
+};
+
 /// From the winners of the translation pass (scan se, model E) and of the rotation pass (scan sr, model Rw) to
 /// the record and the mask (bound bytes). Translation: the winner's mask; decomposition with cheirality (the
 /// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
@@ -733,6 +792,9 @@ struct PoseFinishParams {
 /// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
 /// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's. Every thread of the
 /// finish kernel runs this with the same values (the sums give every thread the same totals).
+/// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
+/// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
+/// taken in the pass where its inputs are ready.
 template <class Ctx>
 KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
                             const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
@@ -760,54 +822,102 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         ctx.zero(mask, 0, fp.bound);
         return;
     }
-    // The translation model.
-    bool t_ok = false, t_have = false;
-    int t_inl = 0;
-    if (se.best >= 0 && se.inliers >= fp.min_inliers) {
-        double acc[4];
-        ctx.template sum<2>(PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, n, acc);
-        double R[9], t[3], Rc[2][9];
+    const bool t_run = se.best >= 0 && se.inliers >= fp.min_inliers;
+    const bool r_run = fp.rotation_only && sr.best >= 0;
+    // Pass 1: the translation winner's mask and its candidates' cheirality counts; the rotation winner's MSAC and
+    // the sums of its Kabsch fit.
+    double R[9], t[3], Rc[2][9];
+    if (t_run) {
         const bool dec = pose_decompose_candidates(Ebest, Rc, t);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
+        if (two_point)
+            for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = P.R[j];  // candidates (R, t), (R, -t)
+    } else {
+        for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = 0.0;
+        t[0] = t[1] = t[2] = 0.0;
+    }
+    double Rr[9];
+    for (int j = 0; j < 9; ++j) Rr[j] = r_run ? Rbest[j] : 0.0;
+    double a1[18];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
+        using T2 = PoseTwoTerms<2, PoseMsacTerm, PoseRotationFitTerm>;
+        const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
+        const T2 rt{PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, nullptr}, PoseRotationFitTerm{&P, Rr, fp.thr2_rot}, r_run,
+                    r_run && fp.refine != 0};
+        ctx.template sum<18>(PoseTwoTerms<6, T1, T2>{tt, rt, true, true}, n, a1);
+    }
+    const double* front4 = a1 + 2;
+    double rot_cost = a1[6];
+    int rot_inl = static_cast<int>(a1[7]);
+    double Rk[9];
+    const bool rk_run = r_run && fp.refine && rot_inl >= 3 && pose_polar(a1 + 8, Rk);
+    if (!rk_run)
+        for (int j = 0; j < 9; ++j) Rk[j] = 0.0;
+    double Ef[9];
+    if (t_run) {
         if (two_point) {
             for (int j = 0; j < 9; ++j) R[j] = P.R[j];
-            ctx.template sum<2>(PoseFrontTerm{&P, R, R, t, 2, mask}, n, acc);
-            if (acc[1] > acc[0])
+            if (front4[1] > front4[0])
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         } else {
-            ctx.template sum<4>(PoseFrontTerm{&P, Rc[0], Rc[1], t, 4, mask}, n, acc);
             int best = 0;
             for (int c = 1; c < 4; ++c)
-                if (acc[c] > acc[best]) best = c;
+                if (front4[c] > front4[best]) best = c;
             for (int j = 0; j < 9; ++j) R[j] = Rc[best >> 1][j];
             if (best & 1)
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         }
-        double Ef[9];
         pose_skew_mul(t, R, Ef);
-        ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
+    } else {
+        for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
+    }
+    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC.
+    double a2[5];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
+        const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
+        ctx.template sum<5>(PoseTwoTerms<3, T1, PoseMsacTerm>{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true,
+                                                             rk_run},
+                            n, a2);
+    }
+    if (rk_run && a2[3] < rot_cost) {
+        for (int j = 0; j < 9; ++j) Rr[j] = Rk[j];
+        rot_cost = a2[3];
+        rot_inl = static_cast<int>(a2[4]);
+    }
+    // The translation model.
+    bool t_ok = false, t_have = false;
+    int t_inl = 0;
+    if (t_run) {
+        double cost = a2[0];
+        int inl = static_cast<int>(a2[1]);
+        int front = static_cast<int>(a2[2]);
         if (fp.refine) {
-            double Rr[9], tr[3], Er[9];
-            for (int j = 0; j < 9; ++j) Rr[j] = R[j];
-            for (int j = 0; j < 3; ++j) tr[j] = t[j];
-            pose_refine(ctx, P, Rr, tr, mask, two_point ? 2 : 5, 10);
-            pose_skew_mul(tr, Rr, Er);
-            ctx.template sum<2>(PoseMsacTerm{&P, Er, 0, P.thr2, nullptr}, n, acc);
-            if (acc[0] < cost) {
-                for (int j = 0; j < 9; ++j) R[j] = Rr[j];
-                for (int j = 0; j < 3; ++j) t[j] = tr[j];
+            double Rf[9], tf[3], Er[9];
+            for (int j = 0; j < 9; ++j) Rf[j] = R[j];
+            for (int j = 0; j < 3; ++j) tf[j] = t[j];
+            pose_refine(ctx, P, Rf, tf, mask, two_point ? 2 : 5, 10);
+            pose_skew_mul(tf, Rf, Er);
+            // Pass: the refined model's MSAC, its cheirality count on its own inliers.
+            double a3[3];
+            ctx.template sum<3>(PoseTwoTerms<2, PoseMsacTerm, PoseFrontInlierTerm>{
+                                    PoseMsacTerm{&P, Er, 0, P.thr2, nullptr},
+                                    PoseFrontInlierTerm{&P, Er, Rf, tf, P.thr2}, true, true},
+                                n, a3);
+            if (a3[0] < cost) {
+                for (int j = 0; j < 9; ++j) R[j] = Rf[j];
+                for (int j = 0; j < 3; ++j) t[j] = tf[j];
                 for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
-                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-                cost = acc[0];
-                inl = static_cast<int>(acc[1]);
+                double a4[2];
+                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, a4);  // the mask (a4 == a3[0..1])
+                cost = a3[0];
+                inl = static_cast<int>(a3[1]);
+                front = static_cast<int>(a3[2]);
             }
         }
-        ctx.template sum<1>(PoseFrontTerm{&P, R, R, t, 1, mask}, n, acc);
-        const int front = static_cast<int>(acc[0]);
         for (int j = 0; j < 9; ++j) {
             rec.R[j] = R[j];
             rec.E[j] = Ef[j];
@@ -823,32 +933,15 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         t_inl = inl;
     }
     // The rotation-only model.
-    if (fp.rotation_only && sr.best >= 0) {
-        double R[9], acc[10];
-        for (int j = 0; j < 9; ++j) R[j] = Rbest[j];
-        ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, nullptr}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
-        if (fp.refine && inl >= 3) {
-            ctx.template sum<10>(PoseRotationFitTerm{&P, R, fp.thr2_rot}, n, acc);
-            double Rk[9];
-            if (pose_polar(acc, Rk)) {
-                double acc2[2];
-                ctx.template sum<2>(PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, n, acc2);
-                if (acc2[0] < cost) {
-                    for (int j = 0; j < 9; ++j) R[j] = Rk[j];
-                    cost = acc2[0];
-                    inl = static_cast<int>(acc2[1]);
-                }
-            }
-        }
-        rec.rotation_inliers = inl;
-        if (pose_prefer_rotation(inl, t_inl, t_ok, fp.min_inliers)) {
-            ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, mask}, n, acc);
+    if (r_run) {
+        rec.rotation_inliers = rot_inl;
+        if (pose_prefer_rotation(rot_inl, t_inl, t_ok, fp.min_inliers)) {
+            double acc[2];
+            ctx.template sum<2>(PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, mask}, n, acc);
             rec.status = static_cast<int>(PoseStatus::Ok);
             rec.model = static_cast<int>(PoseModel::RotationOnly);
             for (int j = 0; j < 9; ++j) {
-                rec.R[j] = R[j];
+                rec.R[j] = Rr[j];
                 rec.E[j] = 0.0;
             }
             rec.t[0] = rec.t[1] = rec.t[2] = 0.0;
