@@ -81,7 +81,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
     const int ring0 = pass * kPoseRing;  // the pass' results (a hypothesis of the other pass may still write its own)
     for (;;) {
         int got = 0;
-        if (lane == 0) got = atomicCAS(&st->lock, 0, 1) == 0 ? 1 : 0;
+        if (lane == 0) got = atomicCAS(&st->lock[pass], 0, 1) == 0 ? 1 : 0;
         got = __shfl_sync(kFull, got, 0);
         if (!got) return;
         __threadfence();
@@ -152,7 +152,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         if (lane == 0) {
             if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
             __threadfence();
-            atomicExch(&st->lock, 0);
+            atomicExch(&st->lock[pass], 0);
         }
         __syncwarp();
         __threadfence();
@@ -283,8 +283,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                     c = atomicAdd(&st->next[pass], 1);
                     if (c * gh >= cap) {
                         c = -1;
-                    } else {  // the ring holds the results until they are scanned
-                        while ((c + 1) * gh - ld_volatile(&st->scanned[pass]) > kPoseRing) __nanosleep(64);
+                    } else {  // the ring holds the results until they are scanned (or the pass stops meanwhile)
+                        while ((c + 1) * gh - ld_volatile(&st->scanned[pass]) > kPoseRing &&
+                               ld_volatile(&st->stop[pass]) == 0)
+                            __nanosleep(64);
+                        if (ld_volatile(&st->stop[pass]) != 0) c = -1;
                     }
                 }
                 s_val = c;
@@ -405,8 +408,8 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             st->next[q] = 0;
             st->scanned[q] = 0;
             st->stop[q] = 0;
+            st->lock[q] = 0;
         }
-        st->lock = 0;
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;

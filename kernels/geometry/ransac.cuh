@@ -22,7 +22,9 @@ struct PoseDeviceState {
     int next[2];               // the next chunk to hand out, per pass
     int scanned[2];            // hypotheses scanned in order, per pass
     int stop[2];               // 1 once the pass' scan has stopped
-    int lock;                  // the scanner's lock
+    int lock[2];               // the scanner's lock, per pass (a straggler of the stopped translation pass that
+                               // holds it must not make a rotation hypothesis' scan be skipped: the holder re-checks
+                               // only its own pass)
     int arrived;               // blocks started (the first stages the points)
     int staged;                // 1 once the points are staged
     unsigned int exited;       // blocks done (the last runs the finish)
