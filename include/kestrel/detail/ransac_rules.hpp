@@ -826,7 +826,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     const bool r_run = fp.rotation_only && sr.best >= 0;
     // Pass 1: the translation winner's mask and its candidates' cheirality counts; the rotation winner's MSAC and
     // the sums of its Kabsch fit.
-    double R[9], t[3], Rc[2][9];
+    double R[9], t[3] = {0.0, 0.0, 0.0}, Rc[2][9];
     if (t_run) {
         const bool dec = pose_decompose_candidates(Ebest, Rc, t);
         if (!dec) {
