@@ -456,6 +456,19 @@ KESTREL_HD bool pose_polar(const double* H, double* R) {
 }
 
 // ---- the pose update of the refinement ----------------------------------------------------------------------------
+/// The tangent basis of unit t: b1 = normalize(t x a) with a the axis least aligned with t, b2 = t x b1.
+KESTREL_HD void pose_tangent_basis(const double* t, double* b1, double* b2) {
+    const double ax = std::fabs(t[0]), ay = std::fabs(t[1]), az = std::fabs(t[2]);
+    const double a[3] = {ax <= ay && ax <= az ? 1.0 : 0.0, ay < ax && ay <= az ? 1.0 : 0.0,
+                         az < ax && az < ay ? 1.0 : 0.0};
+    b1[0] = t[1] * a[2] - t[2] * a[1];
+    b1[1] = t[2] * a[0] - t[0] * a[2];
+    b1[2] = t[0] * a[1] - t[1] * a[0];
+    pose_normalize3(b1);
+    b2[0] = t[1] * b1[2] - t[2] * b1[1];
+    b2[1] = t[2] * b1[0] - t[0] * b1[2];
+    b2[2] = t[0] * b1[1] - t[1] * b1[0];
+}
 /// The pose moved by the parameter vector d: R <- R * rot(d0, d1, d2) (unit quaternion (1, d/2) normalized),
 /// t <- normalize(t + d3 b1 + d4 b2) with b1, b2 a basis of t's tangent plane. np = 5 (pose) or 2 (t only).
 KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int np, double* Rn, double* tn) {
@@ -476,15 +489,36 @@ KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int
                          2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
                          2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
     pose_mat_mul(R, Q, Rn);
-    // tangent basis: b1 = normalize(t x a) with a the axis least aligned with t, b2 = t x b1
-    const double ax = std::fabs(t[0]), ay = std::fabs(t[1]), az = std::fabs(t[2]);
-    const double a[3] = {ax <= ay && ax <= az ? 1.0 : 0.0, ay < ax && ay <= az ? 1.0 : 0.0,
-                         az < ax && az < ay ? 1.0 : 0.0};
-    double b1[3] = {t[1] * a[2] - t[2] * a[1], t[2] * a[0] - t[0] * a[2], t[0] * a[1] - t[1] * a[0]};
-    pose_normalize3(b1);
-    const double b2[3] = {t[1] * b1[2] - t[2] * b1[1], t[2] * b1[0] - t[0] * b1[2], t[0] * b1[1] - t[1] * b1[0]};
+    double b1[3], b2[3];
+    pose_tangent_basis(t, b1, b2);
     for (int j = 0; j < 3; ++j) tn[j] = t[j] + d[o] * b1[j] + d[o + 1] * b2[j];
     pose_normalize3(tn);
+}
+
+/// The derivatives of E = [t]x R with respect to the np parameters of pose_move at d = 0: rotation k < 3,
+/// dE = [t]x R [e_k]x (R * rot(d) = R (I + [d]x) to first order); translation along b1, b2 (t unit, b_j
+/// orthogonal to it: the normalization's derivative is b_j), dE = [b_j]x R. np = 5 or 2 (t only).
+KESTREL_HD void pose_model_derivatives(const double* R, const double* t, int np, double (*G)[9]) {
+    double E[9];
+    pose_skew_mul(t, R, E);
+    int o = 0;
+    if (np == 5) {
+        for (int k = 0; k < 3; ++k) {
+            // (E [e_k]x)_ij = E_i,k+1 [e_k]x_(k+1),j + E_i,k+2 [e_k]x_(k+2),j: column k is 0, column k+1 is
+            // E_:,k+2, column k+2 is -E_:,k+1 (indices mod 3).
+            const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+            for (int i = 0; i < 3; ++i) {
+                G[k][3 * i + k] = 0.0;
+                G[k][3 * i + k1] = E[3 * i + k2];
+                G[k][3 * i + k2] = -E[3 * i + k1];
+            }
+        }
+        o = 3;
+    }
+    double b[2][3];
+    pose_tangent_basis(t, b[0], b[1]);
+    pose_skew_mul(b[0], R, G[o]);
+    pose_skew_mul(b[1], R, G[o + 1]);
 }
 
 // ---- the finish: sums over the points in one fixed order ------------------------------------------------------------
@@ -560,37 +594,68 @@ struct PoseFrontTerm {
         }
     }
 };
-/// The refinement's normal equations over the mask's points: signed residuals res_q = w1 r / sqrt(d) of E0
-/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np), then the
-/// upper triangle acc[np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = np + np (np + 1) / 2 sums.
+/// The refinement's terms over the mask's points at E0: acc[0] += the squared error (pixels^2, as
+/// pose_point_error2), then the normal equations of the signed residual res = w1 r / sqrt(d) (pose_epipolar)
+/// with its analytic Jacobian J_k = <d res / d E, G_k> (G: pose_model_derivatives): acc[1 + a] += J_a res
+/// (a < np), then the upper triangle acc[1 + np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = 1 + np +
+/// np (np + 1) / 2 sums. With a = E p, b = E^T q, c = r / d: d res / d E = w1 / sqrt(d) M, M = u p^T - c q b'^T,
+/// u = k0 q - c a' (plane: a' = (a0, a1, 0), b' = (b0, b1, 0), k0 = 1; sphere: a' = a, b' = b,
+/// k0 = 1 + 2 r c, from d = |a|^2 + |b|^2 - 2 r^2). A point with d <= 0 adds 1e300 to acc[0] and nothing else.
 KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
 template <int NP>
-struct PoseNormalTerm {
+struct PoseRefineTerm {
     const PoseProblem* p;
     const double* E0;
-    const double (*Ep)[9];
-    double h;
+    const double (*G)[9];
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
-        const double w1 = pose_weight1(*p, i);
-        double res[NP + 1];
-        KESTREL_UNROLL
-        for (int q = 0; q <= NP; ++q) {
-            double r, d;
-            pose_epipolar(q == 0 ? E0 : Ep[q - 1], x, y, p->sphere, &r, &d);
-            res[q] = d > 0.0 ? w1 * (r / std::sqrt(d)) : 0.0;
+        const double* E = E0;
+        double a[3], b[3];
+        a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
+        a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
+        a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
+        b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
+        b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
+        b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
+        const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
+        double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
+        if (p->sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
+        if (!(d > 0.0)) {
+            acc[0] = acc[0] + 1e300;
+            return;
         }
+        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+        const double w1 = pose_weight1(*p, i);
+        const double s = 1.0 / std::sqrt(d);
+        const double res = w1 * (r * s);
+        const double c = r / d;
+        const double k0 = p->sphere ? std::fma(2.0 * r, c, 1.0) : 1.0;
+        if (!p->sphere) a[2] = b[2] = 0.0;
+        double u[3], M[9];
+        KESTREL_UNROLL
+        for (int k = 0; k < 3; ++k) u[k] = std::fma(k0, y[k], -(c * a[k]));
+        KESTREL_UNROLL
+        for (int k = 0; k < 3; ++k)
+            KESTREL_UNROLL
+            for (int l = 0; l < 3; ++l) M[3 * k + l] = std::fma(u[k], x[l], -(c * (y[k] * b[l])));
+        const double ws = w1 * s;
         double J[NP];
         KESTREL_UNROLL
-        for (int q = 0; q < NP; ++q) J[q] = (res[q + 1] - res[0]) / h;
-        KESTREL_UNROLL
-        for (int a = 0; a < NP; ++a) {
-            acc[a] = acc[a] + J[a] * res[0];
+        for (int q = 0; q < NP; ++q) {
+            double v = M[0] * G[q][0];
             KESTREL_UNROLL
-            for (int b = a; b < NP; ++b) acc[NP + pose_tri(NP, a, b)] = acc[NP + pose_tri(NP, a, b)] + J[a] * J[b];
+            for (int k = 1; k < 9; ++k) v = std::fma(M[k], G[q][k], v);
+            J[q] = ws * v;
+        }
+        KESTREL_UNROLL
+        for (int a2 = 0; a2 < NP; ++a2) {
+            acc[1 + a2] = std::fma(J[a2], res, acc[1 + a2]);
+            KESTREL_UNROLL
+            for (int b2 = a2; b2 < NP; ++b2)
+                acc[1 + NP + pose_tri(NP, a2, b2)] = std::fma(J[a2], J[b2], acc[1 + NP + pose_tri(NP, a2, b2)]);
         }
     }
 };
@@ -613,20 +678,8 @@ struct PoseRotationFitTerm {
     }
 };
 
-/// The refinement's pass over the mask's points at one pose: acc[0] += the squared error of E0 (pixels^2),
-/// acc[1 ..] the normal equations (PoseNormalTerm's terms).
-template <int NP>
-struct PoseRefineTerm {
-    PoseNormalTerm<NP> normal;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (!normal.mask[i]) return;
-        acc[0] = acc[0] + pose_point_error2(*normal.p, normal.E0, i);
-        normal(i, acc + 1);
-    }
-};
-
 /// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
-/// alone with R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps,
+/// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
 /// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
@@ -635,19 +688,12 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                                  int iterations) {
     constexpr int np = NP;
     constexpr int K = 1 + NP + NP * (NP + 1) / 2;
-    const double h = 1e-7;
     // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
     auto pass = [&](const double* R_, const double* t_, double* acc) {
-        double E0[9], Ep[5][9];
+        double E0[9], G[5][9];
         pose_skew_mul(t_, R_, E0);
-        for (int q = 0; q < np; ++q) {
-            double d[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-            d[q] = h;
-            double Rn[9], tn[3];
-            pose_move(R_, t_, d, np, Rn, tn);
-            pose_skew_mul(tn, Rn, Ep[q]);
-        }
-        ctx.template sum<K>(PoseRefineTerm<NP>{PoseNormalTerm<NP>{&P, E0, Ep, h, mask}}, P.n, acc);
+        pose_model_derivatives(R_, t_, np, G);
+        ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
     };
     double acc[K], accn[K];
     pass(R, t, acc);
