@@ -366,8 +366,12 @@ KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, in
 
 // ---- decomposition and cheirality -------------------------------------------------------------------------------
 /// Depths (d1, d2) of the correspondence (p, q) (3-vectors: rays of any length) under X2 = R X1 + t, least
-/// squares d2 q = d1 R p + t; true when both are positive (in front of both cameras, along both rays).
-KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p, const double* p2) {
+/// squares d2 q = d1 R p + t: the normal equations [a b; b c] [d1 d2]^T = [r0 r1]^T give d1 = n1 / det,
+/// d2 = n2 / det with det = a c - b^2 > 0 (parallel rays, det <= 1e-14 a c, have no depth: neither sign). Only
+/// the signs matter, so no division: *front (both depths positive, in front of both cameras along both rays)
+/// is n1 > 0 && n2 > 0. Under (R, -t) r0, r1 and so n1, n2 change sign exactly: *front_neg is n1 < 0 && n2 < 0.
+KESTREL_HD void pose_in_front_pm(const double* R, const double* t, const double* p, const double* p2, bool* front,
+                                 bool* front_neg) {
     const double q0 = R[0] * p[0] + R[1] * p[1] + R[2] * p[2];
     const double q1 = R[3] * p[0] + R[4] * p[1] + R[5] * p[2];
     const double q2 = R[6] * p[0] + R[7] * p[1] + R[8] * p[2];
@@ -378,10 +382,17 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p,
     const double r0 = -(q0 * t[0] + q1 * t[1] + q2 * t[2]);
     const double r1 = p2[0] * t[0] + p2[1] * t[1] + p2[2] * t[2];
     const double det = a * c - b * b;
-    if (!(det > 1e-14 * a * c)) return false;  // parallel rays (no parallax)
-    const double d1 = (c * r0 - b * r1) / det;
-    const double d2 = (a * r1 - b * r0) / det;
-    return d1 > 0.0 && d2 > 0.0;
+    const bool ok = det > 1e-14 * a * c;
+    const double n1 = c * r0 - b * r1;
+    const double n2 = a * r1 - b * r0;
+    *front = ok && n1 > 0.0 && n2 > 0.0;
+    *front_neg = ok && n1 < 0.0 && n2 < 0.0;
+}
+/// True when (p, q) is in front of both cameras under (R, t) (pose_in_front_pm).
+KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p, const double* p2) {
+    bool f, fn;
+    pose_in_front_pm(R, t, p, p2, &f, &fn);
+    return f;
 }
 
 /// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
@@ -585,12 +596,12 @@ struct PoseFrontTerm {
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
-        const double tm[3] = {-t[0], -t[1], -t[2]};
         KESTREL_UNROLL
-        for (int c = 0; c < Candidates; ++c) {
-            const double* R = (c >> 1) ? R1 : R0;
-            const bool f = pose_in_front(R, (c & 1) ? tm : t, p->x1 + 3 * i, p->x2 + 3 * i);
+        for (int c = 0; c < Candidates; c += 2) {  // (R, t) and (R, -t) from one evaluation
+            bool f, fn;
+            pose_in_front_pm((c >> 1) ? R1 : R0, t, p->x1 + 3 * i, p->x2 + 3 * i, &f, &fn);
             acc[c] = acc[c] + (f ? 1.0 : 0.0);
+            if (c + 1 < Candidates) acc[c + 1] = acc[c + 1] + (fn ? 1.0 : 0.0);
         }
     }
 };
@@ -659,22 +670,28 @@ struct PoseRefineTerm {
         }
     }
 };
-/// The rotation fit: over the points with rotation error below thr2 under R, acc[3 r + c] += q_r p_c of the
-/// unit directions p = x1 / |x1|, q = x2 / |x2|; acc[9] += 1.
-struct PoseRotationFitTerm {
+/// The rotation winner's MSAC (acc[0], acc[1] as PoseMsacTerm, method 2, no mask) and, when `fit`, the sums of
+/// its Kabsch fit from the same error: over the points with rotation error below thr2 under R,
+/// acc[2 + 3 r + c] += q_r p_c of the unit directions p = x1 / |x1|, q = x2 / |x2|; acc[11] += 1.
+struct PoseRotationMsacFitTerm {
     const PoseProblem* p;
     const double* R;
     double thr2;
+    bool fit;
     KESTREL_HD void operator()(int i, double* acc) const {
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
-        if (!(pose_error2(2, p->sphere, R, x, y, pose_weight2(*p, i)) < thr2)) return;
+        const double e2 = pose_error2(2, p->sphere, R, x, y, pose_weight2(*p, i));
+        const bool in = e2 < thr2;
+        acc[0] = acc[0] + (in ? e2 : thr2);
+        acc[1] = acc[1] + (in ? 1.0 : 0.0);
+        if (!fit || !in) return;
         double a[3] = {x[0], x[1], x[2]}, b[3] = {y[0], y[1], y[2]};
         pose_normalize3(a);
         pose_normalize3(b);
         for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) acc[3 * r + c] = acc[3 * r + c] + b[r] * a[c];
-        acc[9] = acc[9] + 1.0;
+            for (int c = 0; c < 3; ++c) acc[2 + 3 * r + c] = acc[2 + 3 * r + c] + b[r] * a[c];
+        acc[11] = acc[11] + 1.0;
     }
 };
 
@@ -818,8 +835,9 @@ struct PoseTwoTerms {
         if (on2) f2(i, acc + K1);
     }
 };
-/// Points that are inliers of E (the MSAC test of PoseMsacTerm, method 0) and in front of both cameras under (R, t).
-struct PoseFrontInlierTerm {
+/// The MSAC of E (acc[0], acc[1] as PoseMsacTerm, method 0, no mask) and, from the same error, the points that
+/// are inliers of E and in front of both cameras under (R, t) (acc[2]).
+struct PoseMsacFrontTerm {
     const PoseProblem* p;
     const double* E;
     const double* R;
@@ -827,7 +845,10 @@ struct PoseFrontInlierTerm {
     double thr2;
     KESTREL_HD void operator()(int i, double* acc) const {
         const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
-        if (e2 < thr2 && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[0] = acc[0] + 1.0;
+        const bool in = e2 < thr2;
+        acc[0] = acc[0] + (in ? e2 : thr2);
+        acc[1] = acc[1] + (in ? 1.0 : 0.0);
+        if (in && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[2] = acc[2] + 1.0;
     }
 };
 
@@ -889,11 +910,9 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     double a1[18];
     {
         using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
-        using T2 = PoseTwoTerms<2, PoseMsacTerm, PoseRotationFitTerm>;
         const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
-        const T2 rt{PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, nullptr}, PoseRotationFitTerm{&P, Rr, fp.thr2_rot}, r_run,
-                    r_run && fp.refine != 0};
-        ctx.template sum<18>(PoseTwoTerms<6, T1, T2>{tt, rt, true, true}, n, a1);
+        const PoseRotationMsacFitTerm rt{&P, Rr, fp.thr2_rot, fp.refine != 0};
+        ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
     }
     const double* front4 = a1 + 2;
     double rot_cost = a1[6];
@@ -949,10 +968,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             pose_skew_mul(tf, Rf, Er);
             // Pass: the refined model's MSAC, its cheirality count on its own inliers.
             double a3[3];
-            ctx.template sum<3>(PoseTwoTerms<2, PoseMsacTerm, PoseFrontInlierTerm>{
-                                    PoseMsacTerm{&P, Er, 0, P.thr2, nullptr},
-                                    PoseFrontInlierTerm{&P, Er, Rf, tf, P.thr2}, true, true},
-                                n, a3);
+            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2}, n, a3);
             if (a3[0] < cost) {
                 for (int j = 0; j < 9; ++j) R[j] = Rf[j];
                 for (int j = 0; j < 3; ++j) t[j] = tf[j];
