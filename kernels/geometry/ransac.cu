@@ -161,28 +161,68 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
     }
 }
 
-/// detail::pose_finish's sums on the block: each thread its points, the warp butterfly, the warps in order.
+/// detail::pose_finish's sums on the block: each thread its points; the warp's sums by the xor butterfly
+/// 16, 8, 4, 2, 1 (every lane ends with the same bits: each step adds two equal group sums in either order), for
+/// K >= 8 as a reduce-scatter (at step `off` a lane keeps the half of its sums selected by lane & off and adds
+/// the partner's copy: the butterfly's additions, 31 shuffles instead of 5 K; lane k ends with sum k); then
+/// thread k < K adds the warps' sums in order ((w0 + w1) + w2) + ... and every thread reads the K totals.
+/// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). Two barriers per sum: the
+/// partials of a sum are written after the previous sum's totals were made (its second barrier), the totals
+/// after every thread has passed this sum's first barrier (so it has read the previous totals).
 struct BlockSum {
-    double* sh;  // kPoseFinishWarps * 30
+    double* sh;  // kPoseFinishWarps * 32 + 32
+    template <int K>
+    __device__ static void reduce_scatter(double* a, int lane) {
+        // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
+        KESTREL_UNROLL
+        for (int off = 16; off >= 1; off >>= 1) {
+            const bool upper = (lane & off) != 0;
+            KESTREL_UNROLL
+            for (int i = 0; i < off; ++i) {
+                if (i >= K) break;  // both halves zero from here (compile-time after unrolling)
+                const double lo = a[i], hi = i + off < K ? a[i + off] : 0.0;
+                const double recv = __shfl_xor_sync(kFull, upper ? lo : hi, off);
+                a[i] = (upper ? hi : lo) + recv;
+            }
+        }
+    }
     template <int K, class F>
     KESTREL_HD void sum(const F& f, int n, double* out) const {
 #if defined(__CUDA_ARCH__)
-        double acc[K];
-        for (int k = 0; k < K; ++k) acc[k] = 0.0;
-        for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
-        for (int k = 0; k < K; ++k)
-            for (int off = kPoseLanes / 2; off >= 1; off >>= 1) acc[k] = acc[k] + __shfl_xor_sync(kFull, acc[k], off);
+        constexpr int W = detail::kPoseFinishWarps;
         const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
         const int w = static_cast<int>(threadIdx.x) / kPoseLanes;
-        __syncthreads();  // the previous sum's totals are read
-        if (lane == 0)
-            for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
-        __syncthreads();
-        for (int k = 0; k < K; ++k) {
-            double v = sh[k];
-            for (int q = 1; q < detail::kPoseFinishWarps; ++q) v = v + sh[q * K + k];
-            out[k] = v;
+        double* tot = sh + W * kPoseLanes;
+        if constexpr (K >= 8) {
+            double acc[kPoseLanes];
+            KESTREL_UNROLL
+            for (int k = 0; k < kPoseLanes; ++k) acc[k] = 0.0;
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
+            reduce_scatter<K>(acc, lane);
+            if (lane < K) sh[w * K + lane] = acc[0];
+        } else {
+            double acc[K];
+            KESTREL_UNROLL
+            for (int k = 0; k < K; ++k) acc[k] = 0.0;
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
+            KESTREL_UNROLL
+            for (int k = 0; k < K; ++k)
+                KESTREL_UNROLL
+                for (int off = kPoseLanes / 2; off >= 1; off >>= 1) acc[k] = acc[k] + __shfl_xor_sync(kFull, acc[k], off);
+            if (lane == 0)
+                KESTREL_UNROLL
+                for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
         }
+        __syncthreads();
+        if (threadIdx.x < K) {
+            const int k = static_cast<int>(threadIdx.x);
+            double v = sh[k];
+            for (int q = 1; q < W; ++q) v = v + sh[q * K + k];
+            tot[k] = v;
+        }
+        __syncthreads();
+        KESTREL_UNROLL
+        for (int k = 0; k < K; ++k) out[k] = tot[k];
 #else
         (void)f;
         (void)n;
@@ -202,7 +242,7 @@ struct BlockSum {
 
 union PoseShared {
     detail::FplWork w[kPoseGroups];
-    double sum[detail::kPoseFinishWarps * 30];
+    double sum[detail::kPoseFinishWarps * kPoseLanes + kPoseLanes];
 };
 
 /// Chunk work: the models of the chunk's hypotheses (group g: nm[g] slots of w[g].E, valid where w[g].ok),
