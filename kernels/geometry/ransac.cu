@@ -323,11 +323,26 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                     c = atomicAdd(&st->next[pass], 1);
                     if (c * gh >= cap) {
                         c = -1;
-                    } else {  // the ring holds the results until they are scanned (or the pass stops meanwhile)
-                        while ((c + 1) * gh - ld_volatile(&st->scanned[pass]) > kPoseRing &&
-                               ld_volatile(&st->stop[pass]) == 0)
-                            __nanosleep(64);
-                        if (ld_volatile(&st->stop[pass]) != 0) c = -1;
+                    } else if (c >= active) {
+                        // Beyond the first wave the chunk waits until it can matter: its hypotheses lie below the
+                        // stop that the scan's best so far asks for, and within `target` of the scanned ones (so
+                        // within the ring); or the pass stops and it is dropped. Otherwise every block would start
+                        // a second wave while the first one's results are being scanned. Only when chunks start
+                        // changes, never the result; no deadlock: once everything before the chunk is scanned
+                        // without a stop, the best so far asks for more than that.
+                        const int* table = prm.table[pass];
+                        for (;;) {
+                            if (ld_volatile(&st->stop[pass]) != 0) {
+                                c = -1;
+                                break;
+                            }
+                            const int scanned = ld_volatile(&st->scanned[pass]);
+                            const int best = ld_volatile(&st->scan[pass].best);
+                            const int inl = ld_volatile(&st->scan[pass].inliers);
+                            const int need = best < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
+                            if ((c + 1) * gh - scanned <= target && c * gh < need) break;
+                            __nanosleep(128);
+                        }
                     }
                 }
                 s_val = c;
