@@ -374,34 +374,46 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
-            // 2. The list of models, then every model's MSAC sum over all points.
+            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
             if (t == 0) {
                 int m = 0;
                 for (int q = 0; q < gh; ++q)
                     for (int r = 0; r < ch.nm[q]; ++r)
-                        if (sh.w[q].ok[r]) ch.list[m++] = q * detail::kFivePointMaxSolutions + r;
+                        if (sh.w[q].ok[r]) {
+                            const int id = q * detail::kFivePointMaxSolutions + r;
+                            ch.list[m++] = id;
+                            ch.cost[id] = 0ull;
+                            ch.inl[id] = 0;
+                        }
                 ch.count = m;
             }
             __syncthreads();
-            // Warp w scores the models w, w + 8, ... over all points (lane l the points l, l + 32, ...).
+            // Warp w scores the jobs w, w + 8, ...: a job is a model and a slice of the points (with fewer models than
+            // warps, each model's points are split over 8 / models warps); lane l of a job takes its slice's points
+            // l, l + 32 * slices, ...; the job's integer sums are added to the model's by shared atomics (exact in
+            // any order).
             const int nmod = ch.count;
             const int warp = t / kPoseLanes, wl = t % kPoseLanes;
-            for (int m = warp; m < nmod; m += kPoseThreads / kPoseLanes) {
-                const int id = ch.list[m];
+            constexpr int kWarps = kPoseThreads / kPoseLanes;
+            const int slices = nmod > 0 && nmod < kWarps ? kWarps / nmod : 1;
+            for (int job = warp; job < nmod * slices; job += kWarps) {
+                const int id = ch.list[job / slices];
+                const int slice = job % slices;
                 const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
                 double M[9];
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
 #pragma unroll 4
-                for (int i = wl; i < n; i += kPoseLanes) detail::pose_msac_point(p, M, i, units, cnt);
+                for (int i = slice * kPoseLanes + wl; i < n; i += kPoseLanes * slices)
+                    detail::pose_msac_point(p, M, i, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
                 }
                 if (wl == 0) {
-                    ch.cost[id] = units;
-                    ch.inl[id] = cnt;
+                    atomicAdd(&ch.cost[id], units);
+                    atomicAdd(&ch.inl[id], cnt);
                 }
             }
             __syncthreads();
