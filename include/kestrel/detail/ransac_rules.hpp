@@ -554,13 +554,11 @@ struct PoseHostSum {
                 for (int k = 0; k < K; ++k) v[l][k] = 0.0;
                 for (int i = w * kPoseLanes + l; i < n; i += kPoseFinishThreads) f(i, v[l]);
             }
-            for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-                double x[kPoseLanes][K];
-                for (int l = 0; l < kPoseLanes; ++l)
-                    for (int k = 0; k < K; ++k) x[l][k] = v[l][k] + v[l ^ off][k];
-                for (int l = 0; l < kPoseLanes; ++l)
-                    for (int k = 0; k < K; ++k) v[l][k] = x[l][k];
-            }
+            // The butterfly as lane 0 sees it: at step `off` only lanes l < off feed lane 0's next steps, and
+            // lane l adds lane l ^ off = l + off (the same operands as on the GPU).
+            for (int off = kPoseLanes / 2; off >= 1; off >>= 1)
+                for (int l = 0; l < off; ++l)
+                    for (int k = 0; k < K; ++k) v[l][k] = v[l][k] + v[l + off][k];
             for (int k = 0; k < K; ++k) total[k] = w == 0 ? v[0][k] : total[k] + v[0][k];
         }
         for (int k = 0; k < K; ++k) out[k] = total[k];
