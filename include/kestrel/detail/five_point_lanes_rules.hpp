@@ -108,6 +108,8 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) 
         b = a;
         fb = 0.0;
     }
+    // Every step as selects (the lanes of a group refine different brackets in step): once fb == 0 nothing
+    // changes; fc == 0: both ends move to c; a sign change: the old b becomes a; else a stays and fa halves.
     for (int it = 0; it < (Deriv ? kFplExtremumSteps : kFplIllinoisSteps); ++it) {
         const double lo = a < b ? a : b, hi = a < b ? b : a;
         const double den = fb - fa;
@@ -115,22 +117,28 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) 
         c = c < lo ? lo : (c > hi ? hi : c);
         if (!(c == c)) c = b;
         const double fc = fpl_f<Deriv>(p, inner, c);
-        if (fb == 0.0) continue;  // converged exactly: keep b
-        if (fc == 0.0) {
-            a = b = c;
-            fa = fb = 0.0;
-        } else if (fpl_neg(fc) != fpl_neg(fb)) {
-            a = b;
-            fa = fb;
-            b = c;
-            fb = fc;
-        } else {
-            fa = 0.5 * fa;
-            b = c;
-            fb = fc;
-        }
+        const bool keep = fb == 0.0;
+        const bool zero = fc == 0.0;
+        const bool flip = fpl_neg(fc) != fpl_neg(fb);
+        const double na = keep ? a : (zero ? c : (flip ? b : a));
+        const double nfa = keep ? fa : (zero ? 0.0 : (flip ? fb : 0.5 * fa));
+        const double nb = keep ? b : c;
+        const double nfb = keep ? fb : (zero ? 0.0 : fc);
+        a = na;
+        fa = nfa;
+        b = nb;
+        fb = nfb;
     }
     return std::fabs(fb) <= std::fabs(fa) ? b : a;
+}
+
+/// The lowest set bit of a non-zero word.
+KESTREL_HD int fpl_ctz(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+    return __ffs(static_cast<int>(x)) - 1;
+#else
+    return __builtin_ctz(x);
+#endif
 }
 
 /// Set bits of a 32-bit word.
@@ -249,12 +257,48 @@ KESTREL_HD int fpl_pivot(const FplWork& w, int c, int used, double mscale) {
     return best > 1e-12 * mscale ? p : -1;
 }
 
-/// Phase: elimination of column c with pivot row p (every lane r < 10 other than p updates its row's columns
-/// c + 1 .. 19: M[r][m] -= (M[r][c] / M[p][c]) M[p][m]).
-KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int c, int p) {
+/// Phase: elimination of column C with pivot row p (every lane r < 10 other than p updates its row's columns
+/// C + 1 .. 19: M[r][m] -= (M[r][C] / M[p][C]) M[p][m], as fma(-f, M[p][m], M[r][m])). Both rows are read before
+/// the row is written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load
+/// would wait for the previous store).
+template <int C>
+KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int p) {
     if (lane >= 10 || lane == p) return;
-    const double f = w.M[lane][c] * (1.0 / w.M[p][c]);
-    for (int m = c + 1; m < 20; ++m) w.M[lane][m] = std::fma(-f, w.M[p][m], w.M[lane][m]);
+    constexpr int kN = 19 - C;
+    double pv[kN], mv[kN];
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) pv[m] = w.M[p][C + 1 + m];
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) mv[m] = w.M[lane][C + 1 + m];
+    const double f = w.M[lane][C] * (1.0 / w.M[p][C]);
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) w.M[lane][C + 1 + m] = std::fma(-f, pv[m], mv[m]);
+}
+
+/// Gauss-Jordan from column C on: each column's pivot (fpl_pivot, the same on every lane), then its elimination
+/// phase. False (w.state set) when a pivot vanishes.
+template <int C, class Lanes>
+KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int used, double mscale) {
+    if constexpr (C == 10) {
+        (void)L;
+        (void)w;
+        (void)used;
+        (void)mscale;
+        return true;
+    } else {
+        const int p = fpl_pivot(w, C, used, mscale);
+        if (p < 0) {  // every lane takes the same branch
+            L.each([&](int lane) {
+                if (lane == 0) w.state = kFivePointSingularElimination;
+            });
+            return false;
+        }
+        L.each([&](int lane) {
+            if (lane == 0) w.piv[C] = p;
+            fpl_phase_eliminate<C>(w, lane, p);
+        });
+        return fpl_eliminate_from<C + 1>(L, w, used | (1 << p), mscale);
+    }
 }
 
 /// Phase: B(z) and det B(z) (lane 0). Row k of B from the scaled rows of pivots 4 + 2k and 5 + 2k.
@@ -318,31 +362,42 @@ KESTREL_HD void fpl_phase_poly(FplWork& w, int lane) {
 /// (a sign change of the derivative towards zero) whose value has the other sign (two roots, split at the
 /// extremum; the first two such cells of a lane).
 KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
-    unsigned int one = 0u, two = 0u;
-    int nsplit = 0;
+    unsigned int one = 0u, cand = 0u;
     const bool inner = fpl_lane_inner(lane);
     const int i0 = lane * kFplCellsPerLane;
     double u0 = fpl_grid_u(i0, inner), d0;
     double v0 = fpl_eval(w.poly, inner, u0, &d0);
+    // The sign pass: the cells with a sign change, and those where |p| falls, then rises (along ascending t: the
+    // outer domains' w descends) without one, the candidates for two roots.
     for (int j = 0; j < kFplCellsPerLane; ++j) {
         const double u1 = fpl_grid_u(i0 + j + 1, inner);
         double d1;
         const double v1 = fpl_eval(w.poly, inner, u1, &d1);
         if (v0 == 0.0 || (v1 != 0.0 && fpl_neg(v0) != fpl_neg(v1))) {
             one |= 1u << j;
-        } else if (nsplit < 2 && v0 != 0.0 && d0 != 0.0 && d1 != 0.0 && fpl_neg(d0) != fpl_neg(d1) &&
+        } else if (v0 != 0.0 && d0 != 0.0 && d1 != 0.0 && fpl_neg(d0) != fpl_neg(d1) &&
                    fpl_neg(inner ? d0 : -d0) != fpl_neg(v0)) {
-            // |p| falls, then rises in the cell (along ascending t: the outer domains' w descends).
-            const double m = fpl_illinois<true>(w.poly, inner, u0, u1);
-            const double vm = fpl_value(w.poly, inner, m);
-            if (vm == 0.0 || fpl_neg(vm) != fpl_neg(v0)) {
-                two |= 1u << j;
-                w.split[lane][nsplit++] = m;
-            }
+            cand |= 1u << j;
         }
         u0 = u1;
         v0 = v1;
         d0 = d1;
+    }
+    // The candidates in ascending order until two are split: the extremum (Illinois on the derivative), two roots
+    // when the value there has the other sign than at the cell's left end.
+    unsigned int two = 0u;
+    int nsplit = 0;
+    while (cand != 0u && nsplit < 2) {
+        const int j = fpl_ctz(cand);
+        cand &= cand - 1u;
+        const double ua = fpl_grid_u(i0 + j, inner), ub = fpl_grid_u(i0 + j + 1, inner);
+        const double m = fpl_illinois<true>(w.poly, inner, ua, ub);
+        const double vm = fpl_value(w.poly, inner, m);
+        const double va = fpl_value(w.poly, inner, ua);
+        if (vm == 0.0 || fpl_neg(vm) != fpl_neg(va)) {
+            two |= 1u << j;
+            w.split[lane][nsplit++] = m;
+        }
     }
     w.cells[lane] = one;
     w.cells2[lane] = two;
@@ -356,49 +411,57 @@ KESTREL_HD int fpl_root_cells(const FplWork& w) {
 }
 
 /// The k-th bracket in ascending cell order (a split cell: its left part first): its lane, ends a, b in the
-/// lane's variable. False when there are fewer.
+/// lane's variable. False when there are fewer. Loops of fixed length with selects (the lanes of a group look for
+/// different brackets in step).
 KESTREL_HD bool fpl_bracket(const FplWork& w, int k, int* lane_out, double* a, double* b) {
-    int seen = 0;
+    int seen = 0, L = 0, within = 0;
+    bool found = false;
     for (int l = 0; l < kFplLanes; ++l) {
         const int here = fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
-        if (seen + here <= k) {  // not in this lane
-            seen += here;
-            continue;
-        }
-        const bool inner = fpl_lane_inner(l);
-        int q = 0;
-        for (int j = 0; j < kFplCellsPerLane; ++j) {
-            const int i = l * kFplCellsPerLane + j;
-            if ((w.cells[l] >> j) & 1u) {
-                if (seen == k) {
-                    *lane_out = l;
-                    *a = fpl_grid_u(i, inner);
-                    *b = fpl_grid_u(i + 1, inner);
-                    return true;
-                }
-                ++seen;
-            } else if ((w.cells2[l] >> j) & 1u) {
-                if (seen == k || seen + 1 == k) {
-                    *lane_out = l;
-                    *a = seen == k ? fpl_grid_u(i, inner) : w.split[l][q];
-                    *b = seen == k ? w.split[l][q] : fpl_grid_u(i + 1, inner);
-                    return true;
-                }
-                seen += 2;
-                ++q;
-            }
-        }
+        const bool hit = !found && k < seen + here;
+        L = hit ? l : L;
+        within = hit ? k - seen : within;
+        found = found || hit;
+        seen += here;
     }
-    return false;
+    const bool inner = fpl_lane_inner(L);
+    const unsigned int c1 = w.cells[L], c2 = w.cells2[L];
+    int cnt = 0, q = 0;
+    double ra = 0.0, rb = 0.0;
+    for (int j = 0; j < kFplCellsPerLane; ++j) {
+        const int i = L * kFplCellsPerLane + j;
+        const bool one = ((c1 >> j) & 1u) != 0u, two = ((c2 >> j) & 1u) != 0u;
+        const double ui = fpl_grid_u(i, inner), ui1 = fpl_grid_u(i + 1, inner);
+        const double sp = two ? w.split[L][q] : 0.0;
+        if (one && cnt == within) {
+            ra = ui;
+            rb = ui1;
+        }
+        if (two && cnt == within) {
+            ra = ui;
+            rb = sp;
+        }
+        if (two && cnt + 1 == within) {
+            ra = sp;
+            rb = ui1;
+        }
+        cnt += one ? 1 : (two ? 2 : 0);
+        q += two ? 1 : 0;
+    }
+    *lane_out = L;
+    *a = ra;
+    *b = rb;
+    return found;
 }
 
 /// The root of the k-th bracket: z, or false when it is at infinity or not finite.
 KESTREL_HD bool fpl_root(const FplWork& w, int k, double* z_out) {
     int l = 0;
     double a = 0.0, b = 0.0;
-    if (!fpl_bracket(w, k, &l, &a, &b)) return false;
+    const bool found = fpl_bracket(w, k, &l, &a, &b);
     const bool inner = fpl_lane_inner(l);
-    const double u = fpl_illinois<false>(w.poly, inner, a, b);
+    const double u = fpl_illinois<false>(w.poly, inner, a, b);  // also without a bracket: the lanes stay in step
+    if (!found) return false;
     if (inner) {
         *z_out = u;
         return u == u;
@@ -467,21 +530,7 @@ KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r) mscale = w.rowmax[r] > mscale ? w.rowmax[r] : mscale;
-    int used = 0;
-    for (int c = 0; c < 10; ++c) {
-        const int p = fpl_pivot(w, c, used, mscale);
-        if (p < 0) {  // every lane takes the same branch
-            L.each([&](int lane) {
-                if (lane == 0) w.state = kFivePointSingularElimination;
-            });
-            return 0;
-        }
-        used |= 1 << p;
-        L.each([&](int lane) {
-            if (lane == 0) w.piv[c] = p;
-            fpl_phase_eliminate(w, lane, c, p);
-        });
-    }
+    if (!fpl_eliminate_from<0>(L, w, 0, mscale)) return 0;
     L.each([&](int lane) { fpl_phase_poly(w, lane); });
     if (w.state != kFivePointOk) return 0;
     L.each([&](int lane) { fpl_phase_scan(w, lane); });
