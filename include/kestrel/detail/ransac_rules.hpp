@@ -396,6 +396,8 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p,
 }
 
 /// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
+/// An iteration that changes no bit is a fixed point: the remaining ones would change nothing either, so the loop
+/// ends there (the same result as all `iterations`).
 KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
     for (int it = 0; it < iterations; ++it) {
         const double c[9] = {R[4] * R[8] - R[5] * R[7], R[5] * R[6] - R[3] * R[8], R[3] * R[7] - R[4] * R[6],
@@ -403,7 +405,13 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
                              R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
         const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
         if (!(det != 0.0)) return;
-        for (int j = 0; j < 9; ++j) R[j] = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+        bool same = true;
+        for (int j = 0; j < 9; ++j) {
+            const double r = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+            same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
+            R[j] = r;
+        }
+        if (same) return;
     }
 }
 
