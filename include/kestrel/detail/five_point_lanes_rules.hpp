@@ -71,39 +71,44 @@ KESTREL_HD double fpl_grid_u(int i, bool inner) {
     const double t = fpl_grid_t(i);
     return inner ? t : (i < kFplGrid / 2 ? -2.0 - t : 2.0 - t);
 }
-/// The polynomial (inner: p(z); outer: w^10 p(1 / w)) and its derivative in the domain's variable.
-KESTREL_HD double fpl_eval(const double* p, bool inner, double u, double* du) {
-    double v = inner ? p[10] : p[0], d = 0.0;
+/// The polynomial (inner: p(z); outer: w^10 p(1 / w)) and its derivative in the domain's variable: Horner over
+/// the coefficients from the highest power down, c[i] = p[10 - i] (inner) or p[i] (outer).
+KESTREL_HD double fpl_eval_c(const double* c, double u, double* du) {
+    double v = c[0], d = 0.0;
     for (int i = 1; i <= 10; ++i) {
         d = std::fma(d, u, v);
-        v = std::fma(v, u, inner ? p[10 - i] : p[i]);
+        v = std::fma(v, u, c[i]);
     }
     *du = d;
     return v;
 }
-KESTREL_HD double fpl_value(const double* p, bool inner, double u) {
-    double v = inner ? p[10] : p[0];
-    for (int i = 1; i <= 10; ++i) v = std::fma(v, u, inner ? p[10 - i] : p[i]);
+KESTREL_HD double fpl_value_c(const double* c, double u) {
+    double v = c[0];
+    for (int i = 1; i <= 10; ++i) v = std::fma(v, u, c[i]);
     return v;
 }
 KESTREL_HD bool fpl_neg(double v) { return v < 0.0; }
 
 /// The value (Deriv = false) or the derivative (Deriv = true) of the domain's polynomial.
 template <bool Deriv>
-KESTREL_HD double fpl_f(const double* p, bool inner, double u) {
-    if (!Deriv) return fpl_value(p, inner, u);
+KESTREL_HD double fpl_f(const double* c, double u) {
+    if (!Deriv) return fpl_value_c(c, u);
     double d;
-    (void)fpl_eval(p, inner, u, &d);
+    (void)fpl_eval_c(c, u, &d);
     return d;
+}
+/// The domain's coefficients from the highest power down (fpl_eval_c's c).
+KESTREL_HD void fpl_coefficients(const double* p, bool inner, double* c) {
+    for (int i = 0; i <= 10; ++i) c[i] = inner ? p[10 - i] : p[i];
 }
 
 /// Fixed-count Illinois steps on [a, b] (f(a), f(b) of opposite signs or one zero) for the value (Deriv = false,
 /// kFplIllinoisSteps) or the derivative (Deriv = true, kFplExtremumSteps) of the domain's polynomial; returns the
 /// end with the smaller |f|.
 template <bool Deriv>
-KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) {
-    double fa = fpl_f<Deriv>(p, inner, a);
-    double fb = fpl_f<Deriv>(p, inner, b);
+KESTREL_HD double fpl_illinois(const double* cf, double a, double b) {
+    double fa = fpl_f<Deriv>(cf, a);
+    double fb = fpl_f<Deriv>(cf, b);
     if (fa == 0.0) {
         b = a;
         fb = 0.0;
@@ -116,7 +121,7 @@ KESTREL_HD double fpl_illinois(const double* p, bool inner, double a, double b) 
         double c = den != 0.0 ? b - fb * ((b - a) / den) : b;
         c = c < lo ? lo : (c > hi ? hi : c);
         if (!(c == c)) c = b;
-        const double fc = fpl_f<Deriv>(p, inner, c);
+        const double fc = fpl_f<Deriv>(cf, c);
         const bool keep = fb == 0.0;
         const bool zero = fc == 0.0;
         const bool flip = fpl_neg(fc) != fpl_neg(fb);
@@ -365,14 +370,16 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
     unsigned int one = 0u, cand = 0u;
     const bool inner = fpl_lane_inner(lane);
     const int i0 = lane * kFplCellsPerLane;
+    double cf[11];
+    fpl_coefficients(w.poly, inner, cf);
     double u0 = fpl_grid_u(i0, inner), d0;
-    double v0 = fpl_eval(w.poly, inner, u0, &d0);
+    double v0 = fpl_eval_c(cf, u0, &d0);
     // The sign pass: the cells with a sign change, and those where |p| falls, then rises (along ascending t: the
     // outer domains' w descends) without one, the candidates for two roots.
     for (int j = 0; j < kFplCellsPerLane; ++j) {
         const double u1 = fpl_grid_u(i0 + j + 1, inner);
         double d1;
-        const double v1 = fpl_eval(w.poly, inner, u1, &d1);
+        const double v1 = fpl_eval_c(cf, u1, &d1);
         if (v0 == 0.0 || (v1 != 0.0 && fpl_neg(v0) != fpl_neg(v1))) {
             one |= 1u << j;
         } else if (v0 != 0.0 && d0 != 0.0 && d1 != 0.0 && fpl_neg(d0) != fpl_neg(d1) &&
@@ -391,9 +398,9 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
         const int j = fpl_ctz(cand);
         cand &= cand - 1u;
         const double ua = fpl_grid_u(i0 + j, inner), ub = fpl_grid_u(i0 + j + 1, inner);
-        const double m = fpl_illinois<true>(w.poly, inner, ua, ub);
-        const double vm = fpl_value(w.poly, inner, m);
-        const double va = fpl_value(w.poly, inner, ua);
+        const double m = fpl_illinois<true>(cf, ua, ub);
+        const double vm = fpl_value_c(cf, m);
+        const double va = fpl_value_c(cf, ua);
         if (vm == 0.0 || fpl_neg(vm) != fpl_neg(va)) {
             two |= 1u << j;
             w.split[lane][nsplit++] = m;
@@ -460,7 +467,9 @@ KESTREL_HD bool fpl_root(const FplWork& w, int k, double* z_out) {
     double a = 0.0, b = 0.0;
     const bool found = fpl_bracket(w, k, &l, &a, &b);
     const bool inner = fpl_lane_inner(l);
-    const double u = fpl_illinois<false>(w.poly, inner, a, b);  // also without a bracket: the lanes stay in step
+    double cf[11];
+    fpl_coefficients(w.poly, inner, cf);
+    const double u = fpl_illinois<false>(cf, a, b);  // also without a bracket: the lanes stay in step
     if (!found) return false;
     if (inner) {
         *z_out = u;

@@ -72,6 +72,33 @@ KESTREL_HD int fp_degree(int code) { return (code >> 4) + ((code >> 2) & 3) + (c
 /// A linear polynomial is {x, y, z, 1}: codes 16, 4, 1, 0.
 KESTREL_HD int fp_lin_code(int i) { return i == 0 ? 16 : (i == 1 ? 4 : (i == 2 ? 1 : 0)); }
 
+/// The column of the product of linear monomials i and j (x, y, z, 1), and of column i (degree <= 2) times linear
+/// monomial j (-1: degree 3): fp_column of the summed codes. The device folds fp_column in its unrolled loops; the
+/// host reads these tables (the same columns, the same order of the updates).
+#if !defined(__CUDA_ARCH__)
+constexpr int kFpMulLinColumn[4][4] = {{5, 9, 11, 12}, {9, 7, 14, 15}, {11, 14, 17, 18}, {12, 15, 18, 19}};
+constexpr int kFpQuadLinColumn[20][4] = {
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+    {0, 2, 4, 5},     {-1, -1, -1, -1}, {3, 1, 6, 7},     {-1, -1, -1, -1}, {2, 3, 8, 9},
+    {-1, -1, -1, -1}, {4, 8, 10, 11},   {5, 9, 11, 12},   {-1, -1, -1, -1}, {8, 6, 13, 14},
+    {9, 7, 14, 15},   {-1, -1, -1, -1}, {10, 13, 16, 17}, {11, 14, 17, 18}, {12, 15, 18, 19}};
+#endif
+KESTREL_HD int fp_mul_lin_column(int i, int j) {
+#if defined(__CUDA_ARCH__)
+    return fp_column(fp_lin_code(i) + fp_lin_code(j));
+#else
+    return kFpMulLinColumn[i][j];
+#endif
+}
+KESTREL_HD int fp_quad_lin_column(int i, int j) {
+#if defined(__CUDA_ARCH__)
+    const int ci = fp_code(i);
+    return fp_degree(ci) > 2 ? -1 : fp_column(ci + fp_lin_code(j));
+#else
+    return kFpQuadLinColumn[i][j];
+#endif
+}
+
 /// out = a * b (a, b linear; out over the 20 columns).
 KESTREL_HD void fp_mul_lin(const double* a, const double* b, double* out) {
     KESTREL_UNROLL
@@ -79,17 +106,16 @@ KESTREL_HD void fp_mul_lin(const double* a, const double* b, double* out) {
     KESTREL_UNROLL
     for (int i = 0; i < 4; ++i)
         KESTREL_UNROLL
-        for (int j = 0; j < 4; ++j) out[fp_column(fp_lin_code(i) + fp_lin_code(j))] += a[i] * b[j];
+        for (int j = 0; j < 4; ++j) out[fp_mul_lin_column(i, j)] += a[i] * b[j];
 }
 /// out += s * q * l (q of degree <= 2 over the 20 columns, l linear).
 KESTREL_HD void fp_addmul_quad_lin(const double* q, const double* l, double s, double* out) {
     KESTREL_UNROLL
     for (int i = 0; i < 20; ++i) {
-        const int ci = fp_code(i);
-        if (fp_degree(ci) > 2) continue;
+        if (fp_quad_lin_column(i, 0) < 0) continue;
         const double qi = s * q[i];
         KESTREL_UNROLL
-        for (int j = 0; j < 4; ++j) out[fp_column(ci + fp_lin_code(j))] += qi * l[j];
+        for (int j = 0; j < 4; ++j) out[fp_quad_lin_column(i, j)] += qi * l[j];
     }
 }
 
