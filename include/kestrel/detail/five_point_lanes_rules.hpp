@@ -39,11 +39,12 @@ constexpr int kFplExtremumSteps = 8;                 ///< steps locating an extr
 struct FplWork {
     union {
         double sample[30];   ///< x1 (15) then x2 (15): the five points as 3-vectors (input)
-        double M[10][20];    ///< the constraints, eliminated in place
+        double M[10][21];    ///< the constraints, eliminated in place (rows padded to 21: the ten lanes that
+                             ///< each touch one row hit distinct shared-memory banks)
         double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
     };
     double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
-    double eet[6][20];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics
+    double eet[6][21];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics (padded as M)
     double rowmax[10];
     double bx[3][4], by[3][4], b1[3][5];
     double poly[11];
