@@ -260,16 +260,7 @@ struct PoseSmem {
     PoseShared sh;
     ChunkShared ch;
     int s_val;
-    int s_rot;  // the first rotation hypothesis precomputed by this chunk (-1: none)
 };
-
-/// The rotation pass' cap, once the translation pass has stopped (detail::pose_rotation_cap of its result).
-__device__ int rotation_cap(const PoseDeviceState* st, int n, const PoseCallParams& prm) {
-    detail::PoseScan s0;
-    s0.best = ld_volatile(&st->scan[0].best);
-    s0.inliers = ld_volatile(&st->scan[0].inliers);
-    return detail::pose_rotation_cap(s0, n, prm.table[1], prm.cap[1]);
-}
 
 // One block per SM (255 registers: two blocks of 128 registers spill and were not faster end to end).
 __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
@@ -278,7 +269,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     PoseShared& sh = smem.sh;
     ChunkShared& ch = smem.ch;
     int& s_val = smem.s_val;
-    int& s_rot = smem.s_rot;
     PoseDeviceState* st = b.state;
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
@@ -304,8 +294,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         __threadfence();
     }
     const bool run = n >= prm.prep.min_points;
-    detail::PoseProblem p1 = prm.problem[1];  // the rotation pass' problem (also for its hypotheses solved early)
-    p1.n = n;
     for (int pass = 0; pass < 2 && run; ++pass) {
         if (pass == 1 && !prm.prep.rotation_pass) break;
         detail::PoseProblem p = prm.problem[pass];
@@ -316,32 +304,22 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 while (ld_volatile(&st->stop[0]) == 0) __nanosleep(64);
             __syncthreads();
             __threadfence();
-            cap = rotation_cap(st, n, prm);
-            // The rotation hypotheses solved during the translation pass may already hold the answer.
-            if (t < kPoseLanes) scan_warp(1, cap, n, prm.table[1], b);
+            detail::PoseScan s0;
+            s0.best = ld_volatile(&st->scan[0].best);
+            s0.inliers = ld_volatile(&st->scan[0].inliers);
+            cap = detail::pose_rotation_cap(s0, n, prm.table[1], prm.cap[1]);
         }
         // Hypotheses in flight: prm.in_flight (at most the cap), chunks of gh spread over that many blocks; the
-        // others sit the pass out. Translation chunks hand out chunk indices (hypotheses c * gh + g); rotation
-        // chunks hand out hypothesis indices (some were taken by translation chunks that had lane groups to spare).
+        // others sit the pass out.
         const int target = prm.in_flight < cap ? prm.in_flight : cap;
         int gh = (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
         gh = gh < 1 ? 1 : (gh > kPoseGroups ? kPoseGroups : gh);
         const int active = (target + gh - 1) / gh;
-        // Translation chunks solve as many rotation hypotheses as translation ones on their spare lane groups
-        // (none when the chunk uses all 16), so that the rotation pass mostly finds its results waiting.
-        const int rot_spare = pass == 0 && prm.prep.rotation_pass && prm.prep.rotation_early
-                                  ? (kPoseGroups - gh < gh ? kPoseGroups - gh : gh)
-                                  : 0;
         if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
         for (;;) {
             if (t == 0) {
-                int c = -1, r0 = -1;
-                if (pass == 1) {
-                    if (ld_volatile(&st->stop[1]) == 0) {
-                        const int k0 = atomicAdd(&st->next[1], gh);
-                        c = k0 < cap ? k0 : -1;
-                    }
-                } else if (ld_volatile(&st->stop[pass]) == 0) {
+                int c = -1;
+                if (ld_volatile(&st->stop[pass]) == 0) {
                     c = atomicAdd(&st->next[pass], 1);
                     if (c * gh >= cap) {
                         c = -1;
@@ -366,33 +344,15 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             __nanosleep(128);
                         }
                     }
-                    if (c >= 0) {
-                        c = c * gh;
-                        if (rot_spare > 0 && ld_volatile(&st->next[1]) < prm.cap[1]) r0 = atomicAdd(&st->next[1], rot_spare);
-                    }
                 }
                 s_val = c;
-                s_rot = r0;
             }
             __syncthreads();
-            const int base = s_val;  // the chunk's first hypothesis
-            if (base < 0) break;
-            const int r0 = s_rot;
-            const int nrot_ = r0 < 0 ? 0 : (prm.cap[1] - r0 < rot_spare ? prm.cap[1] - r0 : rot_spare);
-            const int nrot = nrot_ > 0 ? nrot_ : 0;
-            // 1. Groups g < gh: hypothesis base + g, its sample and models; groups gh .. gh + nrot - 1: rotation
-            // hypothesis r0 + g - gh.
-            const int k = base + g;
-            if (g < gh + nrot && lane == 0) ch.nm[g] = 0;
-            if (g >= gh && g < gh + nrot && lane == 0) {
-                detail::FplWork& w = sh.w[g];
-                int idx[detail::kPoseMaxSample];
-                if (detail::pose_hypothesis_sample(p1, r0 + g - gh, idx)) {
-                    const bool ok = detail::pose_hypothesis_model2(p1, idx, w.E[0]);
-                    w.ok[0] = ok ? 1 : 0;
-                    ch.nm[g] = 1;
-                }
-            }
+            const int c = s_val;
+            if (c < 0) break;
+            // 1. Groups g < gh: hypothesis c * gh + g, its sample and models.
+            const int k = c * gh + g;
+            if (g < gh && lane == 0) ch.nm[g] = 0;
             if (g < gh && k < cap) {
                 detail::FplWork& w = sh.w[g];
                 int idx[detail::kPoseMaxSample];
@@ -417,7 +377,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
             if (t == 0) {
                 int m = 0;
-                for (int q = 0; q < gh + nrot; ++q)
+                for (int q = 0; q < gh; ++q)
                     for (int r = 0; r < ch.nm[q]; ++r)
                         if (sh.w[q].ok[r]) {
                             const int id = q * detail::kFivePointMaxSolutions + r;
@@ -439,16 +399,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             for (int job = warp; job < nmod * slices; job += kWarps) {
                 const int id = ch.list[job / slices];
                 const int slice = job % slices;
-                const int q = id / detail::kFivePointMaxSolutions;
-                const detail::PoseProblem& pq = q < gh ? p : p1;
-                const double* E = sh.w[q].E[id % detail::kFivePointMaxSolutions];
+                const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
                 double M[9];
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
 #pragma unroll 4
                 for (int i = slice * kPoseLanes + wl; i < n; i += kPoseLanes * slices)
-                    detail::pose_msac_point(pq, M, i, units, cnt);
+                    detail::pose_msac_point(p, M, i, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
@@ -459,10 +417,9 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
-            // 3. Each hypothesis' best model (the lower solution on ties) into its pass' ring, then its flag.
-            if ((t < gh && base + t < cap) || (t >= gh && t < gh + nrot)) {
-                const int hp = t < gh ? pass : 1;
-                const int kk = t < gh ? base + t : r0 + t - gh;
+            // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
+            if (t < gh && c * gh + t < cap) {
+                const int kk = c * gh + t;
                 double best = 1e300;
                 int bi = 0, br = -1;
                 for (int r = 0; r < ch.nm[t]; ++r) {
@@ -474,7 +431,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                         br = r;
                     }
                 }
-                const int slot = hp * kPoseRing + kk % kPoseRing;
+                const int slot = pass * kPoseRing + kk % kPoseRing;
                 b.hcost[slot] = best;
                 b.hinliers[slot] = bi;
                 for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
@@ -482,15 +439,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;
             }
             __syncthreads();
-            if (t < kPoseLanes) {
-                scan_warp(pass, cap, n, prm.table[pass], b);
-                // Rotation results written after the rotation pass began are scanned here (a rotation block that
-                // entered the pass before they were in has scanned without them).
-                if (nrot > 0 && ld_volatile(&st->stop[0]) != 0) {
-                    __threadfence();
-                    scan_warp(1, rotation_cap(st, n, prm), n, prm.table[1], b);
-                }
-            }
+            if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
         }
     }
     // The last block to leave: the finish, then the reset for the next call.

@@ -60,7 +60,6 @@ struct PosePrepare {
     double* s;          // null: no per-point scale
     int min_points;     // below it neither pass runs (TooFewPoints)
     int rotation_pass;  // 0: no rotation-only pass
-    int rotation_early; // 1: translation chunks solve rotation hypotheses on their spare lane groups
 };
 
 /// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.

@@ -7,7 +7,6 @@
 // constructor; the grid is sized from the SMs available when the estimator is made.
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -65,10 +64,6 @@ public:
         for (int q = 0; q < 2; ++q) st.scan[q] = PoseScan{};
         KESTREL_CUDA(cudaMemcpy(d_state_.get(), &st, sizeof st, cudaMemcpyHostToDevice), kAlloc);
         sms_ = kernels::sms_available();
-        {  // TEMPORARY (measurement): KESTREL_POSE_EARLY_ROTATION=0 turns the early rotation hypotheses off
-            const char* e = std::getenv("KESTREL_POSE_EARLY_ROTATION");
-            early_rotation_ = !(e && e[0] == '0');
-        }
         per_sm_ = kernels::pose_blocks_per_sm();
         std::memset(h_record_.get(), 0, sizeof(PoseRecord));
         buf_.tables = static_cast<int*>(d_tables_.get());
@@ -98,7 +93,6 @@ public:
         prep.x2 = dx2;
         prep.min_points = call.method == 0 ? 5 : 2;
         prep.rotation_pass = cfg_.rotation_only ? 1 : 0;
-        prep.rotation_early = early_rotation_ ? 1 : 0;
         bool scales = false;
         if (call.device) {
             const PoseDeviceInput& in = *call.device;
@@ -179,7 +173,6 @@ private:
     int max_points_;
     int sms_ = 1;
     int per_sm_ = 1;
-    bool early_rotation_ = true;
     std::size_t pts_bytes_;
     PinnedPtr h_pts_;
     DevicePtr d_pts_, d_tables_, d_models_, d_cost_, d_inl_, d_done_, d_state_, d_mask_, d_record_;
