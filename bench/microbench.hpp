@@ -99,8 +99,8 @@ struct PoseScene {
 PoseScene pose_scene(int n, double outliers);
 /// floor/pose-transfer/1000 (microbench_gpu.cpp, CUDA builds).
 void register_pose_floor();
-/// pose/bearings-device/1000/50pct (the tracker's device entry) and pose/solve/five-point/4096 (the cost of one
-/// solve on the GPU) (microbench_gpu.cpp, CUDA builds).
+/// pose/bearings-device/1000/50pct (the tracker's device entry), pose/solve/five-point/256 (the latency of one
+/// batch of 256 solves) and pose/solve/five-point/4096 (their throughput) (microbench_gpu.cpp, CUDA builds).
 void register_pose_gpu();
 
 }  // namespace kestrel::bench::micro

@@ -40,8 +40,8 @@ struct RelativePoseConfig {
     double threshold_px = 1.0;      ///< inlier threshold on the Sampson error, (0, 1000] px
     double confidence = 0.999;      ///< adaptive stop, [0.5, 1)
     int max_hypotheses = 4096;      ///< minimal samples drawn at most, [1, 1 << 20]
-    int batch = 16;                 ///< CPU backend: hypotheses scored per round before the in-order scan, [1, 65536]
-                                    ///< (the result does not depend on it; the GPU scores 1024 per launch)
+    int batch = 1;                  ///< CPU backend: hypotheses scored per round before the in-order scan, [1, 65536]
+                                    ///< (the result does not depend on it; 1 solves none past the stop)
     std::uint64_t seed = 0;         ///< the counter-based generator's seed: same input + seed -> same result
     PoseMethod method = PoseMethod::FivePoint;
     bool refine = true;             ///< Gauss-Newton on the Sampson error over the inliers (R, unit t)

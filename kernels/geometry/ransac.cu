@@ -1,23 +1,25 @@
-// Relative-pose RANSAC on the GPU: many hypotheses per launch, one per thread; their models scored by warps
-// over shared-memory tiles of the points; the in-order scan with the adaptive stop on the device; the finish
-// (mask, decomposition, cheirality, refinement, the rotation-only model and the model choice) on the device.
+// Relative-pose RANSAC on the GPU in one launch per call: the staging of the points, both passes (translation:
+// five-point or two-point; then rotation only), the in-order scan with the adaptive stop, and the finish (mask,
+// decomposition, cheirality, refinement, the rotation-only model and the model choice).
 //
-// Per call: prepare (stage the points, the count, reset), then per round of hypotheses two launches (solve,
-// score + scan; rounds after both passes stopped return at once, so the host enqueues every round without
-// waiting), then the finish: one block. Nothing waits for the host; no launch depends on its blocks being
-// resident together (the score launch's last block is found by an atomic ticket).
+// A block is 16 lane groups of 16 threads. Blocks take chunks of 1 to 16 hypotheses from a counter
+// until the pass has stopped or its cap is handed out. Lane group g draws hypothesis g's sample and solves it
+// (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: one lane); then the
+// block's warps score the chunk's models, a warp per model (detail::pose_msac: integer units, so any split of the
+// points gives the same sum); the lowest cost (the lower solution on ties) is the hypothesis' model, kept in a ring of results
+// with a flag. Then warp 0, holding the scan lock, scans the results that are in, in index order, 32 at a time
+// (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
+// the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
+// follows from that result). The last block to leave runs detail::pose_finish and resets the state for the next
+// call. The chunk size and the grid change how much is solved past the stop, never the result.
 //
-// Model: hypothesis k of a pass draws its sample from the counter-based generator (seed, k) and solves it
-// (detail::pose_hypothesis_solve: five-point, two-point with the prior, or rotation only); every solution is
-// scored by the MSAC cost of the squared error in pixels (detail::pose_msac: lane l sums the points l, l + 32,
-// ... in order, then the xor butterfly 16, 8, 4, 2, 1; tiles of 256 points keep that order); the lowest cost
-// (lower solution index on ties) is the hypothesis' model. The scan is detail::pose_scan, computed as a
-// parallel prefix of "first index with the lowest cost" (comparisons only: the same state).
+// No block waits for one that has not started: the stager, the chunks being solved and the scan lock's holder
+// are all running blocks, so any grid size works, also when only part of it is resident (e.g. a green context).
 //
-// Reference it must match: detail::relative_pose_cpu (src/geometry/relative_pose_cpu.cpp), bit for bit: the
-// same rules header, +, -, *, /, sqrt only, the finish's sums in the order detail::PoseHostSum emulates, and
-// this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host does not
-// fuse either (the host side is built with -ffp-contract=off).
+// Reference it must match: detail::relative_pose_cpu (src/geometry/relative_pose_cpu.cpp), bit for bit: the same
+// rules headers, +, -, *, /, sqrt and explicit fma only, the finish's sums in the order detail::PoseHostSum
+// emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
+// does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
 
 #include "kernels/common/cuda_check.hpp"
@@ -26,17 +28,26 @@
 namespace kestrel::kernels {
 namespace {
 
+using detail::kFplLanes;
 using detail::kPoseLanes;
 constexpr unsigned kFull = 0xffffffffu;
 
-__global__ void pose_prepare_kernel(PosePrepare in, PoseBuffers b) {
-    int n = in.bound;
-    if (in.device_count) {
-        const int c = *in.device_count;
-        n = c < 0 ? 0 : (c > in.bound ? in.bound : c);
+/// detail::fpl_solve's lane group on the device: f(lane), then the group's barrier.
+struct WarpLanes {
+    int lane;
+    unsigned mask;
+    template <class F>
+    __device__ void each(const F& f) const {
+        f(lane);
+        __syncwarp(mask);
     }
-    const int stride = static_cast<int>(gridDim.x * blockDim.x);
-    for (int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += stride) {
+};
+
+__device__ __forceinline__ int ld_volatile(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
+
+/// Stages the points (modes 1, 2) with the block's threads.
+__device__ void stage_points(const PosePrepare& in, int n) {
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
         double* p = in.x1 + 3 * i;
         double* q = in.x2 + 3 * i;
         if (in.mode == 1) {
@@ -56,243 +67,162 @@ __global__ void pose_prepare_kernel(PosePrepare in, PoseBuffers b) {
             q[2] = 1.0;
         }
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        PoseDeviceState* st = b.state;
-        for (int p = 0; p < 2; ++p) {
-            st->scan[p] = detail::PoseScan{};
-            for (int j = 0; j < 9; ++j) st->best[p][j] = 0.0;
-        }
-        if (n < in.min_points) st->scan[0].stopped = 1;
-        if (n < in.min_points || !in.rotation_pass) st->scan[1].stopped = 1;
-        st->n = n;
-        st->nmodels = 0;
-        st->done = 0u;
-    }
 }
 
-__device__ __forceinline__ double* model_of(const PoseBuffers& b, int slot) { return b.models + 9 * slot; }
-
-__global__ void __launch_bounds__(kPoseSolveThreads) pose_solve_kernel(PoseRound r, PoseBuffers b) {
-    const int tid = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-    if (tid >= r.count[0] + r.count[1]) return;
-    const int pass = tid < r.count[0] ? 0 : 1;
-    const int j = pass == 0 ? tid : tid - r.count[0];
+/// The scan of pass `pass` by warp 0 of a block while it holds the lock: 32 hypotheses at a time, lane j the
+/// hypothesis scanned + j when its result is in; detail::pose_scan's state as a warp prefix (a later hypothesis
+/// wins only with a strictly lower cost: associative), the stop at the first hypothesis whose test passes.
+/// After releasing the lock, scans again when the next hypothesis has completed meanwhile (its block found the
+/// lock held).
+__device__ void scan_warp(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
     PoseDeviceState* st = b.state;
-    if (st->scan[pass].stopped) return;  // written by the previous round's scan
-    detail::PoseProblem p = r.problem[pass];
-    p.n = st->n;
-    const int slot0 = pass == 0 ? j * detail::kFivePointMaxSolutions : kPoseSlots0 + j;
-    double(*M)[9] = reinterpret_cast<double(*)[9]>(model_of(b, slot0));
-    const int ns = detail::pose_hypothesis_solve(p, r.first[pass] + j, M);
-    b.nsol[pass * kPoseMaxRound + j] = ns;
-    if (ns > 0) {
-        const int base = atomicAdd(&st->nmodels, ns);
-        for (int s = 0; s < ns; ++s) b.list[base + s] = slot0 + s;
-    }
-}
-
-/// The best of (cost, hypothesis index, inliers, slot): the later one wins only with a strictly lower cost
-/// (detail::pose_scan's rule; none = cost 1e300, index -1).
-struct Best {
-    double cost;
-    int idx, inliers, slot;
-};
-__device__ __forceinline__ Best later_wins_if_lower(const Best& a, const Best& later) {
-    return later.cost < a.cost ? later : a;
-}
-
-/// detail::pose_scan over the round's hypotheses of one pass, by the whole block (kPoseScoreThreads).
-__device__ void scan_pass(int pass, const PoseRound& r, const PoseBuffers& b, int n, double* sh_cost, int* sh_idx,
-                          int* sh_inl, int* sh_slot, int* sh_stop) {
-    PoseDeviceState* st = b.state;
-    const detail::PoseScan s0 = st->scan[pass];
-    const int count = r.count[pass];
-    if (s0.stopped || count == 0) return;  // the same for every thread
-    const int first = r.first[pass];
-    // The rotation pass runs in rounds after the translation pass has stopped: its cap follows from that result.
-    const int cap = pass == 0 ? r.cap[0] : detail::pose_rotation_cap(st->scan[0], n, r.table[1], r.cap[1]);
-    const int t = static_cast<int>(threadIdx.x);
-    // Each thread: its hypotheses' best models (detail::pose_hypothesis' choice), and their segment's best.
-    Best h[kPoseScanPer];
-    Best seg{1e300, -1, 0, -1};
-    for (int q = 0; q < kPoseScanPer; ++q) {
-        const int j = t * kPoseScanPer + q;
-        h[q] = Best{1e300, -1, 0, -1};
-        if (j >= count) continue;
-        const int ns = b.nsol[pass * kPoseMaxRound + j];
-        const int slot0 = pass == 0 ? j * detail::kFivePointMaxSolutions : kPoseSlots0 + j;
-        for (int s = 0; s < ns; ++s) {
-            const double c = __ldcg(b.cost + slot0 + s);
-            if (c < h[q].cost) h[q] = Best{c, first + j, __ldcg(b.inliers + slot0 + s), slot0 + s};
-        }
-        seg = later_wins_if_lower(seg, h[q]);
-    }
-    // Inclusive prefix over the segments (Hillis-Steele).
-    sh_cost[t] = seg.cost;
-    sh_idx[t] = seg.idx;
-    sh_inl[t] = seg.inliers;
-    sh_slot[t] = seg.slot;
-    if (t == 0) *sh_stop = INT_MAX;
-    for (int off = 1; off < kPoseScoreThreads; off <<= 1) {
-        __syncthreads();
-        Best left{1e300, -1, 0, -1};
-        if (t >= off) left = Best{sh_cost[t - off], sh_idx[t - off], sh_inl[t - off], sh_slot[t - off]};
-        __syncthreads();
-        if (t >= off) {
-            const Best mine{sh_cost[t], sh_idx[t], sh_inl[t], sh_slot[t]};
-            const Best c = later_wins_if_lower(left, mine);
-            sh_cost[t] = c.cost;
-            sh_idx[t] = c.idx;
-            sh_inl[t] = c.inliers;
-            sh_slot[t] = c.slot;
-        }
-    }
-    __syncthreads();
-    const Best carried{s0.best >= 0 ? s0.cost : 1e300, s0.best, s0.inliers, -1};
-    Best cur = carried;
-    if (t > 0) cur = later_wins_if_lower(carried, Best{sh_cost[t - 1], sh_idx[t - 1], sh_inl[t - 1], sh_slot[t - 1]});
-    // Walk the own hypotheses with the stop test after each.
-    int stop_j = INT_MAX;
-    Best at_stop = cur;
-    for (int q = 0; q < kPoseScanPer; ++q) {
-        const int j = t * kPoseScanPer + q;
-        if (j >= count) break;
-        cur = later_wins_if_lower(cur, h[q]);
-        const int k = first + j;
-        const int* table = r.table[pass];
-        const int need = cur.idx < 0 ? cap : table[detail::pose_stop_bin(cur.inliers, n)];
-        if (k + 1 >= need || k + 1 >= cap) {
-            stop_j = j;
-            at_stop = cur;
-            break;
-        }
-    }
-    if (stop_j != INT_MAX) atomicMin(sh_stop, stop_j);
-    __syncthreads();
-    const int stop = *sh_stop;
-    Best fin{};
-    bool writer = false;
-    int used = 0, stopped = 0;
-    if (stop == INT_MAX) {
-        if (t == 0) {
-            writer = true;
-            fin = later_wins_if_lower(carried, Best{sh_cost[kPoseScoreThreads - 1], sh_idx[kPoseScoreThreads - 1],
-                                                    sh_inl[kPoseScoreThreads - 1], sh_slot[kPoseScoreThreads - 1]});
-            used = first + count;
-        }
-    } else if (stop_j == stop) {
-        writer = true;
-        fin = at_stop;
-        used = first + stop + 1;
-        stopped = 1;
-    }
-    if (writer) {
-        detail::PoseScan s = s0;
-        if (fin.idx >= 0) {
-            s.best = fin.idx;
-            s.cost = fin.cost;
-            s.inliers = fin.inliers;
-        }
-        s.used = used;
-        s.stopped = stopped;
-        st->scan[pass] = s;
-        if (fin.idx >= first && fin.slot >= 0) {
-            const double* M = model_of(b, fin.slot);
-            for (int q = 0; q < 9; ++q) st->best[pass][q] = M[q];
-        }
-    }
-    __syncthreads();
-}
-
-__global__ void __launch_bounds__(kPoseScoreThreads) pose_score_kernel(PoseRound r, PoseBuffers b) {
-    __shared__ double tile[kPoseTile * 7];
-    __shared__ double sh_cost[kPoseScoreThreads];
-    __shared__ int sh_idx[kPoseScoreThreads], sh_inl[kPoseScoreThreads], sh_slot[kPoseScoreThreads];
-    __shared__ int sh_stop;
-    __shared__ unsigned int ticket;
-    PoseDeviceState* st = b.state;
-    const int n = st->n;
-    const int nm = st->nmodels;
-    const int warp = static_cast<int>(threadIdx.x) / kPoseLanes;
     const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
-    const detail::PoseProblem& p0 = r.problem[0];
-    const int batches = (nm + kPoseScoreWarps - 1) / kPoseScoreWarps;
-    for (int bt = static_cast<int>(blockIdx.x); bt < batches; bt += static_cast<int>(gridDim.x)) {
-        const int m = bt * kPoseScoreWarps + warp;
-        const bool valid = m < nm;  // the same for the whole warp
-        const int slot = valid ? b.list[m] : 0;
-        const int pass = slot >= kPoseSlots0 ? 1 : 0;
-        double M[9];
-        for (int q = 0; q < 9; ++q) M[q] = valid ? model_of(b, slot)[q] : 0.0;
-        const int method = r.problem[pass].method;
-        const double thr2 = r.problem[pass].thr2;
-        double cost = 0.0;
-        int cnt = 0;
-        for (int base = 0; base < n; base += kPoseTile) {
-            const int tn = n - base < kPoseTile ? n - base : kPoseTile;
-            __syncthreads();  // the previous tile is no longer read
-            for (int t = static_cast<int>(threadIdx.x); t < tn; t += kPoseScoreThreads) {
-                const int i = base + t;
-                double* e = tile + 7 * t;
-                for (int c = 0; c < 3; ++c) {
-                    e[c] = p0.x1[3 * i + c];
-                    e[3 + c] = p0.x2[3 * i + c];
-                }
-                e[6] = p0.s ? p0.s[i] * p0.s[i] : p0.f2;  // detail::pose_weight2
+    int* done = b.done + pass * kPoseRing;
+    const int ring0 = pass * kPoseRing;  // the pass' results (a hypothesis of the other pass may still write its own)
+    for (;;) {
+        int got = 0;
+        if (lane == 0) got = atomicCAS(&st->lock[pass], 0, 1) == 0 ? 1 : 0;
+        got = __shfl_sync(kFull, got, 0);
+        if (!got) return;
+        __threadfence();
+        int base = ld_volatile(&st->scanned[pass]);
+        detail::PoseScan s;
+        s.best = ld_volatile(&st->scan[pass].best);
+        s.cost = __ldcg(&st->scan[pass].cost);
+        s.inliers = ld_volatile(&st->scan[pass].inliers);
+        s.used = ld_volatile(&st->scan[pass].used);
+        s.stopped = ld_volatile(&st->scan[pass].stopped);
+        int won = -1;  // the ring slot of a new best
+        for (;;) {
+            if (s.stopped || base >= cap) break;
+            const int k = base + lane;
+            const bool in = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
+            const unsigned ready = __ballot_sync(kFull, in);
+            const int nvalid = ready == kFull ? 32 : __ffs(~ready) - 1;  // the leading run of results that are in
+            if (nvalid == 0) break;
+            __threadfence();
+            double c = 1e300;
+            int idx = -1, inl = 0;
+            if (lane < nvalid) {
+                c = __ldcg(b.hcost + ring0 + k % kPoseRing);
+                inl = __ldcg(b.hinliers + ring0 + k % kPoseRing);
+                idx = c < 1e300 ? k : -1;
+                if (idx < 0) c = 1e300;
             }
-            __syncthreads();
-            if (valid)
-                for (int t = lane; t < tn; t += kPoseLanes) {
-                    const double* e = tile + 7 * t;
-                    detail::pose_msac_add(detail::pose_error2(method, p0.sphere, M, e, e + 3, e[6]), thr2, cost, cnt);
+            // Inclusive prefix of "a later one wins only with a strictly lower cost".
+            for (int off = 1; off < kPoseLanes; off <<= 1) {
+                const double c2 = __shfl_up_sync(kFull, c, off);
+                const int i2 = __shfl_up_sync(kFull, idx, off);
+                const int n2 = __shfl_up_sync(kFull, inl, off);
+                if (lane >= off && !(c < c2)) {
+                    c = c2;
+                    idx = i2;
+                    inl = n2;
                 }
+            }
+            // With the carried state in front.
+            if (!(c < s.cost)) {
+                c = s.cost;
+                idx = s.best;
+                inl = s.inliers;
+            }
+            const int need = idx < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
+            const bool stop = lane < nvalid && (k + 1 >= need || k + 1 >= cap);
+            const unsigned stops = __ballot_sync(kFull, stop);
+            const int last = stops ? __ffs(stops) - 1 : nvalid - 1;
+            const double cl = __shfl_sync(kFull, c, last);
+            const int il = __shfl_sync(kFull, idx, last);
+            const int nl = __shfl_sync(kFull, inl, last);
+            if (il != s.best) won = ring0 + il % kPoseRing;
+            s.cost = cl;
+            s.best = il;
+            s.inliers = nl;
+            s.used = base + last + 1;
+            s.stopped = stops ? 1 : 0;
+            base += last + 1;
+            if (nvalid < 32) break;
         }
-        for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {  // detail::pose_msac's butterfly
-            cost = cost + __shfl_xor_sync(kFull, cost, off);
-            cnt = cnt + __shfl_xor_sync(kFull, cnt, off);
+        if (won >= 0 && lane < 9) st->best[pass][lane] = __ldcg(b.hmodel + 9 * won + lane);
+        if (lane == 0) {
+            st->scan[pass] = s;
+            st->scanned[pass] = base;
         }
-        if (valid && lane == 0) {
-            b.cost[slot] = cost;
-            b.inliers[slot] = cnt;
+        __syncwarp();
+        __threadfence();
+        if (lane == 0) {
+            if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
+            __threadfence();
+            atomicExch(&st->lock[pass], 0);
         }
-    }
-    // The last block to finish scans both passes.
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) ticket = atomicAdd(&st->done, 1u);
-    __syncthreads();
-    if (ticket != gridDim.x - 1) return;
-    __threadfence();
-    scan_pass(0, r, b, n, sh_cost, sh_idx, sh_inl, sh_slot, &sh_stop);
-    scan_pass(1, r, b, n, sh_cost, sh_idx, sh_inl, sh_slot, &sh_stop);
-    if (threadIdx.x == 0) {
-        st->done = 0u;
-        st->nmodels = 0;
+        __syncwarp();
+        __threadfence();
+        const bool more = !s.stopped && base < cap && ld_volatile(done + base % kPoseRing) == base + 1;
+        if (!__shfl_sync(kFull, more ? 1 : 0, 0)) return;
     }
 }
 
-/// detail::pose_finish's sums on the block: each thread its points, the warp butterfly, the warps in order.
+/// detail::pose_finish's sums on the block: each thread its points; the warp's sums by the xor butterfly
+/// 16, 8, 4, 2, 1 (every lane ends with the same bits: each step adds two equal group sums in either order), for
+/// K >= 8 as a reduce-scatter (at step `off` a lane keeps the half of its sums selected by lane & off and adds
+/// the partner's copy: the butterfly's additions, 31 shuffles instead of 5 K; lane k ends with sum k); then
+/// thread k < K adds the warps' sums in order ((w0 + w1) + w2) + ... and every thread reads the K totals.
+/// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). Two barriers per sum: the
+/// partials of a sum are written after the previous sum's totals were made (its second barrier), the totals
+/// after every thread has passed this sum's first barrier (so it has read the previous totals).
 struct BlockSum {
-    double* sh;  // kPoseFinishWarps * 30
+    double* sh;  // kPoseFinishWarps * 32 + 32
+    template <int K>
+    __device__ static void reduce_scatter(double* a, int lane) {
+        // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
+        KESTREL_UNROLL
+        for (int off = 16; off >= 1; off >>= 1) {
+            const bool upper = (lane & off) != 0;
+            KESTREL_UNROLL
+            for (int i = 0; i < off; ++i) {
+                if (i >= K) break;  // both halves zero from here (compile-time after unrolling)
+                const double lo = a[i], hi = i + off < K ? a[i + off] : 0.0;
+                const double recv = __shfl_xor_sync(kFull, upper ? lo : hi, off);
+                a[i] = (upper ? hi : lo) + recv;
+            }
+        }
+    }
     template <int K, class F>
     KESTREL_HD void sum(const F& f, int n, double* out) const {
 #if defined(__CUDA_ARCH__)
-        double acc[K];
-        for (int k = 0; k < K; ++k) acc[k] = 0.0;
-        for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
-        for (int k = 0; k < K; ++k)
-            for (int off = kPoseLanes / 2; off >= 1; off >>= 1) acc[k] = acc[k] + __shfl_xor_sync(kFull, acc[k], off);
+        constexpr int W = detail::kPoseFinishWarps;
         const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
         const int w = static_cast<int>(threadIdx.x) / kPoseLanes;
-        __syncthreads();  // the previous sum's totals are read
-        if (lane == 0)
-            for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
-        __syncthreads();
-        for (int k = 0; k < K; ++k) {
-            double v = sh[k];
-            for (int q = 1; q < detail::kPoseFinishWarps; ++q) v = v + sh[q * K + k];
-            out[k] = v;
+        double* tot = sh + W * kPoseLanes;
+        if constexpr (K >= 8) {
+            double acc[kPoseLanes];
+            KESTREL_UNROLL
+            for (int k = 0; k < kPoseLanes; ++k) acc[k] = 0.0;
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
+            reduce_scatter<K>(acc, lane);
+            if (lane < K) sh[w * K + lane] = acc[0];
+        } else {
+            double acc[K];
+            KESTREL_UNROLL
+            for (int k = 0; k < K; ++k) acc[k] = 0.0;
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
+            KESTREL_UNROLL
+            for (int k = 0; k < K; ++k)
+                KESTREL_UNROLL
+                for (int off = kPoseLanes / 2; off >= 1; off >>= 1) acc[k] = acc[k] + __shfl_xor_sync(kFull, acc[k], off);
+            if (lane == 0)
+                KESTREL_UNROLL
+                for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
         }
+        __syncthreads();
+        if (threadIdx.x < K) {
+            const int k = static_cast<int>(threadIdx.x);
+            double v = sh[k];
+            for (int q = 1; q < W; ++q) v = v + sh[q * K + k];
+            tot[k] = v;
+        }
+        __syncthreads();
+        KESTREL_UNROLL
+        for (int k = 0; k < K; ++k) out[k] = tot[k];
 #else
         (void)f;
         (void)n;
@@ -310,44 +240,264 @@ struct BlockSum {
     }
 };
 
-__global__ void __launch_bounds__(detail::kPoseFinishThreads) pose_finish_kernel(detail::PoseFinishParams fp,
-                                                                                 PoseBuffers b) {
-    __shared__ double sh[detail::kPoseFinishWarps * 30];
-    const PoseDeviceState* st = b.state;
-    fp.pe.n = st->n;
-    const detail::PoseScan se = st->scan[0], sr = st->scan[1];
+union PoseShared {
+    detail::FplWork w[kPoseGroups];
+    double sum[detail::kPoseFinishWarps * kPoseLanes + kPoseLanes];
+};
+
+/// Chunk work: the models of the chunk's hypotheses (group g: nm[g] slots of w[g].E, valid where w[g].ok),
+/// their MSAC sums (order-free integers, a warp per model).
+struct ChunkShared {
+    unsigned long long cost[kPoseGroups * detail::kFivePointMaxSolutions];
+    int inl[kPoseGroups * detail::kFivePointMaxSolutions];
+    int list[kPoseGroups * detail::kFivePointMaxSolutions];
+    int nm[kPoseGroups];
+    int count;
+};
+
+/// The kernel's shared memory (dynamic: above the 48 KB of static shared memory).
+struct PoseSmem {
+    PoseShared sh;
+    ChunkShared ch;
+    int s_val;
+};
+
+// One block per SM (255 registers: two blocks of 128 registers spill and were not faster end to end).
+__global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
+    extern __shared__ __align__(16) unsigned char pose_smem[];
+    PoseSmem& smem = *reinterpret_cast<PoseSmem*>(pose_smem);
+    PoseShared& sh = smem.sh;
+    ChunkShared& ch = smem.ch;
+    int& s_val = smem.s_val;
+    PoseDeviceState* st = b.state;
+    const int t = static_cast<int>(threadIdx.x);
+    const int g = t / kFplLanes, lane = t % kFplLanes;
+    const unsigned mask = 0xffffu << (16 * (g & 1));
+    // The count, and the points staged by the first block to arrive (the others wait for it: it is running).
+    int n = prm.prep.bound;
+    if (prm.prep.device_count) {
+        const int c = *prm.prep.device_count;
+        n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
+    }
+    if (prm.prep.mode != 0) {
+        if (t == 0) s_val = atomicAdd(&st->arrived, 1);
+        __syncthreads();
+        if (s_val == 0) {
+            stage_points(prm.prep, n);
+            __threadfence();
+            __syncthreads();
+            if (t == 0) atomicExch(&st->staged, 1);
+        } else if (t == 0) {
+            while (ld_volatile(&st->staged) == 0) __nanosleep(64);
+        }
+        __syncthreads();
+        __threadfence();
+    }
+    const bool run = n >= prm.prep.min_points;
+    for (int pass = 0; pass < 2 && run; ++pass) {
+        if (pass == 1 && !prm.prep.rotation_pass) break;
+        detail::PoseProblem p = prm.problem[pass];
+        p.n = n;
+        int cap = prm.cap[pass];
+        if (pass == 1) {  // after the translation pass' stop: its result gives the cap
+            if (t == 0)
+                while (ld_volatile(&st->stop[0]) == 0) __nanosleep(64);
+            __syncthreads();
+            __threadfence();
+            detail::PoseScan s0;
+            s0.best = ld_volatile(&st->scan[0].best);
+            s0.inliers = ld_volatile(&st->scan[0].inliers);
+            cap = detail::pose_rotation_cap(s0, n, prm.table[1], prm.cap[1]);
+        }
+        // Hypotheses in flight: prm.in_flight (at most the cap), chunks of gh spread over that many blocks; the
+        // others sit the pass out.
+        const int target = prm.in_flight < cap ? prm.in_flight : cap;
+        int gh = (target + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+        gh = gh < 1 ? 1 : (gh > kPoseGroups ? kPoseGroups : gh);
+        const int active = (target + gh - 1) / gh;
+        if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
+        for (;;) {
+            if (t == 0) {
+                int c = -1;
+                if (ld_volatile(&st->stop[pass]) == 0) {
+                    c = atomicAdd(&st->next[pass], 1);
+                    if (c * gh >= cap) {
+                        c = -1;
+                    } else if (c >= active) {
+                        // Beyond the first wave the chunk waits until it can matter: its hypotheses lie below the
+                        // stop that the scan's best so far asks for, and within `target` of the scanned ones (so
+                        // within the ring); or the pass stops and it is dropped. Otherwise every block would start
+                        // a second wave while the first one's results are being scanned. Only when chunks start
+                        // changes, never the result; no deadlock: once everything before the chunk is scanned
+                        // without a stop, the best so far asks for more than that.
+                        const int* table = prm.table[pass];
+                        for (;;) {
+                            if (ld_volatile(&st->stop[pass]) != 0) {
+                                c = -1;
+                                break;
+                            }
+                            const int scanned = ld_volatile(&st->scanned[pass]);
+                            const int best = ld_volatile(&st->scan[pass].best);
+                            const int inl = ld_volatile(&st->scan[pass].inliers);
+                            const int need = best < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
+                            if ((c + 1) * gh - scanned <= target && c * gh < need) break;
+                            __nanosleep(128);
+                        }
+                    }
+                }
+                s_val = c;
+            }
+            __syncthreads();
+            const int c = s_val;
+            if (c < 0) break;
+            // 1. Groups g < gh: hypothesis c * gh + g, its sample and models.
+            const int k = c * gh + g;
+            if (g < gh && lane == 0) ch.nm[g] = 0;
+            if (g < gh && k < cap) {
+                detail::FplWork& w = sh.w[g];
+                int idx[detail::kPoseMaxSample];
+                if (detail::pose_hypothesis_sample(p, k, idx)) {
+                    if (p.method == 0) {
+                        if (lane < 15) {
+                            const int j = lane / 3, q = lane % 3;
+                            w.sample[lane] = p.x1[3 * idx[j] + q];
+                            w.sample[15 + lane] = p.x2[3 * idx[j] + q];
+                        }
+                        __syncwarp(mask);
+                        const int nr = detail::fpl_solve(WarpLanes{lane, mask}, w);
+                        if (lane == 0) ch.nm[g] = nr;
+                    } else if (lane == 0) {
+                        const bool ok = detail::pose_hypothesis_model2(p, idx, w.E[0]);
+                        w.ok[0] = ok ? 1 : 0;
+                        ch.nm[g] = 1;
+                    }
+                }
+            }
+            __syncthreads();
+            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
+            if (t == 0) {
+                int m = 0;
+                for (int q = 0; q < gh; ++q)
+                    for (int r = 0; r < ch.nm[q]; ++r)
+                        if (sh.w[q].ok[r]) {
+                            const int id = q * detail::kFivePointMaxSolutions + r;
+                            ch.list[m++] = id;
+                            ch.cost[id] = 0ull;
+                            ch.inl[id] = 0;
+                        }
+                ch.count = m;
+            }
+            __syncthreads();
+            // Warp w scores the jobs w, w + 8, ...: a job is a model and a slice of the points (with fewer models than
+            // warps, each model's points are split over 8 / models warps); lane l of a job takes its slice's points
+            // l, l + 32 * slices, ...; the job's integer sums are added to the model's by shared atomics (exact in
+            // any order).
+            const int nmod = ch.count;
+            const int warp = t / kPoseLanes, wl = t % kPoseLanes;
+            constexpr int kWarps = kPoseThreads / kPoseLanes;
+            const int slices = nmod > 0 && nmod < kWarps ? kWarps / nmod : 1;
+            for (int job = warp; job < nmod * slices; job += kWarps) {
+                const int id = ch.list[job / slices];
+                const int slice = job % slices;
+                const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
+                double M[9];
+                for (int j = 0; j < 9; ++j) M[j] = E[j];
+                unsigned long long units = 0ull;
+                int cnt = 0;
+#pragma unroll 4
+                for (int i = slice * kPoseLanes + wl; i < n; i += kPoseLanes * slices)
+                    detail::pose_msac_point(p, M, i, units, cnt);
+                for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
+                    units += __shfl_xor_sync(kFull, units, off);
+                    cnt += __shfl_xor_sync(kFull, cnt, off);
+                }
+                if (wl == 0) {
+                    atomicAdd(&ch.cost[id], units);
+                    atomicAdd(&ch.inl[id], cnt);
+                }
+            }
+            __syncthreads();
+            // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
+            if (t < gh && c * gh + t < cap) {
+                const int kk = c * gh + t;
+                double best = 1e300;
+                int bi = 0, br = -1;
+                for (int r = 0; r < ch.nm[t]; ++r) {
+                    if (!sh.w[t].ok[r]) continue;
+                    const double cost = static_cast<double>(ch.cost[t * detail::kFivePointMaxSolutions + r]);
+                    if (cost < best) {
+                        best = cost;
+                        bi = ch.inl[t * detail::kFivePointMaxSolutions + r];
+                        br = r;
+                    }
+                }
+                const int slot = pass * kPoseRing + kk % kPoseRing;
+                b.hcost[slot] = best;
+                b.hinliers[slot] = bi;
+                for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
+                __threadfence();
+                *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;
+            }
+            __syncthreads();
+            if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
+        }
+    }
+    // The last block to leave: the finish, then the reset for the next call.
+    __threadfence();
+    __syncthreads();
+    if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
+    __syncthreads();
+    if (s_val != static_cast<int>(gridDim.x) - 1) return;
+    __threadfence();
+    detail::PoseFinishParams fp = prm.fp;
+    fp.pe.n = n;
+    detail::PoseScan sc[2];
     double Eb[9], Rb[9];
+    for (int q = 0; q < 2; ++q) {
+        sc[q].best = ld_volatile(&st->scan[q].best);
+        sc[q].cost = __ldcg(&st->scan[q].cost);
+        sc[q].inliers = ld_volatile(&st->scan[q].inliers);
+        sc[q].used = ld_volatile(&st->scan[q].used);
+        sc[q].stopped = ld_volatile(&st->scan[q].stopped);
+    }
     for (int j = 0; j < 9; ++j) {
-        Eb[j] = st->best[0][j];
-        Rb[j] = st->best[1][j];
+        Eb[j] = __ldcg(&st->best[0][j]);
+        Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
-    detail::pose_finish(BlockSum{sh}, fp, se, Eb, sr, Rb, b.mask, rec);
-    if (threadIdx.x == 0) *b.record = rec;
+    detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    if (t == 0) *b.record = rec;
+    for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
+    if (t == 0) {
+        for (int q = 0; q < 2; ++q) {
+            st->scan[q] = detail::PoseScan{};
+            for (int j = 0; j < 9; ++j) st->best[q][j] = 0.0;
+            st->next[q] = 0;
+            st->scanned[q] = 0;
+            st->stop[q] = 0;
+            st->lock[q] = 0;
+        }
+        st->arrived = 0;
+        st->staged = 0;
+        st->exited = 0u;
+    }
 }
 
 }  // namespace
 
-void launch_pose_prepare(const PosePrepare& in, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    pose_prepare_kernel<<<blocks, 256, 0, stream>>>(in, b);
-    KESTREL_CUDA_LAUNCH("RelativePoseEstimator prepare");
+int pose_blocks_per_sm() {
+    int blocks = 0;
+    const int bytes = static_cast<int>(sizeof(PoseSmem));
+    KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                 "RelativePoseEstimator shared memory");
+    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel, kPoseThreads, bytes),
+                 "RelativePoseEstimator occupancy");
+    return blocks > 0 ? blocks : 1;
 }
 
-void launch_pose_solve(const PoseRound& r, const PoseBuffers& b, cudaStream_t stream) {
-    const int total = r.count[0] + r.count[1];
-    if (total == 0) return;
-    pose_solve_kernel<<<(total + kPoseSolveThreads - 1) / kPoseSolveThreads, kPoseSolveThreads, 0, stream>>>(r, b);
-    KESTREL_CUDA_LAUNCH("RelativePoseEstimator solve");
-}
-
-void launch_pose_score(const PoseRound& r, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    pose_score_kernel<<<blocks, kPoseScoreThreads, 0, stream>>>(r, b);
-    KESTREL_CUDA_LAUNCH("RelativePoseEstimator score");
-}
-
-void launch_pose_finish(const detail::PoseFinishParams& fp, const PoseBuffers& b, cudaStream_t stream) {
-    pose_finish_kernel<<<1, detail::kPoseFinishThreads, 0, stream>>>(fp, b);
-    KESTREL_CUDA_LAUNCH("RelativePoseEstimator finish");
+void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
+    pose_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, sizeof(PoseSmem), stream>>>(prm, b);
+    KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
 
 }  // namespace kestrel::kernels

@@ -1,4 +1,4 @@
-// Internal launch interface of kernels/geometry/ransac.cu (host-callable, no device code). The kernels match the
+// Internal launch interface of kernels/geometry/ransac.cu (host-callable, no device code). The kernel matches the
 // CPU reference detail::relative_pose_cpu (src/geometry/relative_pose_cpu.cpp) bit for bit.
 #pragma once
 #include <cuda_runtime.h>
@@ -10,34 +10,33 @@
 
 namespace kestrel::kernels {
 
-constexpr int kPoseSolveThreads = 32;      // hypotheses per block of the solve launch (one per thread; one warp per block spreads the
-                                           // solves, and their 5 KB of local memory each, over the SMs)
-constexpr int kPoseScoreThreads = 256;     // 8 warps: one model each per batch
-constexpr int kPoseScoreWarps = kPoseScoreThreads / detail::kPoseLanes;
-constexpr int kPoseTile = 256;             // points per shared-memory tile (a multiple of 32: lane order kept)
-constexpr int kPoseMaxRound = 2048;        // hypotheses of one pass per round at most (the scan: 256 threads x 8)
-constexpr int kPoseScanPer = kPoseMaxRound / kPoseScoreThreads;
-constexpr int kPoseSlots0 = kPoseMaxRound * detail::kFivePointMaxSolutions;  // translation models per round
-constexpr int kPoseSlots = kPoseSlots0 + kPoseMaxRound;                       // + rotation models
+constexpr int kPoseThreads = detail::kPoseFinishThreads;               // one block: 16 lane groups, or the finish
+constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk at most (one per lane group)
+constexpr int kPoseRing = 4096;                                         // hypotheses' results held until scanned
 
-/// The state of one call on the device (one per estimator), reset by the prepare launch.
+/// The state of one call on the device (one per estimator). Zero at allocation; the finish resets it for the
+/// next call.
 struct PoseDeviceState {
     detail::PoseScan scan[2];  // 0: the translation pass, 1: the rotation-only pass
     double best[2][9];         // the winners' models so far
-    int n;                     // the point count of the call
-    int nmodels;               // models solved in the current round (solve -> score)
-    unsigned int done;         // score blocks finished in the current round
-    int pad;
+    int next[2];               // the next chunk to hand out, per pass
+    int scanned[2];            // hypotheses scanned in order, per pass
+    int stop[2];               // 1 once the pass' scan has stopped
+    int lock[2];               // the scanner's lock, per pass (a straggler of the stopped translation pass that
+                               // holds it must not make a rotation hypothesis' scan be skipped: the holder re-checks
+                               // only its own pass)
+    int arrived;               // blocks started (the first stages the points)
+    int staged;                // 1 once the points are staged
+    unsigned int exited;       // blocks done (the last runs the finish)
 };
 
 /// Device buffers of an estimator (made once), by value.
 struct PoseBuffers {
     int* tables;           // 2 * (kPoseStopBins + 1): m = 5, m = 2
-    double* models;        // kPoseSlots * 9: slot j * 10 + s of the translation pass, kPoseSlots0 + j of the rotation pass
-    int* nsol;             // 2 * kPoseMaxRound: models of hypothesis j of pass p at p * kPoseMaxRound + j
-    int* list;             // kPoseSlots: the slots solved this round, in any order (scored by warps)
-    double* cost;          // kPoseSlots: MSAC cost per slot
-    int* inliers;          // kPoseSlots
+    double* hmodel;        // 2 * kPoseRing * 9: the winning model of hypothesis k of pass p at p * kPoseRing + k % kPoseRing
+    double* hcost;         // 2 * kPoseRing
+    int* hinliers;         // 2 * kPoseRing
+    int* done;             // 2 * kPoseRing: hypothesis k of pass p is in when done[p][k % kPoseRing] == k + 1
     PoseDeviceState* state;
     std::uint8_t* mask;    // max_points
     PoseRecord* record;
@@ -59,28 +58,25 @@ struct PosePrepare {
     double* x1;
     double* x2;
     double* s;          // null: no per-point scale
-    int min_points;     // below it both passes are stopped at once (TooFewPoints)
-    int rotation_pass;  // 0: the rotation pass is stopped at once
+    int min_points;     // below it neither pass runs (TooFewPoints)
+    int rotation_pass;  // 0: no rotation-only pass
 };
 
-/// One round: hypotheses [first[p], first[p] + count[p]) of pass p (count <= kPoseMaxRound). problem[p].n is
-/// replaced by the device count.
-struct PoseRound {
+/// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.
+struct PoseCallParams {
+    PosePrepare prep;
     detail::PoseProblem problem[2];
-    int first[2];
-    int count[2];
-    int cap[2];          // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap on the device)
-    const int* table[2]; // the pass' stop table (device)
+    int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
+    const int* table[2];  // the pass' stop table (device)
+    int in_flight;        // hypotheses in flight
+    detail::PoseFinishParams fp;
 };
 
-/// Stages the points (modes 1, 2), the count, resets the state.
-void launch_pose_prepare(const PosePrepare& in, const PoseBuffers& b, int blocks, cudaStream_t stream);
-/// Solves the round's hypotheses (one thread each), unless their pass has stopped.
-void launch_pose_solve(const PoseRound& r, const PoseBuffers& b, cudaStream_t stream);
-/// Scores the round's models (a warp each, points in shared-memory tiles; `blocks` sized to the SMs, any number
-/// works), then the last block to finish scans both passes in order (adaptive stop).
-void launch_pose_score(const PoseRound& r, const PoseBuffers& b, int blocks, cudaStream_t stream);
-/// The finish (one block of detail::kPoseFinishThreads): detail::pose_finish -> record and mask.
-void launch_pose_finish(const detail::PoseFinishParams& fp, const PoseBuffers& b, cudaStream_t stream);
+/// Blocks of the call's kernel that can be resident on one SM (for the grid size); also allows the kernel its
+/// dynamic shared memory on the current device (call once per estimator, before launch_pose_call).
+int pose_blocks_per_sm();
+/// The whole call in one launch of `blocks` blocks (any number >= 1 works: blocks take chunks of hypotheses as they
+/// come, the scan runs in order as chunks complete, the last block to leave runs the finish).
+void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
 }  // namespace kestrel::kernels

@@ -1035,7 +1035,7 @@ class PoseStatus(enum.Enum):
 class RelativePoseConfig:
     """RANSAC settings of the relative pose (docs/geometry.md)."""
 
-    def __init__(self, *, focal_px: float = 500.0, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 4096, batch: int = 16, seed: int = 0, method: PoseMethod = PoseMethod.FivePoint, refine: bool = True, min_inliers: int = 8) -> None: ...
+    def __init__(self, *, focal_px: float = 500.0, threshold_px: float = 1.0, confidence: float = 0.999, max_hypotheses: int = 4096, batch: int = 1, seed: int = 0, method: PoseMethod = PoseMethod.FivePoint, refine: bool = True, min_inliers: int = 8) -> None: ...
 
     @property
     def focal_px(self) -> float:

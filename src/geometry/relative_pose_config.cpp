@@ -82,6 +82,7 @@ void pose_setup(const PoseCall& call, const RelativePoseConfig& cfg, const doubl
     p.sphere = call.sphere;
     p.f2 = cfg.focal_px * cfg.focal_px;
     p.thr2 = cfg.threshold_px * cfg.threshold_px;
+    p.qscale = kPoseCostUnits / p.thr2;
     p.seed = cfg.seed;
     p.method = call.method;
     for (int j = 0; j < 9; ++j) p.R[j] = call.R[j];
@@ -93,6 +94,7 @@ void pose_setup(const PoseCall& call, const RelativePoseConfig& cfg, const doubl
     rotation = p;
     rotation.method = 2;
     rotation.thr2 = fp.thr2_rot;
+    rotation.qscale = kPoseCostUnits / rotation.thr2;
     rotation.seed = pose_rotation_seed(cfg.seed);
 }
 

@@ -1,17 +1,17 @@
 // RelativePoseEstimator's CUDA backend (kernels/geometry/ransac.cu). Per call, all on the caller's stream:
 // host entries: one H2D copy of the staged points (3-vectors and scales, one pinned block); the device entry:
-// nothing copied (the prepare launch reads the caller's arrays and count). Then prepare, two launches per round
-// of hypotheses (the translation pass' rounds, then the rotation pass'; rounds after a pass' stop return at
-// once: nothing waits between them), the finish launch (mask,
-// decomposition, cheirality, refinement, rotation-only model, choice) writing the record and the mask in
-// device memory; host entries also copy both to pinned memory. finish() waits (the one synchronization) and
-// converts the record. Everything is allocated in the constructor.
+// nothing copied (the kernel reads the caller's arrays and count). Then one launch: the staging, both passes
+// with the adaptive stop, and the finish (mask, decomposition, cheirality, refinement, rotation-only model,
+// choice) writing the record and the mask in device memory; host entries also copy both to pinned memory.
+// finish() waits (the one synchronization) and converts the record. Everything is allocated in the
+// constructor; the grid is sized from the SMs available when the estimator is made.
 #include <cuda_runtime.h>
 
 #include <cstring>
 #include <vector>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/common/sm_count.cuh"
 #include "kernels/geometry/ransac.cuh"
 #include "kestrel/device_image.hpp"
 #include "src/geometry/relative_pose_backend.hpp"
@@ -42,14 +42,6 @@ DevicePtr device(std::size_t bytes) {
     return DevicePtr(p);
 }
 
-/// Hypotheses per round. The translation pass: 512 (most calls stop in it: 50 % outliers need about 350), 1536,
-/// then kPoseMaxRound; the rotation pass, in rounds after it (its cap depends on the translation's result): 32
-/// (enough down to about 45 % inliers), then the rest of its at most 256.
-int round_size(int pass, int round) {
-    if (pass == 0) return round == 0 ? 512 : (round == 1 ? 1536 : kernels::kPoseMaxRound);
-    return round == 0 ? 32 : 224;
-}
-
 class CudaPoseBackend final : public PoseBackend {
 public:
     CudaPoseBackend(int max_points, const RelativePoseConfig& cfg, const std::vector<int>& tables)
@@ -57,11 +49,10 @@ public:
           pts_bytes_(7 * sizeof(double) * static_cast<std::size_t>(max_points)),
           h_pts_(pinned(pts_bytes_)), d_pts_(device(pts_bytes_)),
           d_tables_(device(sizeof(int) * tables.size())),
-          d_models_(device(sizeof(double) * 9 * kernels::kPoseSlots)),
-          d_nsol_(device(sizeof(int) * 2 * kernels::kPoseMaxRound)),
-          d_list_(device(sizeof(int) * kernels::kPoseSlots)),
-          d_cost_(device(sizeof(double) * kernels::kPoseSlots)),
-          d_inl_(device(sizeof(int) * kernels::kPoseSlots)),
+          d_models_(device(sizeof(double) * 9 * 2 * kernels::kPoseRing)),
+          d_cost_(device(sizeof(double) * 2 * kernels::kPoseRing)),
+          d_inl_(device(sizeof(int) * 2 * kernels::kPoseRing)),
+          d_done_(device(sizeof(int) * 2 * kernels::kPoseRing)),
           d_state_(device(sizeof(kernels::PoseDeviceState))),
           d_mask_(device(static_cast<std::size_t>(max_points))),
           d_record_(device(sizeof(PoseRecord))),
@@ -69,17 +60,17 @@ public:
           h_mask_(pinned(static_cast<std::size_t>(max_points))) {
         KESTREL_CUDA(cudaMemcpy(d_tables_.get(), tables.data(), sizeof(int) * tables.size(), cudaMemcpyHostToDevice),
                      kAlloc);
-        int dev = 0, sms = 0;
-        KESTREL_CUDA(cudaGetDevice(&dev), kAlloc);
-        KESTREL_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), kAlloc);
-        sms_ = sms > 0 ? sms : 1;
+        kernels::PoseDeviceState st{};  // the scans' "no best yet" (the finish leaves this state for the next call)
+        for (int q = 0; q < 2; ++q) st.scan[q] = PoseScan{};
+        KESTREL_CUDA(cudaMemcpy(d_state_.get(), &st, sizeof st, cudaMemcpyHostToDevice), kAlloc);
+        sms_ = kernels::sms_available();
+        per_sm_ = kernels::pose_blocks_per_sm();
         std::memset(h_record_.get(), 0, sizeof(PoseRecord));
         buf_.tables = static_cast<int*>(d_tables_.get());
-        buf_.models = static_cast<double*>(d_models_.get());
-        buf_.nsol = static_cast<int*>(d_nsol_.get());
-        buf_.list = static_cast<int*>(d_list_.get());
-        buf_.cost = static_cast<double*>(d_cost_.get());
-        buf_.inliers = static_cast<int*>(d_inl_.get());
+        buf_.hmodel = static_cast<double*>(d_models_.get());
+        buf_.hcost = static_cast<double*>(d_cost_.get());
+        buf_.hinliers = static_cast<int*>(d_inl_.get());
+        buf_.done = static_cast<int*>(d_done_.get());
         buf_.state = static_cast<kernels::PoseDeviceState*>(d_state_.get());
         buf_.mask = static_cast<std::uint8_t*>(d_mask_.get());
         buf_.record = static_cast<PoseRecord*>(d_record_.get());
@@ -129,38 +120,24 @@ public:
                              "RelativePoseEstimator upload");
         }
         prep.s = scales ? ds : nullptr;
-        const int pblocks = bound > 0 ? (bound + 255) / 256 < 4 * sms_ ? (bound + 255) / 256 : 4 * sms_ : 1;
-        kernels::launch_pose_prepare(prep, buf_, pblocks, s);
-
-        PoseFinishParams fp{};
+        kernels::PoseCallParams prm{};
+        prm.prep = prep;
         PoseProblem rot{};
-        pose_setup(call, cfg_, dx1, dx2, scales ? ds : nullptr, bound, bound, fp, rot);
-        kernels::PoseRound r{};
-        r.problem[0] = fp.pe;
-        r.problem[1] = rot;
-        r.cap[0] = cfg_.max_hypotheses;
-        r.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
-        r.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
-        r.table[1] = buf_.tables + (kPoseStopBins + 1);
-        if (bound >= prep.min_points) {
-            // The translation pass' rounds, then the rotation pass' (rounds after a pass' stop return at once).
-            for (int pass = 0; pass < 2; ++pass) {
-                for (int round = 0, f = 0; f < r.cap[pass]; ++round) {
-                    const int c = r.cap[pass] - f < round_size(pass, round) ? r.cap[pass] - f : round_size(pass, round);
-                    r.first[pass] = f;
-                    r.count[pass] = c;
-                    r.first[1 - pass] = 0;
-                    r.count[1 - pass] = 0;
-                    kernels::launch_pose_solve(r, buf_, s);
-                    const int models = pass == 0 ? c * (call.method == 0 ? kFivePointMaxSolutions : 1) : c;
-                    const int want = (models + kernels::kPoseScoreWarps - 1) / kernels::kPoseScoreWarps;
-                    const int blocks = want < 4 * sms_ ? (want > 0 ? want : 1) : 4 * sms_;
-                    kernels::launch_pose_score(r, buf_, blocks, s);
-                    f += c;
-                }
-            }
-        }
-        kernels::launch_pose_finish(fp, buf_, s);
+        pose_setup(call, cfg_, dx1, dx2, scales ? ds : nullptr, bound, bound, prm.fp, rot);
+        prm.problem[0] = prm.fp.pe;
+        prm.problem[1] = rot;
+        prm.cap[0] = cfg_.max_hypotheses;
+        prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
+        prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
+        prm.table[1] = buf_.tables + (kPoseStopBins + 1);
+        // The grid: as many blocks as can be resident (five-point), at most 32 for the two-point method (2
+        // hypotheses per block, each scored by 4 warps); the kernel spreads in_flight hypotheses over them (a call
+        // that needs the five-point cap of the tracker's check, 512, is one wave).
+        prm.in_flight = call.method == 0 ? 512 : 64;
+        int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 32 ? sms_ : 32);
+        const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
+        blocks = blocks < most ? blocks : most;
+        kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
         if (host_copy_) {
             KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
                          "RelativePoseEstimator download");
@@ -195,9 +172,10 @@ private:
     RelativePoseConfig cfg_;
     int max_points_;
     int sms_ = 1;
+    int per_sm_ = 1;
     std::size_t pts_bytes_;
     PinnedPtr h_pts_;
-    DevicePtr d_pts_, d_tables_, d_models_, d_nsol_, d_list_, d_cost_, d_inl_, d_state_, d_mask_, d_record_;
+    DevicePtr d_pts_, d_tables_, d_models_, d_cost_, d_inl_, d_done_, d_state_, d_mask_, d_record_;
     PinnedPtr h_record_, h_mask_;
     kernels::PoseBuffers buf_{};
     StreamHandle stream_ = nullptr;

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/relative_pose.hpp"
 #include "pose_test_util.hpp"
@@ -309,6 +310,85 @@ TEST(RelativePose, CudaBackendWithoutCudaSaysSo) {
 #else
     GTEST_SKIP() << "CUDA build: covered by test_relative_pose_cuda.cpp";
 #endif
+}
+
+// The refinement's analytic Jacobian (detail::PoseRefineTerm with detail::pose_model_derivatives) against central
+// differences of the signed residual w1 r / sqrt(d) along detail::pose_move, for both parameterizations (pose: 5,
+// t only: 2), the plane and the sphere, with and without per-point scales. The same comparison with one
+// derivative's sign flipped must fail (the test can fail).
+TEST(RelativePose, RefinementJacobianMatchesCentralDifferences) {
+    std::mt19937_64 rng(4051);
+    const double kIdentity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const auto residual = [](const double* R, const double* t, const double* x, const double* y, int sphere,
+                             double w1) {
+        double E[9], r, d;
+        detail::pose_skew_mul(t, R, E);
+        detail::pose_epipolar(E, x, y, sphere, &r, &d);
+        return w1 * (r / std::sqrt(d));
+    };
+    double worst = 0.0, worst_broken = 1e300;
+    int checked = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int sphere = trial % 2, np = (trial / 2) % 2 ? 2 : 5;
+        const bool scales = (trial / 4) % 2 != 0;
+        double axis[3] = {u(rng), u(rng), u(rng)}, t[3] = {u(rng), u(rng), u(rng)};
+        detail::pose_normalize3(t);
+        const double ang = 0.3 * u(rng);
+        double R[9], tt[3];
+        double dq[5] = {ang * axis[0], ang * axis[1], ang * axis[2], 0.0, 0.0};
+        detail::pose_move(kIdentity, t, dq, 5, R, tt);  // a rotation (tt == t)
+        double x[3] = {0.5 * u(rng), 0.5 * u(rng), 1.0}, y[3];
+        // y: x moved by the pose with depth 4, plus noise (a non-zero residual)
+        for (int k = 0; k < 3; ++k) y[k] = 4.0 * (R[3 * k] * x[0] + R[3 * k + 1] * x[1] + R[3 * k + 2] * x[2]) + t[k];
+        for (int k = 0; k < 2; ++k) y[k] = y[k] / y[2] + 0.01 * u(rng);
+        y[2] = 1.0;
+        if (sphere) {
+            detail::pose_normalize3(x);
+            detail::pose_normalize3(y);
+        }
+        const double s = 300.0 + 100.0 * u(rng);
+        detail::PoseProblem P{};
+        P.x1 = x;
+        P.x2 = y;
+        P.s = scales ? &s : nullptr;
+        P.n = 1;
+        P.sphere = sphere;
+        P.f2 = 500.0 * 500.0;
+        const std::uint8_t mask = 1;
+        double E0[9], G[5][9];
+        detail::pose_skew_mul(t, R, E0);
+        detail::pose_model_derivatives(R, t, np, G);
+        const double w1 = scales ? s : 1.0;
+        const double res = residual(R, t, x, y, sphere, w1);
+        if (!(std::fabs(res) > 1e-6)) continue;
+        for (int broken = 0; broken < 2; ++broken) {
+            if (broken) for (int k = 0; k < 9; ++k) G[0][k] = -G[0][k];
+            double acc[21] = {0};
+            if (np == 5) detail::PoseRefineTerm<5>{&P, E0, G, &mask}(0, acc);
+            else detail::PoseRefineTerm<2>{&P, E0, G, &mask}(0, acc);
+            double err = 0.0;
+            for (int a = 0; a < np; ++a) {
+                const double h = 1e-6;
+                double dp[5] = {0, 0, 0, 0, 0}, dm[5] = {0, 0, 0, 0, 0};
+                dp[a] = h;
+                dm[a] = -h;
+                double Rp[9], tp[3], Rm[9], tm[3];
+                detail::pose_move(R, t, dp, np, Rp, tp);
+                detail::pose_move(R, t, dm, np, Rm, tm);
+                const double num = (residual(Rp, tp, x, y, sphere, w1) - residual(Rm, tm, x, y, sphere, w1)) / (2 * h);
+                const double ana = acc[1 + a] / res;
+                err = std::max(err, std::fabs(ana - num) / (std::fabs(num) + 1e-3 * w1));
+            }
+            if (broken) worst_broken = std::min(worst_broken, err);
+            else worst = std::max(worst, err), ++checked;
+        }
+    }
+    std::printf("[relative-pose] refinement Jacobian: %d points, worst relative error %.2e (a flipped rotation "
+                "derivative: at least %.2e)\n", checked, worst, worst_broken);
+    EXPECT_GT(checked, 150);
+    EXPECT_LT(worst, 1e-5);
+    EXPECT_GT(worst_broken, 1e-2);
 }
 
 TEST(RelativePose, TwoPointWithRotationPrior) {

@@ -1,7 +1,8 @@
 // RelativePoseEstimator on the CUDA backend against the CPU reference (relative_pose_cpu), bit for bit: the
 // same chosen hypothesis, hypotheses used, model (five-point, two-point, rotation only), inlier mask, E, R, t
-// and cost (memcmp), over generated scenes (N, outlier ratio, seed, both methods; hypothesis caps across the
-// GPU's rounds; a wide fisheye's bearings with per-point scales; static and purely rotating cameras), the
+// and cost (memcmp), over generated scenes (N, outlier ratio, seed, both methods; hypothesis caps below and
+// above the hypotheses in flight; a wide fisheye's bearings with per-point scales; static and purely rotating
+// cameras; a second call of the same estimator), the
 // stream-ordered form on a private stream, device-array input, the tracker's device entry (float bearings or
 // normalized points on the device, the count on the device, the rotation prior, the device mask and record,
 // calls in a row without finish()), several estimators on several streams, and bad input. The tests print how
@@ -89,6 +90,10 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
                     ++calls;
                     identical += g.best_hypothesis == c.best_hypothesis && mg == mc &&
                                  std::memcmp(g.E.data(), c.E.data(), sizeof(double) * 9) == 0;
+                    // A second call of the same estimator (the state the first call left): the same result.
+                    std::vector<std::uint8_t> mg2(n, 5);
+                    const RelativePoseResult g2 = gpu.estimate(sc.x1.data(), sc.x2.data(), n, mg2.data(), sc.R.data());
+                    expect_identical(g2, c, mg2, mc, (what + " (second call)").c_str());
                 }
             }
         }
@@ -97,7 +102,7 @@ TEST(RelativePoseCuda, MatchesCpuBitForBit) {
 }
 
 TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
-    // Hypothesis caps below, at and across the GPU rounds (512, then 1536 more, then 2048); a lower confidence; no refinement;
+    // Hypothesis caps below, at and above the hypotheses in flight (512); a lower confidence; no refinement;
     // float input: still the CPU's bits.
     KESTREL_REQUIRE_GPU();
     std::mt19937_64 rng(53);
@@ -120,6 +125,31 @@ TEST(RelativePoseCuda, CapsConfidenceAndFloatInputMatchCpu) {
             const std::string what = "cap " + std::to_string(cap) + " confidence " + std::to_string(conf);
             expect_identical(g, c, mg, mc, what.c_str());
         }
+    }
+}
+
+TEST(RelativePoseCuda, HypothesesBeyondTheRingMatchCpu) {
+    // A threshold that only a sample's own points meet (1e-3 px): both passes run to their caps, beyond the
+    // kernel's ring of 4096 results (its slots are reused once scanned). 200 points: 2 or 3 inliers of 200 ask
+    // the two-point stop for more than 6000 hypotheses (of 60, 3 inliers stopped it at 2782).
+    KESTREL_REQUIRE_GPU();
+    std::mt19937_64 rng(57);
+    SceneOptions o;
+    o.n = 200;
+    o.outlier_ratio = 0.5;
+    o.noise_px = 0.5;
+    const PoseScene sc = make_scene(rng, o);
+    for (PoseMethod method : {PoseMethod::FivePoint, PoseMethod::TwoPointWithRotation}) {
+        RelativePoseConfig cfg;
+        cfg.method = method;
+        cfg.threshold_px = 1e-3;
+        cfg.max_hypotheses = 6000;
+        RelativePoseEstimator gpu(o.n, cfg, Backend::Cuda), cpu(o.n, cfg, Backend::Cpu);
+        std::vector<std::uint8_t> mg(o.n), mc(o.n);
+        const RelativePoseResult g = gpu.estimate(sc.x1.data(), sc.x2.data(), o.n, mg.data(), sc.R.data());
+        const RelativePoseResult c = cpu.estimate(sc.x1.data(), sc.x2.data(), o.n, mc.data(), sc.R.data());
+        expect_identical(g, c, mg, mc, to_string(method));
+        EXPECT_EQ(c.hypotheses, 6000) << to_string(method);
     }
 }
 

@@ -72,19 +72,50 @@ KESTREL_HD int fp_degree(int code) { return (code >> 4) + ((code >> 2) & 3) + (c
 /// A linear polynomial is {x, y, z, 1}: codes 16, 4, 1, 0.
 KESTREL_HD int fp_lin_code(int i) { return i == 0 ? 16 : (i == 1 ? 4 : (i == 2 ? 1 : 0)); }
 
+/// The column of the product of linear monomials i and j (x, y, z, 1), and of column i (degree <= 2) times linear
+/// monomial j (-1: degree 3): fp_column of the summed codes. The device folds fp_column in its unrolled loops; the
+/// host reads these tables (the same columns, the same order of the updates).
+#if !defined(__CUDA_ARCH__)
+constexpr int kFpMulLinColumn[4][4] = {{5, 9, 11, 12}, {9, 7, 14, 15}, {11, 14, 17, 18}, {12, 15, 18, 19}};
+constexpr int kFpQuadLinColumn[20][4] = {
+    {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1},
+    {0, 2, 4, 5},     {-1, -1, -1, -1}, {3, 1, 6, 7},     {-1, -1, -1, -1}, {2, 3, 8, 9},
+    {-1, -1, -1, -1}, {4, 8, 10, 11},   {5, 9, 11, 12},   {-1, -1, -1, -1}, {8, 6, 13, 14},
+    {9, 7, 14, 15},   {-1, -1, -1, -1}, {10, 13, 16, 17}, {11, 14, 17, 18}, {12, 15, 18, 19}};
+#endif
+KESTREL_HD int fp_mul_lin_column(int i, int j) {
+#if defined(__CUDA_ARCH__)
+    return fp_column(fp_lin_code(i) + fp_lin_code(j));
+#else
+    return kFpMulLinColumn[i][j];
+#endif
+}
+KESTREL_HD int fp_quad_lin_column(int i, int j) {
+#if defined(__CUDA_ARCH__)
+    const int ci = fp_code(i);
+    return fp_degree(ci) > 2 ? -1 : fp_column(ci + fp_lin_code(j));
+#else
+    return kFpQuadLinColumn[i][j];
+#endif
+}
+
 /// out = a * b (a, b linear; out over the 20 columns).
 KESTREL_HD void fp_mul_lin(const double* a, const double* b, double* out) {
+    KESTREL_UNROLL
     for (int i = 0; i < 20; ++i) out[i] = 0.0;
+    KESTREL_UNROLL
     for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) out[fp_column(fp_lin_code(i) + fp_lin_code(j))] += a[i] * b[j];
+        KESTREL_UNROLL
+        for (int j = 0; j < 4; ++j) out[fp_mul_lin_column(i, j)] += a[i] * b[j];
 }
 /// out += s * q * l (q of degree <= 2 over the 20 columns, l linear).
 KESTREL_HD void fp_addmul_quad_lin(const double* q, const double* l, double s, double* out) {
+    KESTREL_UNROLL
     for (int i = 0; i < 20; ++i) {
-        const int ci = fp_code(i);
-        if (fp_degree(ci) > 2) continue;
+        if (fp_quad_lin_column(i, 0) < 0) continue;
         const double qi = s * q[i];
-        for (int j = 0; j < 4; ++j) out[fp_column(ci + fp_lin_code(j))] += qi * l[j];
+        KESTREL_UNROLL
+        for (int j = 0; j < 4; ++j) out[fp_quad_lin_column(i, j)] += qi * l[j];
     }
 }
 
@@ -101,10 +132,13 @@ KESTREL_HD double fp_horner(const double* p, int deg, double x) {
 KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4][9]) {
     double a[9][5];  // A^T: column i = q_i
     double scale = 0.0;
+    KESTREL_UNROLL
     for (int i = 0; i < 5; ++i) {
         const double p[3] = {x1[3 * i], x1[3 * i + 1], x1[3 * i + 2]};
         const double q[3] = {x2[3 * i], x2[3 * i + 1], x2[3 * i + 2]};
+        KESTREL_UNROLL
         for (int r = 0; r < 3; ++r)
+            KESTREL_UNROLL
             for (int c = 0; c < 3; ++c) {
                 a[3 * r + c][i] = q[r] * p[c];
                 const double m = std::fabs(a[3 * r + c][i]);
@@ -113,35 +147,48 @@ KESTREL_HD bool fp_null_space(const double* x1, const double* x2, double basis[4
     }
     double v[5][9];  // Householder vectors (entries j..8 of v[j] used)
     double vvs[5];   // v^T v
+    KESTREL_UNROLL
     for (int j = 0; j < 5; ++j) {
         double norm2 = 0.0;
+        KESTREL_UNROLL
         for (int r = j; r < 9; ++r) norm2 += a[r][j] * a[r][j];
         const double norm = std::sqrt(norm2);
         if (!(norm > 1e-10 * scale)) return false;
         const double alpha = a[j][j] >= 0.0 ? -norm : norm;
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) v[j][r] = r < j ? 0.0 : a[r][j];
         v[j][j] -= alpha;
         double vv = 0.0;
+        KESTREL_UNROLL
         for (int r = j; r < 9; ++r) vv += v[j][r] * v[j][r];
         if (!(vv > 0.0)) return false;
+        KESTREL_UNROLL
         for (int c = j; c < 5; ++c) {
             double d = 0.0;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) d += v[j][r] * a[r][c];
             const double f = 2.0 * d / vv;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) a[r][c] -= f * v[j][r];
         }
         vvs[j] = vv;
     }
     // Q e_t = H_0 H_1 ... H_4 e_t for t = 5..8.
+    KESTREL_UNROLL
     for (int t = 0; t < 4; ++t) {
         double e[9];
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) e[r] = r == 5 + t ? 1.0 : 0.0;
+        KESTREL_UNROLL
         for (int j = 4; j >= 0; --j) {
             double d = 0.0;
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) d += v[j][r] * e[r];
             const double f = 2.0 * d / vvs[j];
+            KESTREL_UNROLL
             for (int r = j; r < 9; ++r) e[r] -= f * v[j][r];
         }
+        KESTREL_UNROLL
         for (int r = 0; r < 9; ++r) basis[t][r] = e[r];
     }
     return true;

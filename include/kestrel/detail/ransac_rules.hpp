@@ -1,19 +1,20 @@
 // The relative-pose RANSAC rules shared verbatim by the CPU reference (src/geometry/relative_pose_cpu.cpp)
 // and the CUDA kernel (kernels/geometry/ransac.cu): the counter-based sampler, the minimal solvers per
-// hypothesis (five-point: detail/five_point_rules.hpp; two-point with a known rotation), the Sampson error in
+// hypothesis (five-point: detail/five_point_lanes_rules.hpp; two-point with a known rotation), the Sampson error in
 // pixels and the MSAC score, the in-order adaptive scan, the refinement on the inliers and the decomposition
 // of E into R and unit t with the cheirality test. Design and contracts: docs/geometry.md.
 //
-// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model is scored
-// in a fixed order (the warp's: 32 lane shares, then the xor butterfly, which the CPU emulates); the winner
+// Determinism: hypothesis k's sample is a function of (seed, k) only (integer hashing); each model's MSAC
+// score is a sum of integers (the same in any order: the kernel may split the points as it likes); the winner
 // is chosen by scanning the hypotheses in index order with a strict "lower cost wins" rule and the stop count read from a table that
 // the host computes once (no transcendental function on the device). The arithmetic is +, -, *, /, sqrt
-// only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends agree bit
-// for bit.
+// and explicit fma only, compiled without FMA contraction on both sides (docs/geometry.md), so both backends
+// agree bit for bit.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
+#include "kestrel/detail/five_point_lanes_rules.hpp"
 #include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/detail/hd.hpp"
 #include "kestrel/relative_pose_types.hpp"
@@ -79,6 +80,7 @@ struct PoseProblem {
     int sphere;   // 0: the z = 1 plane (Sampson error in the plane), 1: the unit sphere (tangent-plane error)
     double f2;    // focal_px^2 (the scale^2 when s is null)
     double thr2;  // inlier threshold^2 (px^2) of this pass
+    double qscale;  // 2^32 / thr2: the MSAC cost's integer units (pose_msac)
     std::uint64_t seed;
     int method;   // 0 five-point, 1 two-point (R known), 2 rotation only (model: R)
     double R[9];  // the rotation prior (two-point)
@@ -95,16 +97,16 @@ KESTREL_HD double pose_weight1(const PoseProblem& p, int i) { return p.s ? p.s[i
 /// first-order distance of (p, q) to the constraint: normalized units^2, or radians^2 on the sphere.
 KESTREL_HD void pose_epipolar(const double* E, const double* p, const double* q, int sphere, double* r_out,
                               double* d_out) {
-    const double a0 = E[0] * p[0] + E[1] * p[1] + E[2] * p[2];
-    const double a1 = E[3] * p[0] + E[4] * p[1] + E[5] * p[2];
-    const double a2 = E[6] * p[0] + E[7] * p[1] + E[8] * p[2];
-    const double b0 = E[0] * q[0] + E[3] * q[1] + E[6] * q[2];
-    const double b1 = E[1] * q[0] + E[4] * q[1] + E[7] * q[2];
-    const double r = q[0] * a0 + q[1] * a1 + q[2] * a2;
-    double d = a0 * a0 + a1 * a1 + b0 * b0 + b1 * b1;
+    const double a0 = std::fma(E[0], p[0], std::fma(E[1], p[1], E[2] * p[2]));
+    const double a1 = std::fma(E[3], p[0], std::fma(E[4], p[1], E[5] * p[2]));
+    const double a2 = std::fma(E[6], p[0], std::fma(E[7], p[1], E[8] * p[2]));
+    const double b0 = std::fma(E[0], q[0], std::fma(E[3], q[1], E[6] * q[2]));
+    const double b1 = std::fma(E[1], q[0], std::fma(E[4], q[1], E[7] * q[2]));
+    const double r = std::fma(q[0], a0, std::fma(q[1], a1, q[2] * a2));
+    double d = std::fma(a0, a0, std::fma(a1, a1, std::fma(b0, b0, b1 * b1)));
     if (sphere) {
-        const double b2 = E[2] * q[0] + E[5] * q[1] + E[8] * q[2];
-        d = d + a2 * a2 + b2 * b2 - 2.0 * (r * r);
+        const double b2 = std::fma(E[2], q[0], std::fma(E[5], q[1], E[8] * q[2]));
+        d = std::fma(a2, a2, std::fma(b2, b2, d)) - 2.0 * (r * r);
     }
     *r_out = r;
     *d_out = d;
@@ -149,48 +151,50 @@ KESTREL_HD double pose_sampson2(const double* E, double u1, double v1, double u2
     return pose_error2(0, 0, E, p, q, f2);
 }
 
-constexpr int kPoseLanes = 32;  // the kernel scores one model with one warp
+constexpr int kPoseLanes = 32;  // a warp (the finish's sums)
+constexpr double kPoseCostUnits = 4294967296.0;  // 2^32: an outlier's MSAC term, in integer units
 
-/// One point's MSAC term: cost += min(e2, thr2), count += e2 < thr2.
-KESTREL_HD void pose_msac_add(double e2, double thr2, double& cost, int& count) {
-    if (e2 < thr2) {
-        cost += e2;
+/// The hypotheses' MSAC term in integer units, so that the sum is the same in any order: an inlier
+/// (e2 < thr2) adds trunc(e2 * qscale) (at most 2^32), an outlier 2^32; count += inlier.
+KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned long long& units, int& count) {
+    if (e2 < p.thr2) {
+        const double q = e2 * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
         ++count;
     } else {
-        cost += thr2;
+        units += 4294967296ull;
     }
 }
 
-/// Lane `lane`'s share of the MSAC cost of model M: the points i = lane, lane + 32, ... in that order.
-KESTREL_HD double pose_msac_lane(const PoseProblem& p, const double* M, int lane, int* inliers) {
-    double cost = 0.0;
-    int cnt = 0;
-    for (int i = lane; i < p.n; i += kPoseLanes) pose_msac_add(pose_point_error2(p, M, i), p.thr2, cost, cnt);
-    *inliers = cnt;
-    return cost;
+/// Point i's MSAC term under the hypothesis' model M: as pose_msac_add_units of pose_point_error2, but for the
+/// epipolar models the inlier test is w2 r^2 < thr2 d (d > 0), without the division (only an inlier's error is
+/// divided out).
+KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
+    if (p.method == 2) {
+        pose_msac_add_units(pose_point_error2(p, M, i), p, units, count);
+        return;
+    }
+    double r, d;
+    pose_epipolar(M, p.x1 + 3 * i, p.x2 + 3 * i, p.sphere, &r, &d);
+    const double num = pose_weight2(p, i) * (r * r);
+    if (d > 0.0 && num < p.thr2 * d) {
+        const double q = (num / d) * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
+        ++count;
+    } else {
+        units += 4294967296ull;
+    }
 }
 
-/// The MSAC cost sum_i min(e_i^2, thr2) and the inlier count, summed in the warp's order: the 32 lane shares,
-/// then the xor butterfly 16, 8, 4, 2, 1 (v_l <- v_l + v_{l ^ off}; addition is commutative, so every lane
-/// ends with the same sum). This is the definition; the kernel computes it with __shfl_xor_sync.
+/// The MSAC cost of model M over all points in integer units (pose_msac_point; exact as a double below 2^53,
+/// i.e. up to 2^21 points) and the inlier count: integer sums, the same in any order (the kernel sums a model's
+/// points over a whole block).
 KESTREL_HD double pose_msac(const PoseProblem& p, const double* M, int* inliers) {
-    double v[kPoseLanes];
-    int c[kPoseLanes];
-    for (int l = 0; l < kPoseLanes; ++l) v[l] = pose_msac_lane(p, M, l, &c[l]);
-    for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-        double w[kPoseLanes];
-        int d[kPoseLanes];
-        for (int l = 0; l < kPoseLanes; ++l) {
-            w[l] = v[l] + v[l ^ off];
-            d[l] = c[l] + c[l ^ off];
-        }
-        for (int l = 0; l < kPoseLanes; ++l) {
-            v[l] = w[l];
-            c[l] = d[l];
-        }
-    }
-    *inliers = c[0];
-    return v[0];
+    unsigned long long u = 0ull;
+    int c = 0;
+    for (int i = 0; i < p.n; ++i) pose_msac_point(p, M, i, u, c);
+    *inliers = c;
+    return static_cast<double>(u);
 }
 
 // ---- small 3x3 helpers (row-major) ----------------------------------------------------------------------------
@@ -273,39 +277,48 @@ KESTREL_HD bool pose_rotation_two_point(const double* p1, const double* p2, cons
 /// The minimal sample size of a method.
 KESTREL_HD int pose_sample_size(int method) { return method == 0 ? 5 : 2; }
 
-/// Hypothesis k's models: draw its sample (seed, k), solve it. Writes up to 10 E (five-point), 1 E
-/// (two-point) or 1 R (rotation only); returns their count (0 when the sample could not be drawn or is
-/// degenerate, or n is below the sample size).
-KESTREL_HD int pose_hypothesis_solve(const PoseProblem& p, int k, double Es[kFivePointMaxSolutions][9]) {
+/// Hypothesis k's sample (m indices); false when it could not be drawn or n is below the sample size.
+KESTREL_HD bool pose_hypothesis_sample(const PoseProblem& p, int k, int* idx) {
     const int m = pose_sample_size(p.method);
-    if (p.n < m) return 0;
-    int idx[kPoseMaxSample];
-    if (!pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx)) return 0;
-    if (p.method == 0) {
-        double s1[15], s2[15];
-        for (int j = 0; j < 5; ++j)
-            for (int c = 0; c < 3; ++c) {
-                s1[3 * j + c] = p.x1[3 * idx[j] + c];
-                s2[3 * j + c] = p.x2[3 * idx[j] + c];
-            }
-        int flag = 0;
-        return five_point_solve3(s1, s2, Es, &flag, false);  // unpolished: see five_point_solve
-    }
-    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, Es[0]) ? 1 : 0;
-    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], Es[0])
-               ? 1
-               : 0;
+    if (p.n < m) return false;
+    return pose_sample(p.seed, static_cast<std::uint32_t>(k), p.n, m, idx);
 }
 
-/// Hypothesis k: its models scored by pose_msac; the lowest cost wins (the lower solution index on ties).
-/// Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and its
-/// inlier count. The kernels run the same steps: a thread solves, warps score.
-KESTREL_HD double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
-    double Es[kFivePointMaxSolutions][9];
-    const int ns = pose_hypothesis_solve(p, k, Es);
+/// The one model of a two-point or rotation-only hypothesis (false: degenerate sample).
+KESTREL_HD bool pose_hypothesis_model2(const PoseProblem& p, const int* idx, double* M) {
+    if (p.method == 1) return pose_two_point(p.R, p.x1, p.x2, idx, M);
+    return pose_rotation_two_point(p.x1 + 3 * idx[0], p.x1 + 3 * idx[1], p.x2 + 3 * idx[0], p.x2 + 3 * idx[1], M);
+}
+
+/// Hypothesis k: its sample solved (five-point: fpl_solve, five_point_lanes_rules.hpp; two-point with the
+/// prior; rotation only), every model scored by pose_msac; the lowest cost wins (the lower solution index on
+/// ties). Writes the winning model (zeros when none); returns its cost (1e300 when the sample gave no model) and
+/// its inlier count. The kernel runs the same steps on a lane group (kernels/geometry/ransac.cu).
+inline double pose_hypothesis(const PoseProblem& p, int k, double* Mbest, int* inliers_best) {
     double best = 1e300;
     int best_s = -1;
     *inliers_best = 0;
+    int idx[kPoseMaxSample];
+    double Es[kFivePointMaxSolutions][9];
+    int ns = 0;
+    if (pose_hypothesis_sample(p, k, idx)) {
+        if (p.method == 0) {
+            FplWork w;
+            for (int j = 0; j < 5; ++j)
+                for (int c = 0; c < 3; ++c) {
+                    w.sample[3 * j + c] = p.x1[3 * idx[j] + c];
+                    w.sample[15 + 3 * j + c] = p.x2[3 * idx[j] + c];
+                }
+            const int nr = fpl_solve(FplSerialLanes{}, w);
+            for (int r = 0; r < nr; ++r)
+                if (w.ok[r]) {
+                    for (int j = 0; j < 9; ++j) Es[ns][j] = w.E[r][j];
+                    ++ns;
+                }
+        } else {
+            ns = pose_hypothesis_model2(p, idx, Es[0]) ? 1 : 0;
+        }
+    }
     for (int s = 0; s < ns; ++s) {
         int inl = 0;
         const double c = pose_msac(p, Es[s], &inl);
@@ -353,8 +366,12 @@ KESTREL_HD int pose_scan(PoseScan& s, const double* cost, const int* inliers, in
 
 // ---- decomposition and cheirality -------------------------------------------------------------------------------
 /// Depths (d1, d2) of the correspondence (p, q) (3-vectors: rays of any length) under X2 = R X1 + t, least
-/// squares d2 q = d1 R p + t; true when both are positive (in front of both cameras, along both rays).
-KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p, const double* p2) {
+/// squares d2 q = d1 R p + t: the normal equations [a b; b c] [d1 d2]^T = [r0 r1]^T give d1 = n1 / det,
+/// d2 = n2 / det with det = a c - b^2 > 0 (parallel rays, det <= 1e-14 a c, have no depth: neither sign). Only
+/// the signs matter, so no division: *front (both depths positive, in front of both cameras along both rays)
+/// is n1 > 0 && n2 > 0. Under (R, -t) r0, r1 and so n1, n2 change sign exactly: *front_neg is n1 < 0 && n2 < 0.
+KESTREL_HD void pose_in_front_pm(const double* R, const double* t, const double* p, const double* p2, bool* front,
+                                 bool* front_neg) {
     const double q0 = R[0] * p[0] + R[1] * p[1] + R[2] * p[2];
     const double q1 = R[3] * p[0] + R[4] * p[1] + R[5] * p[2];
     const double q2 = R[6] * p[0] + R[7] * p[1] + R[8] * p[2];
@@ -365,13 +382,22 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p,
     const double r0 = -(q0 * t[0] + q1 * t[1] + q2 * t[2]);
     const double r1 = p2[0] * t[0] + p2[1] * t[1] + p2[2] * t[2];
     const double det = a * c - b * b;
-    if (!(det > 1e-14 * a * c)) return false;  // parallel rays (no parallax)
-    const double d1 = (c * r0 - b * r1) / det;
-    const double d2 = (a * r1 - b * r0) / det;
-    return d1 > 0.0 && d2 > 0.0;
+    const bool ok = det > 1e-14 * a * c;
+    const double n1 = c * r0 - b * r1;
+    const double n2 = a * r1 - b * r0;
+    *front = ok && n1 > 0.0 && n2 > 0.0;
+    *front_neg = ok && n1 < 0.0 && n2 < 0.0;
+}
+/// True when (p, q) is in front of both cameras under (R, t) (pose_in_front_pm).
+KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p, const double* p2) {
+    bool f, fn;
+    pose_in_front_pm(R, t, p, p2, &f, &fn);
+    return f;
 }
 
 /// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
+/// An iteration that changes no bit is a fixed point: the remaining ones would change nothing either, so the loop
+/// ends there (the same result as all `iterations`).
 KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
     for (int it = 0; it < iterations; ++it) {
         const double c[9] = {R[4] * R[8] - R[5] * R[7], R[5] * R[6] - R[3] * R[8], R[3] * R[7] - R[4] * R[6],
@@ -379,7 +405,13 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
                              R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
         const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
         if (!(det != 0.0)) return;
-        for (int j = 0; j < 9; ++j) R[j] = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+        bool same = true;
+        for (int j = 0; j < 9; ++j) {
+            const double r = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+            same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
+            R[j] = r;
+        }
+        if (same) return;
     }
 }
 
@@ -443,6 +475,19 @@ KESTREL_HD bool pose_polar(const double* H, double* R) {
 }
 
 // ---- the pose update of the refinement ----------------------------------------------------------------------------
+/// The tangent basis of unit t: b1 = normalize(t x a) with a the axis least aligned with t, b2 = t x b1.
+KESTREL_HD void pose_tangent_basis(const double* t, double* b1, double* b2) {
+    const double ax = std::fabs(t[0]), ay = std::fabs(t[1]), az = std::fabs(t[2]);
+    const double a[3] = {ax <= ay && ax <= az ? 1.0 : 0.0, ay < ax && ay <= az ? 1.0 : 0.0,
+                         az < ax && az < ay ? 1.0 : 0.0};
+    b1[0] = t[1] * a[2] - t[2] * a[1];
+    b1[1] = t[2] * a[0] - t[0] * a[2];
+    b1[2] = t[0] * a[1] - t[1] * a[0];
+    pose_normalize3(b1);
+    b2[0] = t[1] * b1[2] - t[2] * b1[1];
+    b2[1] = t[2] * b1[0] - t[0] * b1[2];
+    b2[2] = t[0] * b1[1] - t[1] * b1[0];
+}
 /// The pose moved by the parameter vector d: R <- R * rot(d0, d1, d2) (unit quaternion (1, d/2) normalized),
 /// t <- normalize(t + d3 b1 + d4 b2) with b1, b2 a basis of t's tangent plane. np = 5 (pose) or 2 (t only).
 KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int np, double* Rn, double* tn) {
@@ -463,15 +508,36 @@ KESTREL_HD void pose_move(const double* R, const double* t, const double* d, int
                          2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
                          2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
     pose_mat_mul(R, Q, Rn);
-    // tangent basis: b1 = normalize(t x a) with a the axis least aligned with t, b2 = t x b1
-    const double ax = std::fabs(t[0]), ay = std::fabs(t[1]), az = std::fabs(t[2]);
-    const double a[3] = {ax <= ay && ax <= az ? 1.0 : 0.0, ay < ax && ay <= az ? 1.0 : 0.0,
-                         az < ax && az < ay ? 1.0 : 0.0};
-    double b1[3] = {t[1] * a[2] - t[2] * a[1], t[2] * a[0] - t[0] * a[2], t[0] * a[1] - t[1] * a[0]};
-    pose_normalize3(b1);
-    const double b2[3] = {t[1] * b1[2] - t[2] * b1[1], t[2] * b1[0] - t[0] * b1[2], t[0] * b1[1] - t[1] * b1[0]};
+    double b1[3], b2[3];
+    pose_tangent_basis(t, b1, b2);
     for (int j = 0; j < 3; ++j) tn[j] = t[j] + d[o] * b1[j] + d[o + 1] * b2[j];
     pose_normalize3(tn);
+}
+
+/// The derivatives of E = [t]x R with respect to the np parameters of pose_move at d = 0: rotation k < 3,
+/// dE = [t]x R [e_k]x (R * rot(d) = R (I + [d]x) to first order); translation along b1, b2 (t unit, b_j
+/// orthogonal to it: the normalization's derivative is b_j), dE = [b_j]x R. np = 5 or 2 (t only).
+KESTREL_HD void pose_model_derivatives(const double* R, const double* t, int np, double (*G)[9]) {
+    double E[9];
+    pose_skew_mul(t, R, E);
+    int o = 0;
+    if (np == 5) {
+        for (int k = 0; k < 3; ++k) {
+            // (E [e_k]x)_ij = E_i,k+1 [e_k]x_(k+1),j + E_i,k+2 [e_k]x_(k+2),j: column k is 0, column k+1 is
+            // E_:,k+2, column k+2 is -E_:,k+1 (indices mod 3).
+            const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+            for (int i = 0; i < 3; ++i) {
+                G[k][3 * i + k] = 0.0;
+                G[k][3 * i + k1] = E[3 * i + k2];
+                G[k][3 * i + k2] = -E[3 * i + k1];
+            }
+        }
+        o = 3;
+    }
+    double b[2][3];
+    pose_tangent_basis(t, b[0], b[1]);
+    pose_skew_mul(b[0], R, G[o]);
+    pose_skew_mul(b[1], R, G[o + 1]);
 }
 
 // ---- the finish: sums over the points in one fixed order ------------------------------------------------------------
@@ -496,13 +562,11 @@ struct PoseHostSum {
                 for (int k = 0; k < K; ++k) v[l][k] = 0.0;
                 for (int i = w * kPoseLanes + l; i < n; i += kPoseFinishThreads) f(i, v[l]);
             }
-            for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-                double x[kPoseLanes][K];
-                for (int l = 0; l < kPoseLanes; ++l)
-                    for (int k = 0; k < K; ++k) x[l][k] = v[l][k] + v[l ^ off][k];
-                for (int l = 0; l < kPoseLanes; ++l)
-                    for (int k = 0; k < K; ++k) v[l][k] = x[l][k];
-            }
+            // The butterfly as lane 0 sees it: at step `off` only lanes l < off feed lane 0's next steps, and
+            // lane l adds lane l ^ off = l + off (the same operands as on the GPU).
+            for (int off = kPoseLanes / 2; off >= 1; off >>= 1)
+                for (int l = 0; l < off; ++l)
+                    for (int k = 0; k < K; ++k) v[l][k] = v[l][k] + v[l + off][k];
             for (int k = 0; k < K; ++k) total[k] = w == 0 ? v[0][k] : total[k] + v[0][k];
         }
         for (int k = 0; k < K; ++k) out[k] = total[k];
@@ -528,109 +592,142 @@ struct PoseMsacTerm {
     }
 };
 /// Points of the mask in front of both cameras under each of the four candidates (R_{c/2}, (-1)^c t).
+/// Candidates: 4, the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t).
+template <int Candidates>
 struct PoseFrontTerm {
     const PoseProblem* p;
     const double* R0;
     const double* R1;
     const double* t;
-    int candidates;  // 4: the decomposition's; 2: (R0, +t), (R0, -t); 1: (R0, t)
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
-        const double tm[3] = {-t[0], -t[1], -t[2]};
-        for (int c = 0; c < candidates; ++c) {
-            const double* R = (c >> 1) ? R1 : R0;
-            const bool f = pose_in_front(R, (c & 1) ? tm : t, p->x1 + 3 * i, p->x2 + 3 * i);
+        KESTREL_UNROLL
+        for (int c = 0; c < Candidates; c += 2) {  // (R, t) and (R, -t) from one evaluation
+            bool f, fn;
+            pose_in_front_pm((c >> 1) ? R1 : R0, t, p->x1 + 3 * i, p->x2 + 3 * i, &f, &fn);
             acc[c] = acc[c] + (f ? 1.0 : 0.0);
+            if (c + 1 < Candidates) acc[c + 1] = acc[c + 1] + (fn ? 1.0 : 0.0);
         }
     }
 };
-/// The sum of squared errors of model E over the mask's points.
-struct PoseSseTerm {
-    const PoseProblem* p;
-    const double* E;
-    const std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (mask[i]) acc[0] = acc[0] + pose_point_error2(*p, E, i);
-    }
-};
-/// The refinement's normal equations over the mask's points: signed residuals res_q = w1 r / sqrt(d) of E0
-/// (q = 0) and of the np moved models Ep (forward differences, step h); acc[a] += J_a res_0 (a < np),
-/// acc[5 + a * 5 + b] += J_a J_b (a <= b < np).
-struct PoseNormalTerm {
+/// The refinement's terms over the mask's points at E0: acc[0] += the squared error (pixels^2, as
+/// pose_point_error2), then the normal equations of the signed residual res = w1 r / sqrt(d) (pose_epipolar)
+/// with its analytic Jacobian J_k = <d res / d E, G_k> (G: pose_model_derivatives): acc[1 + a] += J_a res
+/// (a < np), then the upper triangle acc[1 + np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = 1 + np +
+/// np (np + 1) / 2 sums. With a = E p, b = E^T q, c = r / d: d res / d E = w1 / sqrt(d) M, M = u p^T - c q b'^T,
+/// u = k0 q - c a' (plane: a' = (a0, a1, 0), b' = (b0, b1, 0), k0 = 1; sphere: a' = a, b' = b,
+/// k0 = 1 + 2 r c, from d = |a|^2 + |b|^2 - 2 r^2). A point with d <= 0 adds 1e300 to acc[0] and nothing else.
+KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
+template <int NP>
+struct PoseRefineTerm {
     const PoseProblem* p;
     const double* E0;
-    const double (*Ep)[9];
-    int np;
-    double h;
+    const double (*G)[9];
     const std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         if (!mask[i]) return;
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
-        const double w1 = pose_weight1(*p, i);
-        double res[6];
-        for (int q = 0; q <= np; ++q) {
-            double r, d;
-            pose_epipolar(q == 0 ? E0 : Ep[q - 1], x, y, p->sphere, &r, &d);
-            res[q] = d > 0.0 ? w1 * (r / std::sqrt(d)) : 0.0;
+        const double* E = E0;
+        double a[3], b[3];
+        a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
+        a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
+        a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
+        b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
+        b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
+        b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
+        const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
+        double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
+        if (p->sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
+        if (!(d > 0.0)) {
+            acc[0] = acc[0] + 1e300;
+            return;
         }
-        double J[5];
-        for (int q = 0; q < np; ++q) J[q] = (res[q + 1] - res[0]) / h;
-        for (int a = 0; a < np; ++a) {
-            acc[a] = acc[a] + J[a] * res[0];
-            for (int b = a; b < np; ++b) acc[5 + a * 5 + b] = acc[5 + a * 5 + b] + J[a] * J[b];
+        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+        const double w1 = pose_weight1(*p, i);
+        const double s = 1.0 / std::sqrt(d);
+        const double res = w1 * (r * s);
+        const double c = r / d;
+        const double k0 = p->sphere ? std::fma(2.0 * r, c, 1.0) : 1.0;
+        if (!p->sphere) a[2] = b[2] = 0.0;
+        double u[3], M[9];
+        KESTREL_UNROLL
+        for (int k = 0; k < 3; ++k) u[k] = std::fma(k0, y[k], -(c * a[k]));
+        KESTREL_UNROLL
+        for (int k = 0; k < 3; ++k)
+            KESTREL_UNROLL
+            for (int l = 0; l < 3; ++l) M[3 * k + l] = std::fma(u[k], x[l], -(c * (y[k] * b[l])));
+        const double ws = w1 * s;
+        double J[NP];
+        KESTREL_UNROLL
+        for (int q = 0; q < NP; ++q) {
+            double v = M[0] * G[q][0];
+            KESTREL_UNROLL
+            for (int k = 1; k < 9; ++k) v = std::fma(M[k], G[q][k], v);
+            J[q] = ws * v;
+        }
+        KESTREL_UNROLL
+        for (int a2 = 0; a2 < NP; ++a2) {
+            acc[1 + a2] = std::fma(J[a2], res, acc[1 + a2]);
+            KESTREL_UNROLL
+            for (int b2 = a2; b2 < NP; ++b2)
+                acc[1 + NP + pose_tri(NP, a2, b2)] = std::fma(J[a2], J[b2], acc[1 + NP + pose_tri(NP, a2, b2)]);
         }
     }
 };
-/// The rotation fit: over the points with rotation error below thr2 under R, acc[3 r + c] += q_r p_c of the
-/// unit directions p = x1 / |x1|, q = x2 / |x2|; acc[9] += 1.
-struct PoseRotationFitTerm {
+/// The rotation winner's MSAC (acc[0], acc[1] as PoseMsacTerm, method 2, no mask) and, when `fit`, the sums of
+/// its Kabsch fit from the same error: over the points with rotation error below thr2 under R,
+/// acc[2 + 3 r + c] += q_r p_c of the unit directions p = x1 / |x1|, q = x2 / |x2|; acc[11] += 1.
+struct PoseRotationMsacFitTerm {
     const PoseProblem* p;
     const double* R;
     double thr2;
+    bool fit;
     KESTREL_HD void operator()(int i, double* acc) const {
         const double* x = p->x1 + 3 * i;
         const double* y = p->x2 + 3 * i;
-        if (!(pose_error2(2, p->sphere, R, x, y, pose_weight2(*p, i)) < thr2)) return;
+        const double e2 = pose_error2(2, p->sphere, R, x, y, pose_weight2(*p, i));
+        const bool in = e2 < thr2;
+        acc[0] = acc[0] + (in ? e2 : thr2);
+        acc[1] = acc[1] + (in ? 1.0 : 0.0);
+        if (!fit || !in) return;
         double a[3] = {x[0], x[1], x[2]}, b[3] = {y[0], y[1], y[2]};
         pose_normalize3(a);
         pose_normalize3(b);
         for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) acc[3 * r + c] = acc[3 * r + c] + b[r] * a[c];
-        acc[9] = acc[9] + 1.0;
+            for (int c = 0; c < 3; ++c) acc[2 + 3 * r + c] = acc[2 + 3 * r + c] + b[r] * a[c];
+        acc[11] = acc[11] + 1.0;
     }
 };
 
 /// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
-/// alone with R fixed (np = 2, the two-point method); forward-difference Jacobian, at most `iterations` steps,
+/// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
-/// updated in place; returns the final sum. Sums through ctx (the finish's order).
-template <class Ctx>
-KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                              int np, int iterations) {
-    double E0[9];
-    pose_skew_mul(t, R, E0);
-    double cost;
-    ctx.template sum<1>(PoseSseTerm{&P, E0, mask}, P.n, &cost);
+/// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
+template <int NP, class Ctx>
+KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                                 int iterations) {
+    constexpr int np = NP;
+    constexpr int K = 1 + NP + NP * (NP + 1) / 2;
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
+    auto pass = [&](const double* R_, const double* t_, double* acc) {
+        double E0[9], G[5][9];
+        pose_skew_mul(t_, R_, E0);
+        pose_model_derivatives(R_, t_, np, G);
+        ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
+    };
+    double acc[K], accn[K];
+    pass(R, t, acc);
+    double cost = acc[0];
     double lambda = 1e-3;
-    const double h = 1e-7;
     for (int it = 0; it < iterations; ++it) {
-        double Ep[5][9];
-        pose_skew_mul(t, R, E0);
-        for (int q = 0; q < np; ++q) {
-            double d[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-            d[q] = h;
-            double Rn[9], tn[3];
-            pose_move(R, t, d, np, Rn, tn);
-            pose_skew_mul(tn, Rn, Ep[q]);
-        }
-        double acc[30];
-        ctx.template sum<30>(PoseNormalTerm{&P, E0, Ep, np, h, mask}, P.n, acc);
         double A[5][5], g[5];
-        for (int a = 0; a < 5; ++a) {
-            g[a] = acc[a];
-            for (int b = 0; b < 5; ++b) A[a][b] = a <= b ? acc[5 + a * 5 + b] : acc[5 + b * 5 + a];
+        for (int a = 0; a < np; ++a) {
+            g[a] = acc[1 + a];
+            for (int b = 0; b < np; ++b)
+                A[a][b] = a <= b ? acc[1 + np + pose_tri(np, a, b)] : acc[1 + np + pose_tri(np, b, a)];
         }
         // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
@@ -662,16 +759,16 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
                 d[a] = s / L[a][a];
             }
-            double Rn[9], tn[3], En[9];
+            double Rn[9], tn[3];
             pose_move(R, t, d, np, Rn, tn);
-            pose_skew_mul(tn, Rn, En);
-            double cn;
-            ctx.template sum<1>(PoseSseTerm{&P, En, mask}, P.n, &cn);
+            pass(Rn, tn, accn);
+            const double cn = accn[0];
             if (cn < cost) {
                 converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
+                for (int j = 0; j < K; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
             } else {
@@ -681,6 +778,12 @@ KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, d
         if (!improved || converged) break;
     }
     return cost;
+}
+
+template <class Ctx>
+KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                              int np, int iterations) {
+    return np == 2 ? pose_refine_np<2>(ctx, P, R, t, mask, iterations) : pose_refine_np<5>(ctx, P, R, t, mask, iterations);
 }
 
 // ---- model selection: translation or rotation only ------------------------------------------------------------
@@ -726,6 +829,35 @@ struct PoseFinishParams {
     int bound;          // mask entries [n, bound) are set to 0
 };
 
+/// Two terms in one pass: f1's K1 sums, then f2's (each only when on; a term that is off leaves its sums at 0).
+/// Point i's terms run in that order, so f2 may read what f1 wrote for point i (the mask).
+template <int K1, class F1, class F2>
+struct PoseTwoTerms {
+    F1 f1;
+    F2 f2;
+    bool on1, on2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (on1) f1(i, acc);
+        if (on2) f2(i, acc + K1);
+    }
+};
+/// The MSAC of E (acc[0], acc[1] as PoseMsacTerm, method 0, no mask) and, from the same error, the points that
+/// are inliers of E and in front of both cameras under (R, t) (acc[2]).
+struct PoseMsacFrontTerm {
+    const PoseProblem* p;
+    const double* E;
+    const double* R;
+    const double* t;
+    double thr2;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
+        const bool in = e2 < thr2;
+        acc[0] = acc[0] + (in ? e2 : thr2);
+        acc[1] = acc[1] + (in ? 1.0 : 0.0);
+        if (in && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[2] = acc[2] + 1.0;
+    }
+};
+
 /// From the winners of the translation pass (scan se, model E) and of the rotation pass (scan sr, model Rw) to
 /// the record and the mask (bound bytes). Translation: the winner's mask; decomposition with cheirality (the
 /// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
@@ -733,6 +865,9 @@ struct PoseFinishParams {
 /// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
 /// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's. Every thread of the
 /// finish kernel runs this with the same values (the sums give every thread the same totals).
+/// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
+/// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
+/// taken in the pass where its inputs are ready.
 template <class Ctx>
 KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
                             const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
@@ -760,54 +895,97 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         ctx.zero(mask, 0, fp.bound);
         return;
     }
-    // The translation model.
-    bool t_ok = false, t_have = false;
-    int t_inl = 0;
-    if (se.best >= 0 && se.inliers >= fp.min_inliers) {
-        double acc[4];
-        ctx.template sum<2>(PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, n, acc);
-        double R[9], t[3], Rc[2][9];
+    const bool t_run = se.best >= 0 && se.inliers >= fp.min_inliers;
+    const bool r_run = fp.rotation_only && sr.best >= 0;
+    // Pass 1: the translation winner's mask and its candidates' cheirality counts; the rotation winner's MSAC and
+    // the sums of its Kabsch fit.
+    double R[9], t[3] = {0.0, 0.0, 0.0}, Rc[2][9];
+    if (t_run) {
         const bool dec = pose_decompose_candidates(Ebest, Rc, t);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
+        if (two_point)
+            for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = P.R[j];  // candidates (R, t), (R, -t)
+    } else {
+        for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = 0.0;
+        t[0] = t[1] = t[2] = 0.0;
+    }
+    double Rr[9];
+    for (int j = 0; j < 9; ++j) Rr[j] = r_run ? Rbest[j] : 0.0;
+    double a1[18];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
+        const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
+        const PoseRotationMsacFitTerm rt{&P, Rr, fp.thr2_rot, fp.refine != 0};
+        ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+    }
+    const double* front4 = a1 + 2;
+    double rot_cost = a1[6];
+    int rot_inl = static_cast<int>(a1[7]);
+    double Rk[9];
+    const bool rk_run = r_run && fp.refine && rot_inl >= 3 && pose_polar(a1 + 8, Rk);
+    if (!rk_run)
+        for (int j = 0; j < 9; ++j) Rk[j] = 0.0;
+    double Ef[9];
+    if (t_run) {
         if (two_point) {
             for (int j = 0; j < 9; ++j) R[j] = P.R[j];
-            ctx.template sum<2>(PoseFrontTerm{&P, R, R, t, 2, mask}, n, acc);
-            if (acc[1] > acc[0])
+            if (front4[1] > front4[0])
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         } else {
-            ctx.template sum<4>(PoseFrontTerm{&P, Rc[0], Rc[1], t, 4, mask}, n, acc);
             int best = 0;
             for (int c = 1; c < 4; ++c)
-                if (acc[c] > acc[best]) best = c;
+                if (front4[c] > front4[best]) best = c;
             for (int j = 0; j < 9; ++j) R[j] = Rc[best >> 1][j];
             if (best & 1)
                 for (int j = 0; j < 3; ++j) t[j] = -t[j];
         }
-        double Ef[9];
         pose_skew_mul(t, R, Ef);
-        ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
+    } else {
+        for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
+    }
+    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC.
+    double a2[5];
+    {
+        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
+        const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
+        ctx.template sum<5>(PoseTwoTerms<3, T1, PoseMsacTerm>{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true,
+                                                             rk_run},
+                            n, a2);
+    }
+    if (rk_run && a2[3] < rot_cost) {
+        for (int j = 0; j < 9; ++j) Rr[j] = Rk[j];
+        rot_cost = a2[3];
+        rot_inl = static_cast<int>(a2[4]);
+    }
+    // The translation model.
+    bool t_ok = false, t_have = false;
+    int t_inl = 0;
+    if (t_run) {
+        double cost = a2[0];
+        int inl = static_cast<int>(a2[1]);
+        int front = static_cast<int>(a2[2]);
         if (fp.refine) {
-            double Rr[9], tr[3], Er[9];
-            for (int j = 0; j < 9; ++j) Rr[j] = R[j];
-            for (int j = 0; j < 3; ++j) tr[j] = t[j];
-            pose_refine(ctx, P, Rr, tr, mask, two_point ? 2 : 5, 10);
-            pose_skew_mul(tr, Rr, Er);
-            ctx.template sum<2>(PoseMsacTerm{&P, Er, 0, P.thr2, nullptr}, n, acc);
-            if (acc[0] < cost) {
-                for (int j = 0; j < 9; ++j) R[j] = Rr[j];
-                for (int j = 0; j < 3; ++j) t[j] = tr[j];
+            double Rf[9], tf[3], Er[9];
+            for (int j = 0; j < 9; ++j) Rf[j] = R[j];
+            for (int j = 0; j < 3; ++j) tf[j] = t[j];
+            pose_refine(ctx, P, Rf, tf, mask, two_point ? 2 : 5, 10);
+            pose_skew_mul(tf, Rf, Er);
+            // Pass: the refined model's MSAC, its cheirality count on its own inliers.
+            double a3[3];
+            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2}, n, a3);
+            if (a3[0] < cost) {
+                for (int j = 0; j < 9; ++j) R[j] = Rf[j];
+                for (int j = 0; j < 3; ++j) t[j] = tf[j];
                 for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
-                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, acc);
-                cost = acc[0];
-                inl = static_cast<int>(acc[1]);
+                double a4[2];
+                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, a4);  // the mask (a4 == a3[0..1])
+                cost = a3[0];
+                inl = static_cast<int>(a3[1]);
+                front = static_cast<int>(a3[2]);
             }
         }
-        ctx.template sum<1>(PoseFrontTerm{&P, R, R, t, 1, mask}, n, acc);
-        const int front = static_cast<int>(acc[0]);
         for (int j = 0; j < 9; ++j) {
             rec.R[j] = R[j];
             rec.E[j] = Ef[j];
@@ -823,32 +1001,15 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         t_inl = inl;
     }
     // The rotation-only model.
-    if (fp.rotation_only && sr.best >= 0) {
-        double R[9], acc[10];
-        for (int j = 0; j < 9; ++j) R[j] = Rbest[j];
-        ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, nullptr}, n, acc);
-        double cost = acc[0];
-        int inl = static_cast<int>(acc[1]);
-        if (fp.refine && inl >= 3) {
-            ctx.template sum<10>(PoseRotationFitTerm{&P, R, fp.thr2_rot}, n, acc);
-            double Rk[9];
-            if (pose_polar(acc, Rk)) {
-                double acc2[2];
-                ctx.template sum<2>(PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, n, acc2);
-                if (acc2[0] < cost) {
-                    for (int j = 0; j < 9; ++j) R[j] = Rk[j];
-                    cost = acc2[0];
-                    inl = static_cast<int>(acc2[1]);
-                }
-            }
-        }
-        rec.rotation_inliers = inl;
-        if (pose_prefer_rotation(inl, t_inl, t_ok, fp.min_inliers)) {
-            ctx.template sum<2>(PoseMsacTerm{&P, R, 2, fp.thr2_rot, mask}, n, acc);
+    if (r_run) {
+        rec.rotation_inliers = rot_inl;
+        if (pose_prefer_rotation(rot_inl, t_inl, t_ok, fp.min_inliers)) {
+            double acc[2];
+            ctx.template sum<2>(PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, mask}, n, acc);
             rec.status = static_cast<int>(PoseStatus::Ok);
             rec.model = static_cast<int>(PoseModel::RotationOnly);
             for (int j = 0; j < 9; ++j) {
-                rec.R[j] = R[j];
+                rec.R[j] = Rr[j];
                 rec.E[j] = 0.0;
             }
             rec.t[0] = rec.t[1] = rec.t[2] = 0.0;

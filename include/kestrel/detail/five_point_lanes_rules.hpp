@@ -1,0 +1,580 @@
+// The five-point solver of the RANSAC hypotheses, shared verbatim by the CPU reference and the CUDA kernel
+// (kernels/geometry/ransac.cu): the algebra of five_point_rules.hpp (null space, ten cubic constraints,
+// Gauss-Jordan on the first ten monomials, the degree-10 polynomial in z) laid out for kFplLanes lanes that work
+// on one shared workspace, with fixed-count steps instead of data-dependent loops:
+//   - the ten constraint rows are built one per lane;
+//   - Gauss-Jordan with partial pivoting keeps the rows where they are (one per lane; the pivot row of column c
+//     is the unused row with the largest |M[r][c]|, the lowest row on ties) and eliminates every other row with
+//     the unscaled pivot row; the six rows that form B(z) are scaled at the end;
+//   - the real roots: a sign scan of the polynomial at kFplGrid + 1 points of the projective line (t in [-2, 2];
+//     z = t for |t| <= 1, z = 1 / w with w = +-2 - t beyond, where the reversed polynomial is evaluated), one
+//     lane per kFplGrid / kFplLanes cells; every cell with a sign change (at most 10, the lowest cells first)
+//     is refined by one lane with kFplIllinoisSteps steps of the Illinois method (regula falsi that halves the
+//     kept end's value), every step inside the bracket;
+//   - x, y from B(z) and E = x X + y Y + z Z + W, one root per lane.
+// A pair of roots closer than a cell (1/64 in t), or a double root, gives no sign change and is missed: the
+// public five_point_solve (five_point_rules.hpp: derivative-chain isolation, safeguarded Newton to full
+// precision) finds those; docs/geometry.md gives both solvers' recall on exact data.
+//
+// Execution model: a phase is a function of the lane, run for every lane before the next phase starts (the
+// kernel: each lane of its group, then __syncwarp; the CPU: the lanes one after another). Within a phase a lane
+// reads only what earlier phases wrote, and writes only its own entries of the workspace, so both orders give
+// the same bits. Arithmetic: +, -, *, /, sqrt and explicit fma (std::fma on the host: exactly rounded, like the
+// GPU's), no contraction elsewhere (the including files are compiled with -ffp-contract=off / --fmad=false).
+#pragma once
+#include <cmath>
+
+#include "kestrel/detail/five_point_rules.hpp"
+#include "kestrel/detail/hd.hpp"
+
+namespace kestrel::detail {
+
+constexpr int kFplLanes = 16;                        ///< lanes per solve (a half warp)
+constexpr int kFplGrid = 256;                        ///< sign-scan cells over t in [-2, 2]
+constexpr int kFplCellsPerLane = kFplGrid / kFplLanes;
+constexpr int kFplIllinoisSteps = 14;                ///< refinement steps per root (fixed)
+constexpr int kFplExtremumSteps = 8;                 ///< steps locating an extremum that may split a cell
+
+/// The shared workspace of one solve (kernel: shared memory).
+struct FplWork {
+    union {
+        double sample[30];   ///< x1 (15) then x2 (15): the five points as 3-vectors (input)
+        double M[10][21];    ///< the constraints, eliminated in place (rows padded to 21: the ten lanes that
+                             ///< each touch one row hit distinct shared-memory banks)
+        double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
+    };
+    double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
+    double eet[6][21];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics (padded as M)
+    double rowmax[10];
+    double bx[3][4], by[3][4], b1[3][5];
+    double poly[11];
+    double split[kFplLanes][2];     ///< the extremum splitting a lane's cells of cells2
+    unsigned int cells[kFplLanes];  ///< bit j of lane l: cell l * kFplCellsPerLane + j holds one root
+    unsigned int cells2[kFplLanes]; ///< bit j of lane l: the cell holds two roots, split at the extremum
+    int piv[10];
+    int ok[10];
+    int state;  ///< FivePointFlag
+};
+
+/// Horner with fma, ascending coefficients.
+KESTREL_HD double fpl_horner(const double* p, int deg, double x) {
+    double v = p[deg];
+    for (int i = deg - 1; i >= 0; --i) v = std::fma(v, x, p[i]);
+    return v;
+}
+/// The scan parameter of grid point i (exact: i / 64 - 2).
+KESTREL_HD double fpl_grid_t(int i) { return static_cast<double>(i) * (4.0 / kFplGrid) - 2.0; }
+/// Lane l's cells lie in one domain: 0 inner (lanes 4..11: z = t in [-1, 1]), 1 outer (lanes 0..3 and 12..15:
+/// w = -2 - t in [-1, 0] and w = 2 - t in [0, 1], z = 1 / w).
+KESTREL_HD bool fpl_lane_inner(int lane) { return lane >= kFplLanes / 4 && lane < 3 * kFplLanes / 4; }
+/// Grid point i in the variable of a domain.
+KESTREL_HD double fpl_grid_u(int i, bool inner) {
+    const double t = fpl_grid_t(i);
+    return inner ? t : (i < kFplGrid / 2 ? -2.0 - t : 2.0 - t);
+}
+/// The polynomial (inner: p(z); outer: w^10 p(1 / w)) and its derivative in the domain's variable: Horner over
+/// the coefficients from the highest power down, c[i] = p[10 - i] (inner) or p[i] (outer).
+KESTREL_HD double fpl_eval_c(const double* c, double u, double* du) {
+    double v = c[0], d = 0.0;
+    for (int i = 1; i <= 10; ++i) {
+        d = std::fma(d, u, v);
+        v = std::fma(v, u, c[i]);
+    }
+    *du = d;
+    return v;
+}
+KESTREL_HD double fpl_value_c(const double* c, double u) {
+    double v = c[0];
+    for (int i = 1; i <= 10; ++i) v = std::fma(v, u, c[i]);
+    return v;
+}
+KESTREL_HD bool fpl_neg(double v) { return v < 0.0; }
+
+/// The value (Deriv = false) or the derivative (Deriv = true) of the domain's polynomial.
+template <bool Deriv>
+KESTREL_HD double fpl_f(const double* c, double u) {
+    if (!Deriv) return fpl_value_c(c, u);
+    double d;
+    (void)fpl_eval_c(c, u, &d);
+    return d;
+}
+/// The domain's coefficients from the highest power down (fpl_eval_c's c).
+KESTREL_HD void fpl_coefficients(const double* p, bool inner, double* c) {
+    for (int i = 0; i <= 10; ++i) c[i] = inner ? p[10 - i] : p[i];
+}
+
+/// Fixed-count Illinois steps on [a, b] (f(a), f(b) of opposite signs or one zero) for the value (Deriv = false,
+/// kFplIllinoisSteps) or the derivative (Deriv = true, kFplExtremumSteps) of the domain's polynomial; returns the
+/// end with the smaller |f|.
+template <bool Deriv>
+KESTREL_HD double fpl_illinois(const double* cf, double a, double b) {
+    double fa = fpl_f<Deriv>(cf, a);
+    double fb = fpl_f<Deriv>(cf, b);
+    if (fa == 0.0) {
+        b = a;
+        fb = 0.0;
+    }
+    // Every step as selects (the lanes of a group refine different brackets in step): once fb == 0 nothing
+    // changes; fc == 0: both ends move to c; a sign change: the old b becomes a; else a stays and fa halves.
+    for (int it = 0; it < (Deriv ? kFplExtremumSteps : kFplIllinoisSteps); ++it) {
+        const double lo = a < b ? a : b, hi = a < b ? b : a;
+        const double den = fb - fa;
+        double c = den != 0.0 ? b - fb * ((b - a) / den) : b;
+        c = c < lo ? lo : (c > hi ? hi : c);
+        if (!(c == c)) c = b;
+        const double fc = fpl_f<Deriv>(cf, c);
+        const bool keep = fb == 0.0;
+        const bool zero = fc == 0.0;
+        const bool flip = fpl_neg(fc) != fpl_neg(fb);
+        const double na = keep ? a : (zero ? c : (flip ? b : a));
+        const double nfa = keep ? fa : (zero ? 0.0 : (flip ? fb : 0.5 * fa));
+        const double nb = keep ? b : c;
+        const double nfb = keep ? fb : (zero ? 0.0 : fc);
+        a = na;
+        fa = nfa;
+        b = nb;
+        fb = nfb;
+    }
+    return std::fabs(fb) <= std::fabs(fa) ? b : a;
+}
+
+/// The lowest set bit of a non-zero word.
+KESTREL_HD int fpl_ctz(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+    return __ffs(static_cast<int>(x)) - 1;
+#else
+    return __builtin_ctz(x);
+#endif
+}
+
+/// Set bits of a 32-bit word.
+KESTREL_HD int fpl_popcount(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+    return __popc(x);
+#else
+    int n = 0;
+    for (; x; x &= x - 1u) ++n;
+    return n;
+#endif
+}
+
+/// Phase: the null space (lane 0).
+KESTREL_HD void fpl_phase_null(FplWork& w, int lane) {
+    if (lane != 0) return;
+    double s1[15], s2[15];
+    KESTREL_UNROLL
+    for (int i = 0; i < 15; ++i) {
+        s1[i] = w.sample[i];
+        s2[i] = w.sample[15 + i];
+    }
+    double basis[4][9];
+    w.state = fp_null_space(s1, s2, basis) ? kFivePointOk : kFivePointRankDeficient;
+    KESTREL_UNROLL
+    for (int k = 0; k < 9; ++k)
+        KESTREL_UNROLL
+        for (int t = 0; t < 4; ++t) w.e[k][t] = basis[t][k];
+}
+
+/// E E^T entry (i, k) as a quadratic over the 20 columns: sum_l e[3i + l] e[3k + l].
+KESTREL_HD void fpl_eet(const double (*e)[4], int i, int k, double* out) {
+    double t[20];
+    KESTREL_UNROLL
+    for (int m = 0; m < 20; ++m) out[m] = 0.0;
+    KESTREL_UNROLL
+    for (int l = 0; l < 3; ++l) {
+        fp_mul_lin(e[3 * i + l], e[3 * k + l], t);
+        KESTREL_UNROLL
+        for (int m = 0; m < 20; ++m) out[m] += t[m];
+    }
+}
+
+/// The slot of E E^T entry (i, k) in FplWork::eet (symmetric).
+KESTREL_HD int fpl_eet_slot(int i, int k) {
+    const int a = i < k ? i : k, b = i < k ? k : i;
+    return a == 0 ? b : (a == 1 ? 2 + b : 5);
+}
+
+/// Phase: lanes 0..5 each one entry of E E^T (fpl_eet), for the rows.
+KESTREL_HD void fpl_phase_eet(FplWork& w, int lane) {
+    if (lane >= 6) return;
+    const int i = lane < 3 ? 0 : (lane < 5 ? 1 : 2);
+    const int k = lane < 3 ? lane : (lane < 5 ? lane - 2 : 2);
+    double q[20];
+    fpl_eet(w.e, i, k, q);
+    KESTREL_UNROLL
+    for (int m = 0; m < 20; ++m) w.eet[lane][m] = q[m];
+}
+
+/// Phase: constraint row `lane` (lanes 0..9): 0 is det(E), 1 + 3 i + j is entry (i, j) of 2 E E^T E - tr(E E^T) E.
+KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
+    if (lane >= 10) return;
+    const double(*e)[4] = w.e;
+    double row[20];
+    KESTREL_UNROLL
+    for (int m = 0; m < 20; ++m) row[m] = 0.0;
+    if (lane == 0) {
+        double q[20], t[20];
+        const int cof[3][4] = {{4, 8, 5, 7}, {5, 6, 3, 8}, {3, 7, 4, 6}};
+        KESTREL_UNROLL
+        for (int c = 0; c < 3; ++c) {
+            fp_mul_lin(e[cof[c][0]], e[cof[c][1]], q);
+            fp_mul_lin(e[cof[c][2]], e[cof[c][3]], t);
+            KESTREL_UNROLL
+            for (int m = 0; m < 20; ++m) q[m] -= t[m];
+            fp_addmul_quad_lin(q, e[c], 1.0, row);
+        }
+    } else {
+        const int i = (lane - 1) / 3, j = (lane - 1) % 3;
+        double q[20];
+        KESTREL_UNROLL
+        for (int k = 0; k < 3; ++k) {
+            const double* d = w.eet[fpl_eet_slot(i, k)];
+            KESTREL_UNROLL
+            for (int m = 0; m < 20; ++m) {
+                // tr(E E^T) = eet(0,0) + eet(1,1) + eet(2,2), summed in that order
+                const double tr = (w.eet[0][m] + w.eet[3][m]) + w.eet[5][m];
+                q[m] = 2.0 * d[m] - (i == k ? tr : 0.0);
+            }
+            fp_addmul_quad_lin(q, e[3 * k + j], 1.0, row);
+        }
+    }
+    double mx = 0.0;
+    KESTREL_UNROLL
+    for (int m = 0; m < 20; ++m) {
+        w.M[lane][m] = row[m];
+        mx = std::fabs(row[m]) > mx ? std::fabs(row[m]) : mx;
+    }
+    w.rowmax[lane] = mx;
+}
+
+/// The pivot row of column c among the rows not in `used` (bit r): the largest |M[r][c]|, the lowest r on ties;
+/// -1 when it is not above 1e-12 of the matrix's largest entry.
+KESTREL_HD int fpl_pivot(const FplWork& w, int c, int used, double mscale) {
+    int p = -1;
+    double best = -1.0;
+    for (int r = 0; r < 10; ++r) {
+        if (used & (1 << r)) continue;
+        const double v = std::fabs(w.M[r][c]);
+        if (v > best) {
+            best = v;
+            p = r;
+        }
+    }
+    return best > 1e-12 * mscale ? p : -1;
+}
+
+/// Phase: elimination of column C with pivot row p (every lane r < 10 other than p updates its row's columns
+/// C + 1 .. 19: M[r][m] -= (M[r][C] / M[p][C]) M[p][m], as fma(-f, M[p][m], M[r][m])). Both rows are read before
+/// the row is written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load
+/// would wait for the previous store).
+template <int C>
+KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int p) {
+    if (lane >= 10 || lane == p) return;
+    constexpr int kN = 19 - C;
+    double pv[kN], mv[kN];
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) pv[m] = w.M[p][C + 1 + m];
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) mv[m] = w.M[lane][C + 1 + m];
+    const double f = w.M[lane][C] * (1.0 / w.M[p][C]);
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) w.M[lane][C + 1 + m] = std::fma(-f, pv[m], mv[m]);
+}
+
+/// Gauss-Jordan from column C on: each column's pivot (fpl_pivot, the same on every lane), then its elimination
+/// phase. False (w.state set) when a pivot vanishes.
+template <int C, class Lanes>
+KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int used, double mscale) {
+    if constexpr (C == 10) {
+        (void)L;
+        (void)w;
+        (void)used;
+        (void)mscale;
+        return true;
+    } else {
+        const int p = fpl_pivot(w, C, used, mscale);
+        if (p < 0) {  // every lane takes the same branch
+            L.each([&](int lane) {
+                if (lane == 0) w.state = kFivePointSingularElimination;
+            });
+            return false;
+        }
+        L.each([&](int lane) {
+            if (lane == 0) w.piv[C] = p;
+            fpl_phase_eliminate<C>(w, lane, p);
+        });
+        return fpl_eliminate_from<C + 1>(L, w, used | (1 << p), mscale);
+    }
+}
+
+/// Phase: B(z) and det B(z) (lane 0). Row k of B from the scaled rows of pivots 4 + 2k and 5 + 2k.
+KESTREL_HD void fpl_phase_poly(FplWork& w, int lane) {
+    if (lane != 0) return;
+    double rows[6][10];
+    for (int q = 0; q < 6; ++q) {
+        const int p = w.piv[4 + q];
+        const double inv = 1.0 / w.M[p][4 + q];
+        for (int m = 0; m < 10; ++m) rows[q][m] = w.M[p][10 + m] * inv;
+    }
+    for (int k = 0; k < 3; ++k) {
+        const double* A = rows[2 * k];
+        const double* S = rows[2 * k + 1];
+        w.bx[k][0] = A[2];
+        w.bx[k][1] = A[1] - S[2];
+        w.bx[k][2] = A[0] - S[1];
+        w.bx[k][3] = -S[0];
+        w.by[k][0] = A[5];
+        w.by[k][1] = A[4] - S[5];
+        w.by[k][2] = A[3] - S[4];
+        w.by[k][3] = -S[3];
+        w.b1[k][0] = A[9];
+        w.b1[k][1] = A[8] - S[9];
+        w.b1[k][2] = A[7] - S[8];
+        w.b1[k][3] = A[6] - S[7];
+        w.b1[k][4] = -S[6];
+    }
+    double c7a[8], c7b[8], c6[7], poly[11];
+    for (int i = 0; i < 8; ++i) c7a[i] = c7b[i] = 0.0;
+    for (int i = 0; i < 7; ++i) c6[i] = 0.0;
+    for (int i = 0; i < 11; ++i) poly[i] = 0.0;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 5; ++j) {
+            c7a[i + j] += w.by[1][i] * w.b1[2][j] - w.by[2][i] * w.b1[1][j];
+            c7b[i + j] += w.bx[1][i] * w.b1[2][j] - w.bx[2][i] * w.b1[1][j];
+        }
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) c6[i + j] += w.bx[1][i] * w.by[2][j] - w.by[1][i] * w.bx[2][j];
+    double pmag = 0.0;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j) {
+            poly[i + j] += w.bx[0][i] * c7a[j] - w.by[0][i] * c7b[j];
+            pmag += std::fabs(w.bx[0][i] * c7a[j]) + std::fabs(w.by[0][i] * c7b[j]);
+        }
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 7; ++j) {
+            poly[i + j] += w.b1[0][i] * c6[j];
+            pmag += std::fabs(w.b1[0][i] * c6[j]);
+        }
+    double pmax = 0.0;
+    for (int i = 0; i < 11; ++i) {
+        pmax = std::fabs(poly[i]) > pmax ? std::fabs(poly[i]) : pmax;
+        w.poly[i] = poly[i];
+    }
+    if (!(pmax > 1e-11 * pmag) || !(pmax < 1e300)) w.state = kFivePointDegeneratePolynomial;
+}
+
+/// Phase: the scan; lane l marks its cells j (grid points l * 16 + j, + 1) that hold roots: a sign change of
+/// the polynomial (one root; a zero at the cell's left end counts for that cell), or, without one, an extremum
+/// (a sign change of the derivative towards zero) whose value has the other sign (two roots, split at the
+/// extremum; the first two such cells of a lane).
+KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
+    unsigned int one = 0u, cand = 0u;
+    const bool inner = fpl_lane_inner(lane);
+    const int i0 = lane * kFplCellsPerLane;
+    double cf[11];
+    fpl_coefficients(w.poly, inner, cf);
+    double u0 = fpl_grid_u(i0, inner), d0;
+    double v0 = fpl_eval_c(cf, u0, &d0);
+    // The sign pass: the cells with a sign change, and those where |p| falls, then rises (along ascending t: the
+    // outer domains' w descends) without one, the candidates for two roots.
+    for (int j = 0; j < kFplCellsPerLane; ++j) {
+        const double u1 = fpl_grid_u(i0 + j + 1, inner);
+        double d1;
+        const double v1 = fpl_eval_c(cf, u1, &d1);
+        if (v0 == 0.0 || (v1 != 0.0 && fpl_neg(v0) != fpl_neg(v1))) {
+            one |= 1u << j;
+        } else if (v0 != 0.0 && d0 != 0.0 && d1 != 0.0 && fpl_neg(d0) != fpl_neg(d1) &&
+                   fpl_neg(inner ? d0 : -d0) != fpl_neg(v0)) {
+            cand |= 1u << j;
+        }
+        u0 = u1;
+        v0 = v1;
+        d0 = d1;
+    }
+    // The candidates in ascending order until two are split: the extremum (Illinois on the derivative), two roots
+    // when the value there has the other sign than at the cell's left end.
+    unsigned int two = 0u;
+    int nsplit = 0;
+    while (cand != 0u && nsplit < 2) {
+        const int j = fpl_ctz(cand);
+        cand &= cand - 1u;
+        const double ua = fpl_grid_u(i0 + j, inner), ub = fpl_grid_u(i0 + j + 1, inner);
+        const double m = fpl_illinois<true>(cf, ua, ub);
+        const double vm = fpl_value_c(cf, m);
+        const double va = fpl_value_c(cf, ua);
+        if (vm == 0.0 || fpl_neg(vm) != fpl_neg(va)) {
+            two |= 1u << j;
+            w.split[lane][nsplit++] = m;
+        }
+    }
+    w.cells[lane] = one;
+    w.cells2[lane] = two;
+}
+
+/// The number of roots bracketed (at most 10 are refined).
+KESTREL_HD int fpl_root_cells(const FplWork& w) {
+    int n = 0;
+    for (int l = 0; l < kFplLanes; ++l) n += fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
+    return n < kFivePointMaxSolutions ? n : kFivePointMaxSolutions;
+}
+
+/// The k-th bracket in ascending cell order (a split cell: its left part first): its lane, ends a, b in the
+/// lane's variable. False when there are fewer. Loops of fixed length with selects (the lanes of a group look for
+/// different brackets in step).
+KESTREL_HD bool fpl_bracket(const FplWork& w, int k, int* lane_out, double* a, double* b) {
+    int seen = 0, L = 0, within = 0;
+    bool found = false;
+    for (int l = 0; l < kFplLanes; ++l) {
+        const int here = fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
+        const bool hit = !found && k < seen + here;
+        L = hit ? l : L;
+        within = hit ? k - seen : within;
+        found = found || hit;
+        seen += here;
+    }
+    const bool inner = fpl_lane_inner(L);
+    const unsigned int c1 = w.cells[L], c2 = w.cells2[L];
+    int cnt = 0, q = 0;
+    double ra = 0.0, rb = 0.0;
+    for (int j = 0; j < kFplCellsPerLane; ++j) {
+        const int i = L * kFplCellsPerLane + j;
+        const bool one = ((c1 >> j) & 1u) != 0u, two = ((c2 >> j) & 1u) != 0u;
+        const double ui = fpl_grid_u(i, inner), ui1 = fpl_grid_u(i + 1, inner);
+        const double sp = two ? w.split[L][q] : 0.0;
+        if (one && cnt == within) {
+            ra = ui;
+            rb = ui1;
+        }
+        if (two && cnt == within) {
+            ra = ui;
+            rb = sp;
+        }
+        if (two && cnt + 1 == within) {
+            ra = sp;
+            rb = ui1;
+        }
+        cnt += one ? 1 : (two ? 2 : 0);
+        q += two ? 1 : 0;
+    }
+    *lane_out = L;
+    *a = ra;
+    *b = rb;
+    return found;
+}
+
+/// The root of the k-th bracket: z, or false when it is at infinity or not finite.
+KESTREL_HD bool fpl_root(const FplWork& w, int k, double* z_out) {
+    int l = 0;
+    double a = 0.0, b = 0.0;
+    const bool found = fpl_bracket(w, k, &l, &a, &b);
+    const bool inner = fpl_lane_inner(l);
+    double cf[11];
+    fpl_coefficients(w.poly, inner, cf);
+    const double u = fpl_illinois<false>(cf, a, b);  // also without a bracket: the lanes stay in step
+    if (!found) return false;
+    if (inner) {
+        *z_out = u;
+        return u == u;
+    }
+    if (!(u != 0.0)) return false;
+    *z_out = 1.0 / u;
+    return *z_out == *z_out;
+}
+
+/// Phase: lane k < nroots refines the k-th marked cell and forms its E (unit Frobenius norm) in w.E[k].
+KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
+    if (lane >= nroots) return;
+    double z = 0.0;
+    int ok = fpl_root(w, lane, &z) ? 1 : 0;
+    double Eo[9];
+    if (ok) {
+        double B[3][3];
+        for (int k = 0; k < 3; ++k) {
+            B[k][0] = fpl_horner(w.bx[k], 3, z);
+            B[k][1] = fpl_horner(w.by[k], 3, z);
+            B[k][2] = fpl_horner(w.b1[k], 4, z);
+        }
+        double best[3] = {0.0, 0.0, 0.0};
+        double bn = -1.0;
+        const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        for (int p = 0; p < 3; ++p) {
+            const double* u = B[pr[p][0]];
+            const double* v = B[pr[p][1]];
+            const double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+            const double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+            if (n2 > bn) {
+                bn = n2;
+                best[0] = c[0];
+                best[1] = c[1];
+                best[2] = c[2];
+            }
+        }
+        ok = std::fabs(best[2]) > 1e-14 * std::sqrt(bn) ? 1 : 0;
+        if (ok) {
+            const double x = best[0] / best[2], y = best[1] / best[2];
+            double n2 = 0.0;
+            for (int k = 0; k < 9; ++k) {
+                Eo[k] = std::fma(x, w.e[k][0], std::fma(y, w.e[k][1], std::fma(z, w.e[k][2], w.e[k][3])));
+                n2 = std::fma(Eo[k], Eo[k], n2);
+            }
+            ok = n2 > 0.0 && n2 < 1e300 ? 1 : 0;
+            if (ok) {
+                const double inv = 1.0 / std::sqrt(n2);
+                for (int k = 0; k < 9; ++k) Eo[k] = Eo[k] * inv;
+            }
+        }
+    }
+    w.ok[lane] = ok;
+    if (ok)
+        for (int k = 0; k < 9; ++k) w.E[lane][k] = Eo[k];
+}
+
+/// The solve, phase by phase, on a lane group L (L.each(f): f(lane) for every lane, then the group's barrier).
+/// w.sample holds the input; returns the number of root cells refined (solution k valid where w.ok[k]) and
+/// leaves the flag in w.state (0 solutions unless kFivePointOk). Every lane gets the same return value.
+template <class Lanes>
+KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
+    L.each([&](int lane) { fpl_phase_null(w, lane); });
+    if (w.state != kFivePointOk) return 0;
+    L.each([&](int lane) { fpl_phase_eet(w, lane); });
+    L.each([&](int lane) { fpl_phase_rows(w, lane); });
+    double mscale = 0.0;
+    for (int r = 0; r < 10; ++r) mscale = w.rowmax[r] > mscale ? w.rowmax[r] : mscale;
+    if (!fpl_eliminate_from<0>(L, w, 0, mscale)) return 0;
+    L.each([&](int lane) { fpl_phase_poly(w, lane); });
+    if (w.state != kFivePointOk) return 0;
+    L.each([&](int lane) { fpl_phase_scan(w, lane); });
+    const int nroots = fpl_root_cells(w);
+    L.each([&](int lane) { fpl_phase_solutions(w, lane, nroots); });
+    return nroots;
+}
+
+/// The CPU's lane group: the lanes one after another.
+struct FplSerialLanes {
+    template <class F>
+    KESTREL_HD void each(const F& f) const {
+        for (int l = 0; l < kFplLanes; ++l) f(l);
+    }
+};
+
+/// The RANSAC solver on the CPU as a plain function (3-vectors x1, x2 of 5 points each, as five_point_solve3):
+/// writes the valid solutions in root order to E; returns their count; *flag as five_point_solve3's.
+inline int five_point_solve_lanes(const double* x1, const double* x2, double E[kFivePointMaxSolutions][9], int* flag) {
+    FplWork w;
+    for (int i = 0; i < 15; ++i) {
+        w.sample[i] = x1[i];
+        w.sample[15 + i] = x2[i];
+    }
+    w.state = kFivePointOk;
+    const int nr = fpl_solve(FplSerialLanes{}, w);
+    *flag = w.state;
+    int ns = 0;
+    for (int r = 0; r < nr; ++r)
+        if (w.ok[r]) {
+            for (int k = 0; k < 9; ++k) E[ns][k] = w.E[r][k];
+            ++ns;
+        }
+    return ns;
+}
+
+}  // namespace kestrel::detail
