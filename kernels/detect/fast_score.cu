@@ -25,6 +25,7 @@
 #include "kernels/common/cuda_check.hpp"
 #include "cell_index.hpp"
 #include "fast_score.cuh"
+#include "fast_bits.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
 #include "kernels/common/warp_scan.cuh"
@@ -355,11 +356,184 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     }
 }
 
+
+// ---- SAD-B, SAD-A, MT with the corner list: bit-sliced segment test, 32 centres per thread --------
+constexpr int kBitsThreads = 128;
+constexpr int kBitsSegs = kBitsTileW / 32 + 2;         // 6: the left neighbour, the tile's 4, the right one
+constexpr int kBitsRows = kBitsTileH + 6;              // 3-row halo above and below
+constexpr int kBitsPlaneStride = kBitsSegs * 8 + 4;    // words per row: 16-byte loads of a quarter warp
+                                                       // (2 rows x 4 segments) hit distinct banks
+constexpr int kBitsByteStride = kBitsSegs * 32;        // bytes per row of the pixel copy
+static_assert(kBitsThreads == kBitsTileH * kBitsTileW / 32, "one segment of 32 centres per thread");
+
+/// Pixels gx .. gx + 31 of row gy (clamped) of level L as 8 little-endian words (clamped columns; a segment
+/// wholly outside the level reads as 0: it only feeds centres outside the border). A derived level
+/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned).
+__device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx, std::uint32_t (&w)[8]) {
+    if (gx >= L.width || gx + 32 <= 0) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) w[k] = 0;
+        return;
+    }
+    const bool inside = gx >= 0 && gx + 32 <= L.width;
+    if (L.parent == nullptr) {  // block-uniform
+        const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
+        const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.image) | L.pitch) & 15u) == 0;
+        if (a16 && inside) {
+            const uint4 a = __ldg(reinterpret_cast<const uint4*>(row + gx));
+            const uint4 b = __ldg(reinterpret_cast<const uint4*>(row + gx) + 1);
+            w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+            w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; ++k) w[k] = load_word4(L, gy, gx + 4 * k);
+        }
+        return;
+    }
+    const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+    const std::uint8_t* r1 = r0 + L.parent_pitch;
+    const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.parent) | L.parent_pitch) & 15u) == 0;
+    if (a16 && inside) {
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {  // parent bytes 2 gx + 16 h .. + 15: derived pixels gx + 8 h .. + 7
+            const uint4 a = __ldg(reinterpret_cast<const uint4*>(r0 + 2 * gx) + h);
+            const uint4 b = __ldg(reinterpret_cast<const uint4*>(r1 + 2 * gx) + h);
+            w[2 * h] = __byte_perm(swar::average4_pair(a.x, b.x), swar::average4_pair(a.y, b.y), 0x6420);
+            w[2 * h + 1] = __byte_perm(swar::average4_pair(a.z, b.z), swar::average4_pair(a.w, b.w), 0x6420);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            std::uint32_t v = 0;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int px = 2 * min(max(gx + 4 * k + q, 0), L.width - 1);
+                v |= static_cast<std::uint32_t>(detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px),
+                                                                 __ldg(r1 + px + 1))) << (8 * q);
+            }
+            w[k] = v;
+        }
+    }
+}
+
+/// The seven circle rows of one thread's segment, from the block's planes in shared memory.
+struct SharedRows {
+    const std::uint32_t* first;  // planes of row (centre row - 3), the left neighbour segment
+    __device__ __forceinline__ void load(int r, std::uint32_t (&out)[3][8]) const {
+        const uint4* src = reinterpret_cast<const uint4*>(first + r * kBitsPlaneStride);
+#pragma unroll
+        for (int s = 0; s < 3; ++s) {
+            const uint4 a = src[2 * s], b = src[2 * s + 1];
+            out[s][0] = a.x; out[s][1] = a.y; out[s][2] = a.z; out[s][3] = a.w;
+            out[s][4] = b.x; out[s][5] = b.y; out[s][6] = b.z; out[s][7] = b.w;
+        }
+    }
+};
+
+// Pass 1: each thread stages segments (rows y0 - 3 .. y0 + kBitsTileH + 2, segments of 32 pixels from x0 - 32
+// to x0 + kBitsTileW + 31): 32 pixels, their 8 bit planes (bits::to_planes) and a byte copy for the scores; a
+// derived level's own pixels are also written to its image. Pass 2: each thread tests the 32 centres of one
+// segment of the tile (bits::segment_corners: about 600 instructions for 32 centres), writes their 32 scores
+// as 0, and lists its corners in the warp's list. Pass 3: the warp's lanes share its corners, score each with
+// the reference's function from the byte copy, store the score and append the keys (one atomic per warp).
+template <ScoreType kType>
+__global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+    __shared__ __align__(16) std::uint32_t planes[kBitsRows][kBitsPlaneStride];
+    __shared__ __align__(16) std::uint8_t pix[kBitsRows][kBitsByteStride];
+    __shared__ std::uint16_t todo[kBitsThreads / 32][32 * 32];  // (tile row << 7) | tile column
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kBitsTileW, kBitsTileH, x0, y0, &level);
+    const int tid = static_cast<int>(threadIdx.x);
+
+    for (int q = tid; q < kBitsRows * kBitsSegs; q += kBitsThreads) {
+        const int row = q / kBitsSegs, seg = q - row * kBitsSegs;
+        const int gy = min(max(y0 + row - 3, 0), L.height - 1);
+        const int gx = x0 + 32 * (seg - 1);
+        std::uint32_t w[8];
+        load_segment(L, gy, gx, w);
+        std::uint32_t pl[8];
+        bits::to_planes(w, pl);
+        uint4* dst = reinterpret_cast<uint4*>(&planes[row][8 * seg]);
+        dst[0] = make_uint4(pl[0], pl[1], pl[2], pl[3]);
+        dst[1] = make_uint4(pl[4], pl[5], pl[6], pl[7]);
+        uint4* bytes = reinterpret_cast<uint4*>(&pix[row][32 * seg]);
+        bytes[0] = make_uint4(w[0], w[1], w[2], w[3]);
+        bytes[1] = make_uint4(w[4], w[5], w[6], w[7]);
+        const int oy = y0 + row - 3;  // a derived level: the tile's own pixels go to its image
+        if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 &&
+            oy < L.height && gx < L.width) {
+            std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+            const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.build_out) | L.pitch) & 15u) == 0;
+            if (a16 && gx + 32 <= L.width) {
+                reinterpret_cast<uint4*>(out)[0] = make_uint4(w[0], w[1], w[2], w[3]);
+                reinterpret_cast<uint4*>(out)[1] = make_uint4(w[4], w[5], w[6], w[7]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 32; ++k)
+                    if (gx + k < L.width) out[k] = static_cast<std::uint8_t>(w[k >> 2] >> (8 * (k & 3)));
+            }
+        }
+    }
+    __syncthreads();
+
+    constexpr int border = 3;  // detail::score_border_px(false)
+    const int r = tid >> 2, s = tid & 3;  // a warp: 8 tile rows x 4 segments
+    const int y = y0 + r, xs = x0 + 32 * s;
+    const int lane = tid & 31, wid = tid >> 5;
+    std::uint32_t corners = 0;  // bit j: centre xs + j
+    if (y >= border && y < L.height - border && xs < L.width - border) {
+        const int lo = max(border - xs, 0), hi = min(L.width - border - xs, 32);
+        const std::uint32_t in = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
+        const SharedRows rows{&planes[r][8 * s]};  // tile row r = level row y - 3; segment s = left neighbour
+        corners = bits::segment_corners(rows, d.threshold, d.arc_min, d.arc_max) & in;
+    }
+    if (y < L.height && xs < L.width) {  // every score of the segment is 0 but the corners' (below)
+        float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + xs;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            if (xs + 4 * k + 3 < L.width) {
+                reinterpret_cast<float4*>(out)[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // maps are cudaMallocPitch'ed
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (xs + 4 * k + j < L.width) out[4 * k + j] = 0.0f;
+            }
+        }
+    }
+
+    const unsigned mine = static_cast<unsigned>(__popc(corners));
+    const unsigned incl = warp::inclusive_sum(mine);
+    const int total = static_cast<int>(__shfl_sync(warp::kFullMask, incl, 31));
+    unsigned pos = incl - mine;
+    for (std::uint32_t m = corners; m; m &= m - 1u)
+        todo[wid][pos++] = static_cast<std::uint16_t>((r << 7) | (32 * s + __ffs(m) - 1));
+    __syncwarp();  // the warp's zeros are stored before its scores, its list is complete
+    for (int k0 = 0; k0 < total; k0 += 32) {  // every lane runs every round (the append is warp-wide)
+        const int k = k0 + lane;
+        std::uint64_t key = 0;
+        if (k < total) {
+            const int idx = todo[wid][k];
+            const int cr = idx >> 7, cc = idx & 127;
+            const std::uint8_t* base = &pix[cr + 3][32 + cc];
+            const int c = base[0];
+            int p[detail::kCircleSize];
+#pragma unroll
+            for (int i = 0; i < detail::kCircleSize; ++i) p[i] = base[detail::circle_dy(i) * kBitsByteStride + detail::circle_dx(i)];
+            const float sc = static_cast<float>(detail::circle_score(kType, d.lut, p, c, d.threshold, d.arc_min, d.arc_max_is_16));
+            const int cx = x0 + cc, cy = y0 + cr;
+            reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(cy) * L.score_pitch)[cx] = sc;
+            if (sc > 0.0f) key = detail::keypoint_key(sc, level, cx, cy);
+        }
+        append_corners(d, key);
+    }
+}
+
 }  // namespace
 
 void plan_score_blocks(ScoreDesc& d, ScoreType type) {
-    d.tile_w = type == ScoreType::Harris ? kScoreTileW : kSwarTileW;
-    d.tile_h = type == ScoreType::Harris ? kScoreTileH : kSwarTileH;
+    const bool bit_sliced = d.bit_sliced && type != ScoreType::Harris;
+    d.tile_w = type == ScoreType::Harris ? kScoreTileW : bit_sliced ? kBitsTileW : kSwarTileW;
+    d.tile_h = type == ScoreType::Harris ? kScoreTileH : bit_sliced ? kBitsTileH : kSwarTileH;
     int begin = 0;
     for (int k = 0; k < d.levels; ++k) {
         ScoreLevel& L = d.level[k];
@@ -375,6 +549,10 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
 namespace {
 template <ScoreType kType>
 void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
+    if (d.corners != nullptr && d.bit_sliced) {
+        fast_score_bits_kernel<kType><<<grid, kBitsThreads, 0, stream>>>(d);
+        return;
+    }
     const dim3 block(kSwarThreadsX, kSwarThreadsY);
     if (d.corners == nullptr || d.generic_compass) {
         if (d.corners) fast_score_swar_kernel<kType, true, -1><<<grid, block, 0, stream>>>(d);

@@ -144,24 +144,28 @@ TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
         }
 }
 
-// A small case of every kernel of the corner-list path (the score kernels per compass case and for any
-// arc_min, SAD-B, SAD-A, MT and Harris, with the list; the selection for K = 1 and K > 1, n = 1 and n > 1,
-// with masks): quick enough to run under compute-sanitizer (memcheck, racecheck).
+// A small case of every kernel of the corner-list path (the bit-sliced score kernel with SAD-B, SAD-A, MT and
+// arc_max < 16; the SIMD-lane ones per compass case and for any arc_min; Harris, with the list; the selection
+// for K = 1 and K > 1, n = 1 and n > 1, with masks): quick enough to run under compute-sanitizer (memcheck,
+// racecheck).
 TEST(DetectorGpu, CornerListPathSmallCases) {
     KESTREL_REQUIRE_GPU();
     const HostImage img = test::crop(test::real_image("graf1.png"), 11, 7, 333, 217);
     struct Case {
         ScoreType score;
-        int K, n, arc_min;
+        int K, n, arc_min, arc_max;
         const char* path;
     };
-    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list"}, {ScoreType::SadArc, 3, 1, 12, "list"},
-                          {ScoreType::MaxThreshold, 2, 2, 9, "list-generic"}, {ScoreType::Harris, 4, 1, 9, "list"}};
+    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, 16, "list"},         {ScoreType::SadArc, 3, 1, 12, 16, "list"},
+                          {ScoreType::MaxThreshold, 2, 2, 9, 16, "list"},      {ScoreType::MaxThreshold, 1, 1, 9, 11, "list"},
+                          {ScoreType::SadCircle, 1, 1, 9, 16, "list-swar"},    {ScoreType::MaxThreshold, 2, 2, 9, 16, "list-generic"},
+                          {ScoreType::Harris, 4, 1, 9, 16, "list"}};
     for (const Case& c : cases) {
         const ScopedPath scoped(c.path);
         DetectorConfig cfg;
         cfg.fast.score = c.score;
         cfg.fast.arc_min = c.arc_min;
+        cfg.fast.arc_max = c.arc_max;
         cfg.per_cell = c.K;
         cfg.nms_radius = c.n;
         cfg.max_features = c.K == 3 ? 40 : 0;
@@ -230,8 +234,8 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
 // kinds, on the fused kernel in place (level 1 derived in SIMD lanes; NMS radius 1 and 2 give parent
 // reads that are and are not 4-byte aligned) and from device images that start 1 and 2 bytes past an
 // aligned address (byte loads), all equal to the reference.
-// On every kernel path: the fused kernel, the score maps + grid NMS, the corner list with a score kernel per
-// compass case (arc_min >> 2) and with the one for any arc_min.
+// On every kernel path: the fused kernel, the score maps + grid NMS, the corner list with the bit-sliced score
+// kernel, with a SIMD-lane one per compass case (arc_min >> 2) and with the one for any arc_min.
 void every_arc_min_and_misaligned_device_images(const char* path) {
     const ScopedPath scoped(path);
     const HostImage full = test::real_image("vtest_000.png");
@@ -265,7 +269,7 @@ void every_arc_min_and_misaligned_device_images(const char* path) {
 
 TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
     KESTREL_REQUIRE_GPU();
-    for (const char* path : {"fused", "maps", "list", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
+    for (const char* path : {"fused", "maps", "list", "list-swar", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
 }
 
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {
