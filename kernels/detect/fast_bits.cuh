@@ -186,11 +186,25 @@ KESTREL_HD u32 arc_in_bounds(const u32 (&m)[16], int arc_min, int arc_max) {
     return run_at_least(m, arc_min) & ~run_at_least(m, arc_max + 1);
 }
 
+/// arc_in_bounds for arc_min = 9, arc_max = 16 (the default), with the window lengths fixed: a run of 9 is a
+/// window of 8 ending at i - 1 and point i.
+KESTREL_HD u32 arc_9_16(const u32 (&m)[16]) {
+    u32 w2[16], w4[16], any = 0;
+KESTREL_UNROLL
+    for (int i = 0; i < 16; ++i) w2[i] = m[i] & m[(i + 15) & 15];
+KESTREL_UNROLL
+    for (int i = 0; i < 16; ++i) w4[i] = w2[i] & w2[(i + 14) & 15];
+KESTREL_UNROLL
+    for (int i = 0; i < 16; ++i) any |= w4[(i + 15) & 15] & w4[(i + 11) & 15] & m[i];
+    return any;
+}
+
 /// The 32 centres of one segment: corner bits (bright or dark arc in bounds) from the planes of the seven
 /// circle rows. rows.load(r, planes) fills planes[s][b] of row (centre row - 3 + r), segment s = 0 (left
 /// neighbour), 1 (the centres'), 2 (right neighbour), plane b; rows are loaded one at a time (r = 3 first,
 /// for the thresholds), so the kernel holds one row of planes at once.
-template <class Rows>
+/// kArc9: arc_min = 9 and arc_max = 16 (arc_9_16), else the bounds given.
+template <bool kArc9 = false, class Rows>
 KESTREL_HD u32 segment_corners(const Rows& rows, int t, int arc_min, int arc_max) {
     u32 kb[8], kd[8];
     u32 bright[16], dark[16];
@@ -215,6 +229,7 @@ KESTREL_UNROLL
             dark[i] = darker(p, kd);
         }
     }
+    if (kArc9) return arc_9_16(bright) | arc_9_16(dark);
     return arc_in_bounds(bright, arc_min, arc_max) | arc_in_bounds(dark, arc_min, arc_max);
 }
 

@@ -436,7 +436,8 @@ struct SharedRows {
 // segment of the tile (bits::segment_corners: about 600 instructions for 32 centres), writes their 32 scores
 // as 0, and lists its corners in the warp's list. Pass 3: the warp's lanes share its corners, score each with
 // the reference's function from the byte copy, store the score and append the keys (one atomic per warp).
-template <ScoreType kType>
+// kList: append the corners' keys (ScoreDesc::corners); kArc9: arc_min = 9, arc_max = 16 (bits::arc_9_16).
+template <ScoreType kType, bool kList, bool kArc9>
 __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t planes[kBitsRows][kBitsPlaneStride];
     __shared__ __align__(16) std::uint8_t pix[kBitsRows][kBitsByteStride];
@@ -485,7 +486,7 @@ __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTRE
         const int lo = max(border - xs, 0), hi = min(L.width - border - xs, 32);
         const std::uint32_t in = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
         const SharedRows rows{&planes[r][8 * s]};  // tile row r = level row y - 3; segment s = left neighbour
-        corners = bits::segment_corners(rows, d.threshold, d.arc_min, d.arc_max) & in;
+        corners = bits::segment_corners<kArc9>(rows, d.threshold, d.arc_min, d.arc_max) & in;
     }
     if (y < L.height && xs < L.width) {  // every score of the segment is 0 but the corners' (below)
         float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + xs;
@@ -508,7 +509,7 @@ __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTRE
     for (std::uint32_t m = corners; m; m &= m - 1u)
         todo[wid][pos++] = static_cast<std::uint16_t>((r << 7) | (32 * s + __ffs(m) - 1));
     __syncwarp();  // the warp's zeros are stored before its scores, its list is complete
-    for (int k0 = 0; k0 < total; k0 += 32) {  // every lane runs every round (the append is warp-wide)
+    for (int k0 = 0; k0 < total; k0 += 32) {  // kList: every lane runs every round (the append is warp-wide)
         const int k = k0 + lane;
         std::uint64_t key = 0;
         if (k < total) {
@@ -522,9 +523,9 @@ __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTRE
             const float sc = static_cast<float>(detail::circle_score(kType, d.lut, p, c, d.threshold, d.arc_min, d.arc_max_is_16));
             const int cx = x0 + cc, cy = y0 + cr;
             reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(cy) * L.score_pitch)[cx] = sc;
-            if (sc > 0.0f) key = detail::keypoint_key(sc, level, cx, cy);
+            if (kList && sc > 0.0f) key = detail::keypoint_key(sc, level, cx, cy);
         }
-        append_corners(d, key);
+        if (kList) append_corners(d, key);
     }
 }
 
@@ -549,8 +550,15 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
 namespace {
 template <ScoreType kType>
 void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
-    if (d.corners != nullptr && d.bit_sliced) {
-        fast_score_bits_kernel<kType><<<grid, kBitsThreads, 0, stream>>>(d);
+    if (d.bit_sliced) {
+        const bool arc9 = d.arc_min == 9 && d.arc_max == 16;
+        if (d.corners != nullptr) {
+            if (arc9) fast_score_bits_kernel<kType, true, true><<<grid, kBitsThreads, 0, stream>>>(d);
+            else fast_score_bits_kernel<kType, true, false><<<grid, kBitsThreads, 0, stream>>>(d);
+        } else {
+            if (arc9) fast_score_bits_kernel<kType, false, true><<<grid, kBitsThreads, 0, stream>>>(d);
+            else fast_score_bits_kernel<kType, false, false><<<grid, kBitsThreads, 0, stream>>>(d);
+        }
         return;
     }
     const dim3 block(kSwarThreadsX, kSwarThreadsY);

@@ -46,8 +46,8 @@ struct ScoreDesc {
     unsigned long long* corners;
     unsigned* corner_count;
     bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
-    // With corners (SAD-B, SAD-A, MT): the bit-sliced segment test (fast_score_bits_kernel, kBitsTileW x
-    // kBitsTileH tiles; set before plan_score_blocks), which needs arc_max.
+    // SAD-B, SAD-A, MT: the bit-sliced segment test (fast_score_bits_kernel, kBitsTileW x kBitsTileH tiles; set
+    // before plan_score_blocks), which needs arc_max; else the SIMD-lane one.
     bool bit_sliced;
     int arc_max;
 };

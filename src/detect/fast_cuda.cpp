@@ -42,6 +42,8 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
     m->desc.threshold = cfg.threshold;
     m->desc.arc_max_is_16 = cfg.arc_max == 16;
     m->desc.arc_min = cfg.arc_min;
+    m->desc.arc_max = cfg.arc_max;
+    m->desc.bit_sliced = true;
     m->desc.lut = static_cast<const std::uint32_t*>(m->lut.get());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         void* p = nullptr;

@@ -64,7 +64,9 @@ u32 bit_sliced_corners(const Patch& p, int t, int arc_min, int arc_max) {
     PatchRows rows;
     for (int r = 0; r < 7; ++r)
         for (int s = 0; s < 3; ++s) planes_of(&p.px[r][32 * s], rows.planes[r][s]);
-    return kernels::bits::segment_corners(rows, t, arc_min, arc_max);
+    const u32 general = kernels::bits::segment_corners(rows, t, arc_min, arc_max);
+    if (arc_min == 9 && arc_max == 16) EXPECT_EQ(kernels::bits::segment_corners<true>(rows, t, 9, 16), general);
+    return general;
 }
 
 // Patches of several textures: uniform noise, few grey levels (long arcs, ties at c +- t), a bright or dark
