@@ -247,7 +247,7 @@ void register_gpu() {
     // The detector's kernel paths side by side at 752x480 (KESTREL_DETECTOR_PATH, set while the detector
     // meets its first frame): the fused kernel, score maps + grid NMS, score maps + corner list + selection
     // per corner. The rows above take the path the detector chooses for the SMs present.
-    for (const char* path : {"fused", "maps", "list", "list-swar", "list-generic"}) {
+    for (const char* path : {"fused", "maps", "list", "list-generic"}) {
         const auto make = [path](DetectorConfig c, const HostImage& img, FeatureDetector*& out) {
             setenv("KESTREL_DETECTOR_PATH", path, 1);
             out = new FeatureDetector(c, Backend::Cuda);

@@ -28,6 +28,7 @@
 #include "fast_bits.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
+#include "kernels/common/sm_count.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -366,10 +367,40 @@ constexpr int kBitsPlaneStride = kBitsSegs * 8 + 4;    // words per row: 16-byte
 constexpr int kBitsByteStride = kBitsSegs * 32;        // bytes per row of the pixel copy
 static_assert(kBitsThreads == kBitsTileH * kBitsTileW / 32, "one segment of 32 centres per thread");
 
+/// load_segment's slow cases, out of line (the common case keeps its registers): a segment across the level's
+/// left or right edge (clamped columns), an image that is not 16-byte aligned, or a derived level near its edge.
+/// The 32 pixels go to `out` (shared memory, 16-byte aligned).
+__device__ __noinline__ void load_segment_edge(const ScoreLevel& L, int gy, int gx, uint4* out) {
+    std::uint32_t w[8];
+    if (L.parent == nullptr) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) w[k] = load_word4(L, gy, gx + 4 * k);
+        out[0] = make_uint4(w[0], w[1], w[2], w[3]);
+        out[1] = make_uint4(w[4], w[5], w[6], w[7]);
+        return;
+    }
+    const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+    const std::uint8_t* r1 = r0 + L.parent_pitch;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        std::uint32_t v = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int px = 2 * min(max(gx + 4 * k + q, 0), L.width - 1);
+            v |= static_cast<std::uint32_t>(detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px),
+                                                             __ldg(r1 + px + 1))) << (8 * q);
+        }
+        w[k] = v;
+    }
+    out[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    out[1] = make_uint4(w[4], w[5], w[6], w[7]);
+}
+
 /// Pixels gx .. gx + 31 of row gy (clamped) of level L as 8 little-endian words (clamped columns; a segment
 /// wholly outside the level reads as 0: it only feeds centres outside the border). A derived level
-/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned).
-__device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx, std::uint32_t (&w)[8]) {
+/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned). The pixels are
+/// also stored to `bytes` (shared memory).
+__device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx, std::uint32_t (&w)[8], uint4* bytes) {
     if (gx >= L.width || gx + 32 <= 0) {
 #pragma unroll
         for (int k = 0; k < 8; ++k) w[k] = 0;
@@ -377,43 +408,46 @@ __device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx
     }
     const bool inside = gx >= 0 && gx + 32 <= L.width;
     if (L.parent == nullptr) {  // block-uniform
-        const std::uint8_t* row = L.image + static_cast<std::size_t>(gy) * L.pitch;
         const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.image) | L.pitch) & 15u) == 0;
         if (a16 && inside) {
-            const uint4 a = __ldg(reinterpret_cast<const uint4*>(row + gx));
-            const uint4 b = __ldg(reinterpret_cast<const uint4*>(row + gx) + 1);
+            const uint4* row = reinterpret_cast<const uint4*>(L.image + static_cast<std::size_t>(gy) * L.pitch + gx);
+            const uint4 a = __ldg(row), b = __ldg(row + 1);
             w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
             w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; ++k) w[k] = load_word4(L, gy, gx + 4 * k);
-        }
-        return;
-    }
-    const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
-    const std::uint8_t* r1 = r0 + L.parent_pitch;
-    const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.parent) | L.parent_pitch) & 15u) == 0;
-    if (a16 && inside) {
-#pragma unroll
-        for (int h = 0; h < 4; ++h) {  // parent bytes 2 gx + 16 h .. + 15: derived pixels gx + 8 h .. + 7
-            const uint4 a = __ldg(reinterpret_cast<const uint4*>(r0 + 2 * gx) + h);
-            const uint4 b = __ldg(reinterpret_cast<const uint4*>(r1 + 2 * gx) + h);
-            w[2 * h] = __byte_perm(swar::average4_pair(a.x, b.x), swar::average4_pair(a.y, b.y), 0x6420);
-            w[2 * h + 1] = __byte_perm(swar::average4_pair(a.z, b.z), swar::average4_pair(a.w, b.w), 0x6420);
+            return;
         }
     } else {
+        const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.parent) | L.parent_pitch) & 15u) == 0;
+        if (a16 && inside) {
+            const std::uint8_t* p0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch + 2 * gx;
+            const uint4* r0 = reinterpret_cast<const uint4*>(p0);
+            const uint4* r1 = reinterpret_cast<const uint4*>(p0 + L.parent_pitch);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            std::uint32_t v = 0;
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int px = 2 * min(max(gx + 4 * k + q, 0), L.width - 1);
-                v |= static_cast<std::uint32_t>(detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px),
-                                                                 __ldg(r1 + px + 1))) << (8 * q);
+            for (int h = 0; h < 4; ++h) {  // parent bytes 2 gx + 16 h .. + 15: derived pixels gx + 8 h .. + 7
+                const uint4 a = __ldg(r0 + h), b = __ldg(r1 + h);
+                w[2 * h] = __byte_perm(swar::average4_pair(a.x, b.x), swar::average4_pair(a.y, b.y), 0x6420);
+                w[2 * h + 1] = __byte_perm(swar::average4_pair(a.z, b.z), swar::average4_pair(a.w, b.w), 0x6420);
             }
-            w[k] = v;
+            return;
         }
     }
+    load_segment_edge(L, gy, gx, bytes);
+    const uint4 a = bytes[0], b = bytes[1];
+    w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+    w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+}
+
+/// A derived level's 32 pixels gx .. gx + 31 of row oy (in shared memory at `src`) into its image (the columns
+/// inside the level); out of line.
+__device__ __noinline__ void store_derived(const ScoreLevel& L, int oy, int gx, const std::uint8_t* src) {
+    std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+    const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.build_out) | L.pitch) & 15u) == 0;
+    if (a16 && gx + 32 <= L.width) {
+        reinterpret_cast<uint4*>(out)[0] = reinterpret_cast<const uint4*>(src)[0];
+        reinterpret_cast<uint4*>(out)[1] = reinterpret_cast<const uint4*>(src)[1];
+        return;
+    }
+    for (int k = 0; k < 32 && gx + k < L.width; ++k) out[k] = src[k];
 }
 
 /// The seven circle rows of one thread's segment, from the block's planes in shared memory.
@@ -437,8 +471,8 @@ struct SharedRows {
 // as 0, and lists its corners in the warp's list. Pass 3: the warp's lanes share its corners, score each with
 // the reference's function from the byte copy, store the score and append the keys (one atomic per warp).
 // kList: append the corners' keys (ScoreDesc::corners); kArc9: arc_min = 9, arc_max = 16 (bits::arc_9_16).
-template <ScoreType kType, bool kList, bool kArc9>
-__global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+template <ScoreType kType, bool kList, bool kArc9, int kMinBlocks = 8>
+__global__ void __launch_bounds__(kBitsThreads, kMinBlocks) fast_score_bits_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
     __shared__ __align__(16) std::uint32_t planes[kBitsRows][kBitsPlaneStride];
     __shared__ __align__(16) std::uint8_t pix[kBitsRows][kBitsByteStride];
     __shared__ std::uint16_t todo[kBitsThreads / 32][32 * 32];  // (tile row << 7) | tile column
@@ -448,32 +482,21 @@ __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTRE
 
     for (int q = tid; q < kBitsRows * kBitsSegs; q += kBitsThreads) {
         const int row = q / kBitsSegs, seg = q - row * kBitsSegs;
-        const int gy = min(max(y0 + row - 3, 0), L.height - 1);
-        const int gx = x0 + 32 * (seg - 1);
+        const int gx = x0 + 32 * (seg - 1), oy = y0 + row - 3;
+        uint4* bytes = reinterpret_cast<uint4*>(&pix[row][32 * seg]);
         std::uint32_t w[8];
-        load_segment(L, gy, gx, w);
+        load_segment(L, min(max(oy, 0), L.height - 1), gx, w, bytes);
         std::uint32_t pl[8];
         bits::to_planes(w, pl);
         uint4* dst = reinterpret_cast<uint4*>(&planes[row][8 * seg]);
         dst[0] = make_uint4(pl[0], pl[1], pl[2], pl[3]);
         dst[1] = make_uint4(pl[4], pl[5], pl[6], pl[7]);
-        uint4* bytes = reinterpret_cast<uint4*>(&pix[row][32 * seg]);
         bytes[0] = make_uint4(w[0], w[1], w[2], w[3]);
         bytes[1] = make_uint4(w[4], w[5], w[6], w[7]);
-        const int oy = y0 + row - 3;  // a derived level: the tile's own pixels go to its image
-        if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 &&
-            oy < L.height && gx < L.width) {
-            std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
-            const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.build_out) | L.pitch) & 15u) == 0;
-            if (a16 && gx + 32 <= L.width) {
-                reinterpret_cast<uint4*>(out)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-                reinterpret_cast<uint4*>(out)[1] = make_uint4(w[4], w[5], w[6], w[7]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < 32; ++k)
-                    if (gx + k < L.width) out[k] = static_cast<std::uint8_t>(w[k >> 2] >> (8 * (k & 3)));
-            }
-        }
+        // A derived level: the tile's own pixels also go to its image.
+        if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 && oy < L.height &&
+            gx < L.width)
+            store_derived(L, oy, gx, &pix[row][32 * seg]);
     }
     __syncthreads();
 
@@ -490,15 +513,13 @@ __global__ void __launch_bounds__(kBitsThreads, 6) fast_score_bits_kernel(KESTRE
     }
     if (y < L.height && xs < L.width) {  // every score of the segment is 0 but the corners' (below)
         float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + xs;
+        if (xs + 32 <= L.width) {
+            float4* o4 = reinterpret_cast<float4*>(out);  // maps are cudaMallocPitch'ed: 16-byte aligned rows
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            if (xs + 4 * k + 3 < L.width) {
-                reinterpret_cast<float4*>(out)[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // maps are cudaMallocPitch'ed
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (xs + 4 * k + j < L.width) out[4 * k + j] = 0.0f;
-            }
+            for (int k = 0; k < 8; ++k) o4[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        } else {
+#pragma unroll 1
+            for (int k = 0; k < 32 && xs + k < L.width; ++k) out[k] = 0.0f;
         }
     }
 
@@ -553,6 +574,11 @@ void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
     if (d.bit_sliced) {
         const bool arc9 = d.arc_min == 9 && d.arc_max == 16;
         if (d.corners != nullptr) {
+            if constexpr (kType == ScoreType::SadCircle)
+                if (arc9 && d.bits_min_blocks8) {
+                    fast_score_bits_kernel<kType, true, true, 6><<<grid, kBitsThreads, 0, stream>>>(d);
+                    return;
+                }
             if (arc9) fast_score_bits_kernel<kType, true, true><<<grid, kBitsThreads, 0, stream>>>(d);
             else fast_score_bits_kernel<kType, true, false><<<grid, kBitsThreads, 0, stream>>>(d);
         } else {
@@ -576,6 +602,17 @@ void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
     }
 }
 }  // namespace
+
+bool swar_scores_fit_one_wave(const ScoreDesc& d) {
+    int blocks = 0;
+    for (int k = 0; k < d.levels; ++k)
+        blocks += ((d.level[k].width + kSwarTileW - 1) / kSwarTileW) * ((d.level[k].height + kSwarTileH - 1) / kSwarTileH);
+    int per_sm = 0;
+    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &per_sm, fast_score_swar_kernel<ScoreType::SadCircle, false, -1>, kSwarThreadsX * kSwarThreadsY, 0),
+                 "score kernel plan");
+    return blocks <= (per_sm > 0 ? per_sm : 1) * sms_available();
+}
 
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(d.total_blocks));

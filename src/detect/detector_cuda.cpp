@@ -113,17 +113,17 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     if (f->pyca) f->pyca_stage = PycaStage(g, cfg_);
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
-    // The environment variable KESTREL_DETECTOR_PATH = fused | maps | list | list-swar | list-generic forces a path
-    // where it applies (benchmarks and tests compare the paths; docs/detector.md); list: the bit-sliced segment
-    // test; list-swar and list-generic: the SIMD-lane segment test (one score kernel per arc_min >> 2, or one for
-    // every arc_min). Unset or empty: the path is chosen from the configuration and the SMs present.
+    // The environment variable KESTREL_DETECTOR_PATH = fused | maps | list | list-generic forces a path where it
+    // applies (benchmarks and tests compare the paths; docs/detector.md); list-generic: the list path with the
+    // SIMD-lane score kernel for every arc_min. Unset or empty: the path is chosen from the configuration and the
+    // SMs present.
     const char* forced_path = std::getenv("KESTREL_DETECTOR_PATH");
     const std::string path = forced_path ? forced_path : "";
-    if (!path.empty() && path != "fused" && path != "maps" && path != "list" && path != "list-swar" && path != "list-generic")
+    if (!path.empty() && path != "fused" && path != "maps" && path != "list" && path != "list-generic")
         throw InvalidArgument("KESTREL_DETECTOR_PATH", "kestrel: environment variable KESTREL_DETECTOR_PATH = '" + path +
-                                                           "' must be fused, maps, list, list-swar or list-generic (or unset)");
+                                                           "' must be fused, maps, list or list-generic (or unset)");
     const bool grid_policy = !f->pyca && !f->orbslam;
-    const bool list_forced = path == "list" || path == "list-swar" || path == "list-generic";
+    const bool list_forced = path == "list" || path == "list-generic";
     f->fused = grid_policy && path != "maps" && !list_forced && kernels::plan_cell_detect(f->plan, cfg_.fast.score) &&
                (path == "fused" || kernels::cell_detect_fits_one_wave(f->plan));
     f->listed = grid_policy && !f->fused && path != "maps";
@@ -137,12 +137,12 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     } else {
         f->scores = DeviceScoreMaps(std::vector<Size2>(g.level_size, g.level_size + g.levels), score_config(cfg_));
     }
-    if (f->listed) plan_listed(*f, path == "list-generic", path != "list-swar" && path != "list-generic");
+    if (f->listed) plan_listed(*f, path == "list-generic");
     frame_ = std::move(f);
     return *frame_;
 }
 
-void CudaDetector::plan_listed(Frame& f, bool generic_compass, bool bit_sliced) const {
+void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
     const char* stage = "detector allocation";
     std::size_t pixels = 0;  // every pixel of every level may be a corner
     for (int k = 0; k < f.g.levels; ++k)
@@ -161,7 +161,6 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass, bool bit_sliced) 
     d.arc_min = cfg_.fast.arc_min;
     d.arc_max_is_16 = cfg_.fast.arc_max == 16;
     d.arc_max = cfg_.fast.arc_max;
-    d.bit_sliced = bit_sliced;
     d.lut = f.scores.lut();
     for (int k = 0; k < f.g.levels; ++k) {
         kernels::ScoreLevel& L = d.level[k];
@@ -170,6 +169,8 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass, bool bit_sliced) 
         L.scores = const_cast<float*>(f.scores.level_data(k));
         L.score_pitch = f.scores.level_pitch(k);
     }
+    // The score kernel: bit-sliced or SIMD lanes (detail::use_bit_sliced_scores); list-generic: SIMD lanes.
+    d.bit_sliced = !generic_compass && detail::use_bit_sliced_scores(d, cfg_.fast.score, d.bits_min_blocks8);
     kernels::plan_score_blocks(d, cfg_.fast.score);
     d.corners = static_cast<unsigned long long*>(f.corners.get());
     d.corner_count = static_cast<unsigned*>(f.corner_count.get());

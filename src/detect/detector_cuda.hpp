@@ -49,7 +49,7 @@ private:
     /// Turns p into the fused kernel's arguments for a frame whose level 0 is `input`.
     void set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceView input) const;
     /// Corner-list path: allocates the list and plans its selection (once per size).
-    void plan_listed(Frame& f, bool generic_compass, bool bit_sliced) const;
+    void plan_listed(Frame& f, bool generic_compass) const;
     /// Corner-list path: the selection's per-frame arguments, and the scores (with the list) of `input`.
     void set_listed(kernels::GridNmsParams& p, const Frame& f) const;
     void enqueue_listed_scores(Frame& f, DeviceView input, StreamHandle s) const;
