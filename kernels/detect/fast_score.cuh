@@ -50,7 +50,6 @@ struct ScoreDesc {
     // before plan_score_blocks), which needs arc_max; else the SIMD-lane one.
     bool bit_sliced;
     int arc_max;
-    bool bits_min_blocks8;  // development: SAD-B listed arc 9..16 at 6 blocks per SM (80 registers)
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).
@@ -68,9 +67,9 @@ constexpr int kBitsTileH = 32;
 /// Fills block geometry (tile size, blocks_x, block_begin, total_blocks) for `type` from the level sizes.
 void plan_score_blocks(ScoreDesc& desc, ScoreType type);
 
-/// Whether the SIMD-lane kernel's blocks for these levels are all resident at once on the SMs the current
-/// context has (the latency-bound case, where its many small blocks finish first).
-bool swar_scores_fit_one_wave(const ScoreDesc& desc);
+/// Waves of the SIMD-lane kernel's blocks for these levels on the SMs the current context has (its blocks /
+/// the blocks resident at once).
+double swar_score_waves(const ScoreDesc& desc);
 
 void launch_fast_score(const ScoreDesc& desc, ScoreType type, cudaStream_t stream);
 

@@ -170,7 +170,7 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
         L.score_pitch = f.scores.level_pitch(k);
     }
     // The score kernel: bit-sliced or SIMD lanes (detail::use_bit_sliced_scores); list-generic: SIMD lanes.
-    d.bit_sliced = !generic_compass && detail::use_bit_sliced_scores(d, cfg_.fast.score, d.bits_min_blocks8);
+    d.bit_sliced = !generic_compass && detail::use_bit_sliced_scores(d, cfg_.fast.score);
     kernels::plan_score_blocks(d, cfg_.fast.score);
     d.corners = static_cast<unsigned long long*>(f.corners.get());
     d.corner_count = static_cast<unsigned*>(f.corner_count.get());

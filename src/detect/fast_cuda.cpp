@@ -60,7 +60,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
         m->desc.level[k].scores = static_cast<float*>(p);
         m->desc.level[k].score_pitch = pitch;
     }
-    m->desc.bit_sliced = detail::use_bit_sliced_scores(m->desc, cfg.score, m->desc.bits_min_blocks8);
+    m->desc.bit_sliced = detail::use_bit_sliced_scores(m->desc, cfg.score);
     kernels::plan_score_blocks(m->desc, cfg.score);
     impl_ = std::move(m);
 }
@@ -118,18 +118,16 @@ void set_image(kernels::ScoreLevel& L, DeviceView v) {
 }  // namespace
 
 namespace detail {
-bool use_bit_sliced_scores(const kernels::ScoreDesc& d, ScoreType type, bool& min_blocks8) {
-    min_blocks8 = false;
+bool use_bit_sliced_scores(const kernels::ScoreDesc& d, ScoreType type) {
     if (type == ScoreType::Harris) return false;
     const char* forced = std::getenv("KESTREL_SCORE_KERNEL");
     const std::string v = forced ? forced : "";
     if (v == "bit-sliced") return true;
-    if (v == "bit-sliced-8") return min_blocks8 = true;  // development
     if (v == "simd") return false;
     if (!v.empty())
         throw InvalidArgument("KESTREL_SCORE_KERNEL", "kestrel: environment variable KESTREL_SCORE_KERNEL = '" + v +
                                                           "' must be bit-sliced or simd (or unset)");
-    return !kernels::swar_scores_fit_one_wave(d);
+    return kernels::swar_score_waves(d) > 2.0;
 }
 
 void set_score_levels(kernels::ScoreDesc& d, DeviceView level0, DevicePyramid& pyramid, bool derive_level1,
