@@ -599,15 +599,11 @@ void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
 }
 }  // namespace
 
-double swar_score_waves(const ScoreDesc& d) {
+double swar_score_blocks_per_sm(const ScoreDesc& d) {
     int blocks = 0;
     for (int k = 0; k < d.levels; ++k)
         blocks += ((d.level[k].width + kSwarTileW - 1) / kSwarTileW) * ((d.level[k].height + kSwarTileH - 1) / kSwarTileH);
-    int per_sm = 0;
-    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                     &per_sm, fast_score_swar_kernel<ScoreType::SadCircle, false, -1>, kSwarThreadsX * kSwarThreadsY, 0),
-                 "score kernel plan");
-    return static_cast<double>(blocks) / ((per_sm > 0 ? per_sm : 1) * sms_available());
+    return static_cast<double>(blocks) / sms_available();
 }
 
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {

@@ -67,9 +67,8 @@ constexpr int kBitsTileH = 32;
 /// Fills block geometry (tile size, blocks_x, block_begin, total_blocks) for `type` from the level sizes.
 void plan_score_blocks(ScoreDesc& desc, ScoreType type);
 
-/// Waves of the SIMD-lane kernel's blocks for these levels on the SMs the current context has (its blocks /
-/// the blocks resident at once).
-double swar_score_waves(const ScoreDesc& desc);
+/// The SIMD-lane kernel's blocks (128x8 tiles) for these levels per SM of the current context.
+double swar_score_blocks_per_sm(const ScoreDesc& desc);
 
 void launch_fast_score(const ScoreDesc& desc, ScoreType type, cudaStream_t stream);
 

@@ -118,6 +118,11 @@ void set_image(kernels::ScoreLevel& L, DeviceView v) {
 }  // namespace
 
 namespace detail {
+// Measured on an H200 (docs/detector.md): the bit-sliced kernel is faster with 28 and more SIMD-lane blocks per SM
+// (752x480 on 16 SMs; every policy's frame on 8 and 16 SMs) and slower with 19.5 and fewer (1920x1080 and every
+// 752x480 configuration on 132 SMs).
+constexpr double kBitSlicedBlocksPerSm = 24.0;
+
 bool use_bit_sliced_scores(const kernels::ScoreDesc& d, ScoreType type) {
     if (type == ScoreType::Harris) return false;
     const char* forced = std::getenv("KESTREL_SCORE_KERNEL");
@@ -127,7 +132,7 @@ bool use_bit_sliced_scores(const kernels::ScoreDesc& d, ScoreType type) {
     if (!v.empty())
         throw InvalidArgument("KESTREL_SCORE_KERNEL", "kestrel: environment variable KESTREL_SCORE_KERNEL = '" + v +
                                                           "' must be bit-sliced or simd (or unset)");
-    return kernels::swar_score_waves(d) > 2.0;
+    return kernels::swar_score_blocks_per_sm(d) > kBitSlicedBlocksPerSm;
 }
 
 void set_score_levels(kernels::ScoreDesc& d, DeviceView level0, DevicePyramid& pyramid, bool derive_level1,
