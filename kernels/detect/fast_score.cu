@@ -464,6 +464,24 @@ struct SharedRows {
     }
 };
 
+/// Pass 1 of fast_score_bits_kernel for one segment: its bit planes and bytes into the block's shared rows, and a
+/// derived level's own pixels into its image.
+__device__ __forceinline__ void stage_segment(const ScoreLevel& L, int y0, int x0, int row, int seg, const std::uint32_t (&w)[8],
+                                              std::uint32_t* plane_row, std::uint8_t* pix_row) {
+    std::uint32_t pl[8];
+    bits::to_planes(w, pl);
+    uint4* dst = reinterpret_cast<uint4*>(plane_row + 8 * seg);
+    dst[0] = make_uint4(pl[0], pl[1], pl[2], pl[3]);
+    dst[1] = make_uint4(pl[4], pl[5], pl[6], pl[7]);
+    uint4* bytes = reinterpret_cast<uint4*>(pix_row + 32 * seg);
+    bytes[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    bytes[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    const int gx = x0 + 32 * (seg - 1), oy = y0 + row - 3;
+    if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 && oy < L.height &&
+        gx < L.width)
+        store_derived(L, oy, gx, pix_row + 32 * seg);
+}
+
 // Pass 1: each thread stages segments (rows y0 - 3 .. y0 + kBitsTileH + 2, segments of 32 pixels from x0 - 32
 // to x0 + kBitsTileW + 31): 32 pixels, their 8 bit planes (bits::to_planes) and a byte copy for the scores; a
 // derived level's own pixels are also written to its image. Pass 2: each thread tests the 32 centres of one
@@ -481,24 +499,22 @@ __global__ void __launch_bounds__(kBitsThreads, 8) fast_score_bits_kernel(KESTRE
     const ScoreLevel& L = block_level(d, kBitsTileW, kBitsTileH, x0, y0, &level);
     const int tid = static_cast<int>(threadIdx.x);
 
-    for (int q = tid; q < kBitsRows * kBitsSegs; q += kBitsThreads) {
-        const int row = q / kBitsSegs, seg = q - row * kBitsSegs;
-        const int gx = x0 + 32 * (seg - 1), oy = y0 + row - 3;
-        uint4* bytes = reinterpret_cast<uint4*>(&pix[row][32 * seg]);
-        std::uint32_t w[8];
-        load_segment(L, min(max(oy, 0), L.height - 1), gx, w, bytes);
-        std::uint32_t pl[8];
-        bits::to_planes(w, pl);
-        uint4* dst = reinterpret_cast<uint4*>(&planes[row][8 * seg]);
-        dst[0] = make_uint4(pl[0], pl[1], pl[2], pl[3]);
-        dst[1] = make_uint4(pl[4], pl[5], pl[6], pl[7]);
-        bytes[0] = make_uint4(w[0], w[1], w[2], w[3]);
-        bytes[1] = make_uint4(w[4], w[5], w[6], w[7]);
-        // A derived level: the tile's own pixels also go to its image.
-        if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 && oy < L.height &&
-            gx < L.width)
-            store_derived(L, oy, gx, &pix[row][32 * seg]);
-    }
+    // Two rounds of segments per thread (kJobs = 228 for 128 threads): both rounds' loads are issued before the
+    // first transpose, so a block waits for global memory once.
+    constexpr int kJobs = kBitsRows * kBitsSegs;
+    static_assert(kJobs > kBitsThreads && kJobs <= 2 * kBitsThreads, "two rounds of segments");
+    const int q1 = tid + kBitsThreads;
+    const bool second = q1 < kJobs;
+    std::uint32_t w0[8], w1[8];
+    const int row0 = tid / kBitsSegs, seg0 = tid - row0 * kBitsSegs;
+    const int row1 = q1 / kBitsSegs, seg1 = q1 - row1 * kBitsSegs;
+    load_segment(L, min(max(y0 + row0 - 3, 0), L.height - 1), x0 + 32 * (seg0 - 1), w0,
+                 reinterpret_cast<uint4*>(&pix[row0][32 * seg0]));
+    if (second)
+        load_segment(L, min(max(y0 + row1 - 3, 0), L.height - 1), x0 + 32 * (seg1 - 1), w1,
+                     reinterpret_cast<uint4*>(&pix[row1][32 * seg1]));
+    stage_segment(L, y0, x0, row0, seg0, w0, planes[row0], pix[row0]);
+    if (second) stage_segment(L, y0, x0, row1, seg1, w1, planes[row1], pix[row1]);
     __syncthreads();
 
     constexpr int border = 3;  // detail::score_border_px(false)
