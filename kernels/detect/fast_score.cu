@@ -398,8 +398,8 @@ __device__ __noinline__ void load_segment_edge(const ScoreLevel& L, int gy, int 
 
 /// Pixels gx .. gx + 31 of row gy (clamped) of level L as 8 little-endian words (clamped columns; a segment
 /// wholly outside the level reads as 0: it only feeds centres outside the border). A derived level
-/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned). The pixels are
-/// also stored to `bytes` (shared memory).
+/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned). `bytes` (shared
+/// memory, the segment's place in the byte copy) is where the slow cases stage them.
 __device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx, std::uint32_t (&w)[8], uint4* bytes) {
     if (gx >= L.width || gx + 32 <= 0) {
 #pragma unroll
@@ -485,7 +485,7 @@ __device__ __forceinline__ void stage_segment(const ScoreLevel& L, int y0, int x
 // Pass 1: each thread stages segments (rows y0 - 3 .. y0 + kBitsTileH + 2, segments of 32 pixels from x0 - 32
 // to x0 + kBitsTileW + 31): 32 pixels, their 8 bit planes (bits::to_planes) and a byte copy for the scores; a
 // derived level's own pixels are also written to its image. Pass 2: each thread tests the 32 centres of one
-// segment of the tile (bits::segment_corners: about 600 instructions for 32 centres), writes their 32 scores
+// segment of the tile (bits::segment_corners: about 750 instructions for 32 centres), writes their 32 scores
 // as 0, and lists its corners in the warp's list. Pass 3: the warp's lanes share its corners, score each with
 // the reference's function from the byte copy, store the score and append the keys (one atomic per warp).
 // kList: append the corners' keys (ScoreDesc::corners); kArc9: arc_min = 9, arc_max = 16 (bits::arc_9_16).
