@@ -25,8 +25,10 @@
 #include "kernels/common/cuda_check.hpp"
 #include "cell_index.hpp"
 #include "fast_score.cuh"
+#include "fast_bits.cuh"
 #include "fast_swar.cuh"
 #include "grid_constant.cuh"
+#include "kernels/common/sm_count.cuh"
 #include "kernels/common/warp_scan.cuh"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/detail/pyramid_rules.hpp"
@@ -355,11 +357,222 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
     }
 }
 
+
+// ---- SAD-B, SAD-A, MT with the corner list: bit-sliced segment test, 32 centres per thread --------
+constexpr int kBitsThreads = 128;
+constexpr int kBitsSegs = kBitsTileW / 32 + 2;         // 6: the left neighbour, the tile's 4, the right one
+constexpr int kBitsRows = kBitsTileH + 6;              // 3-row halo above and below
+constexpr int kBitsPlaneStride = kBitsSegs * 8 + 4;    // words per row: 16-byte loads of a quarter warp
+                                                       // (2 rows x 4 segments) hit distinct banks
+constexpr int kBitsByteStride = kBitsSegs * 32;        // bytes per row of the pixel copy
+static_assert(kBitsThreads == kBitsTileH * kBitsTileW / 32, "one segment of 32 centres per thread");
+
+/// load_segment's slow cases, out of line (the common case keeps its registers): a segment across the level's
+/// left or right edge (clamped columns), an image that is not 16-byte aligned, or a derived level near its edge.
+/// The 32 pixels go to `out` (shared memory, 16-byte aligned).
+__device__ __noinline__ void load_segment_edge(const ScoreLevel& L, int gy, int gx, uint4* out) {
+    std::uint32_t w[8];
+    if (L.parent == nullptr) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) w[k] = load_word4(L, gy, gx + 4 * k);
+        out[0] = make_uint4(w[0], w[1], w[2], w[3]);
+        out[1] = make_uint4(w[4], w[5], w[6], w[7]);
+        return;
+    }
+    const std::uint8_t* r0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch;
+    const std::uint8_t* r1 = r0 + L.parent_pitch;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        std::uint32_t v = 0;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int px = 2 * min(max(gx + 4 * k + q, 0), L.width - 1);
+            v |= static_cast<std::uint32_t>(detail::average4(__ldg(r0 + px), __ldg(r0 + px + 1), __ldg(r1 + px),
+                                                             __ldg(r1 + px + 1))) << (8 * q);
+        }
+        w[k] = v;
+    }
+    out[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    out[1] = make_uint4(w[4], w[5], w[6], w[7]);
+}
+
+/// Pixels gx .. gx + 31 of row gy (clamped) of level L as 8 little-endian words (clamped columns; a segment
+/// wholly outside the level reads as 0: it only feeds centres outside the border). A derived level
+/// (L.parent) averages the parent's 2x2 pixels (detail::average4, in SIMD lanes where aligned). `bytes` (shared
+/// memory, the segment's place in the byte copy) is where the slow cases stage them.
+__device__ __forceinline__ void load_segment(const ScoreLevel& L, int gy, int gx, std::uint32_t (&w)[8], uint4* bytes) {
+    if (gx >= L.width || gx + 32 <= 0) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) w[k] = 0;
+        return;
+    }
+    const bool inside = gx >= 0 && gx + 32 <= L.width;
+    if (L.parent == nullptr) {  // block-uniform
+        const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.image) | L.pitch) & 15u) == 0;
+        if (a16 && inside) {
+            const uint4* row = reinterpret_cast<const uint4*>(L.image + static_cast<std::size_t>(gy) * L.pitch + gx);
+            const uint4 a = __ldg(row), b = __ldg(row + 1);
+            w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+            w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+            return;
+        }
+    } else {
+        const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.parent) | L.parent_pitch) & 15u) == 0;
+        if (a16 && inside) {
+            const std::uint8_t* p0 = L.parent + static_cast<std::size_t>(2 * gy) * L.parent_pitch + 2 * gx;
+            const uint4* r0 = reinterpret_cast<const uint4*>(p0);
+            const uint4* r1 = reinterpret_cast<const uint4*>(p0 + L.parent_pitch);
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {  // parent bytes 2 gx + 16 h .. + 15: derived pixels gx + 8 h .. + 7
+                const uint4 a = __ldg(r0 + h), b = __ldg(r1 + h);
+                w[2 * h] = __byte_perm(swar::average4_pair(a.x, b.x), swar::average4_pair(a.y, b.y), 0x6420);
+                w[2 * h + 1] = __byte_perm(swar::average4_pair(a.z, b.z), swar::average4_pair(a.w, b.w), 0x6420);
+            }
+            return;
+        }
+    }
+    load_segment_edge(L, gy, gx, bytes);
+    const uint4 a = bytes[0], b = bytes[1];
+    w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
+    w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
+}
+
+/// A derived level's 32 pixels gx .. gx + 31 of row oy (in shared memory at `src`) into its image (the columns
+/// inside the level); out of line.
+__device__ __noinline__ void store_derived(const ScoreLevel& L, int oy, int gx, const std::uint8_t* src) {
+    std::uint8_t* out = L.build_out + static_cast<std::size_t>(oy) * L.pitch + gx;
+    const bool a16 = ((reinterpret_cast<std::uintptr_t>(L.build_out) | L.pitch) & 15u) == 0;
+    if (a16 && gx + 32 <= L.width) {
+        reinterpret_cast<uint4*>(out)[0] = reinterpret_cast<const uint4*>(src)[0];
+        reinterpret_cast<uint4*>(out)[1] = reinterpret_cast<const uint4*>(src)[1];
+        return;
+    }
+    for (int k = 0; k < 32 && gx + k < L.width; ++k) out[k] = src[k];
+}
+
+/// The seven circle rows of one thread's segment, from the block's planes in shared memory.
+struct SharedRows {
+    const std::uint32_t* first;  // planes of row (centre row - 3), the left neighbour segment
+    __device__ __forceinline__ void load(int r, std::uint32_t (&out)[3][8]) const {
+        const uint4* src = reinterpret_cast<const uint4*>(first + r * kBitsPlaneStride);
+#pragma unroll
+        for (int s = 0; s < 3; ++s) {
+            const uint4 a = src[2 * s], b = src[2 * s + 1];
+            out[s][0] = a.x; out[s][1] = a.y; out[s][2] = a.z; out[s][3] = a.w;
+            out[s][4] = b.x; out[s][5] = b.y; out[s][6] = b.z; out[s][7] = b.w;
+        }
+    }
+};
+
+/// Pass 1 of fast_score_bits_kernel for one segment: its bit planes and bytes into the block's shared rows, and a
+/// derived level's own pixels into its image.
+__device__ __forceinline__ void stage_segment(const ScoreLevel& L, int y0, int x0, int row, int seg, const std::uint32_t (&w)[8],
+                                              std::uint32_t* plane_row, std::uint8_t* pix_row) {
+    std::uint32_t pl[8];
+    bits::to_planes(w, pl);
+    uint4* dst = reinterpret_cast<uint4*>(plane_row + 8 * seg);
+    dst[0] = make_uint4(pl[0], pl[1], pl[2], pl[3]);
+    dst[1] = make_uint4(pl[4], pl[5], pl[6], pl[7]);
+    uint4* bytes = reinterpret_cast<uint4*>(pix_row + 32 * seg);
+    bytes[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    bytes[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    const int gx = x0 + 32 * (seg - 1), oy = y0 + row - 3;
+    if (L.parent != nullptr && row >= 3 && row < 3 + kBitsTileH && seg >= 1 && seg <= kBitsTileW / 32 && oy < L.height &&
+        gx < L.width)
+        store_derived(L, oy, gx, pix_row + 32 * seg);
+}
+
+// Pass 1: each thread stages segments (rows y0 - 3 .. y0 + kBitsTileH + 2, segments of 32 pixels from x0 - 32
+// to x0 + kBitsTileW + 31): 32 pixels, their 8 bit planes (bits::to_planes) and a byte copy for the scores; a
+// derived level's own pixels are also written to its image. Pass 2: each thread tests the 32 centres of one
+// segment of the tile (bits::segment_corners: about 750 instructions for 32 centres), writes their 32 scores
+// as 0, and lists its corners in the warp's list. Pass 3: the warp's lanes share its corners, score each with
+// the reference's function from the byte copy, store the score and append the keys (one atomic per warp).
+// kList: append the corners' keys (ScoreDesc::corners); kArc9: arc_min = 9, arc_max = 16 (bits::arc_9_16).
+// 8 blocks per SM (64 registers): the segment test runs without spilling; 6 blocks at 80 registers measured slower.
+template <ScoreType kType, bool kList, bool kArc9>
+__global__ void __launch_bounds__(kBitsThreads, 8) fast_score_bits_kernel(KESTREL_GRID_CONSTANT const ScoreDesc d) {
+    __shared__ __align__(16) std::uint32_t planes[kBitsRows][kBitsPlaneStride];
+    __shared__ __align__(16) std::uint8_t pix[kBitsRows][kBitsByteStride];
+    __shared__ std::uint16_t todo[kBitsThreads / 32][32 * 32];  // (tile row << 7) | tile column
+    int x0, y0, level;
+    const ScoreLevel& L = block_level(d, kBitsTileW, kBitsTileH, x0, y0, &level);
+    const int tid = static_cast<int>(threadIdx.x);
+
+    // Two rounds of segments per thread (kJobs = 228 for 128 threads): both rounds' loads are issued before the
+    // first transpose, so a block waits for global memory once.
+    constexpr int kJobs = kBitsRows * kBitsSegs;
+    static_assert(kJobs > kBitsThreads && kJobs <= 2 * kBitsThreads, "two rounds of segments");
+    const int q1 = tid + kBitsThreads;
+    const bool second = q1 < kJobs;
+    std::uint32_t w0[8], w1[8];
+    const int row0 = tid / kBitsSegs, seg0 = tid - row0 * kBitsSegs;
+    const int row1 = q1 / kBitsSegs, seg1 = q1 - row1 * kBitsSegs;
+    load_segment(L, min(max(y0 + row0 - 3, 0), L.height - 1), x0 + 32 * (seg0 - 1), w0,
+                 reinterpret_cast<uint4*>(&pix[row0][32 * seg0]));
+    if (second)
+        load_segment(L, min(max(y0 + row1 - 3, 0), L.height - 1), x0 + 32 * (seg1 - 1), w1,
+                     reinterpret_cast<uint4*>(&pix[row1][32 * seg1]));
+    stage_segment(L, y0, x0, row0, seg0, w0, planes[row0], pix[row0]);
+    if (second) stage_segment(L, y0, x0, row1, seg1, w1, planes[row1], pix[row1]);
+    __syncthreads();
+
+    constexpr int border = 3;  // detail::score_border_px(false)
+    const int r = tid >> 2, s = tid & 3;  // a warp: 8 tile rows x 4 segments
+    const int y = y0 + r, xs = x0 + 32 * s;
+    const int lane = tid & 31, wid = tid >> 5;
+    std::uint32_t corners = 0;  // bit j: centre xs + j
+    if (y >= border && y < L.height - border && xs < L.width - border) {
+        const int lo = max(border - xs, 0), hi = min(L.width - border - xs, 32);
+        const std::uint32_t in = (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
+        const SharedRows rows{&planes[r][8 * s]};  // tile row r = level row y - 3; segment s = left neighbour
+        corners = bits::segment_corners<kArc9>(rows, d.threshold, d.arc_min, d.arc_max) & in;
+    }
+    if (y < L.height && xs < L.width) {  // every score of the segment is 0 but the corners' (below)
+        float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(y) * L.score_pitch) + xs;
+        if (xs + 32 <= L.width) {
+            float4* o4 = reinterpret_cast<float4*>(out);  // maps are cudaMallocPitch'ed: 16-byte aligned rows
+#pragma unroll
+            for (int k = 0; k < 8; ++k) o4[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        } else {
+#pragma unroll 1
+            for (int k = 0; k < 32 && xs + k < L.width; ++k) out[k] = 0.0f;
+        }
+    }
+
+    const unsigned mine = static_cast<unsigned>(__popc(corners));
+    const unsigned incl = warp::inclusive_sum(mine);
+    const int total = static_cast<int>(__shfl_sync(warp::kFullMask, incl, 31));
+    unsigned pos = incl - mine;
+    for (std::uint32_t m = corners; m; m &= m - 1u)
+        todo[wid][pos++] = static_cast<std::uint16_t>((r << 7) | (32 * s + __ffs(m) - 1));
+    __syncwarp();  // the warp's zeros are stored before its scores, its list is complete
+    for (int k0 = 0; k0 < total; k0 += 32) {  // kList: every lane runs every round (the append is warp-wide)
+        const int k = k0 + lane;
+        std::uint64_t key = 0;
+        if (k < total) {
+            const int idx = todo[wid][k];
+            const int cr = idx >> 7, cc = idx & 127;
+            const std::uint8_t* base = &pix[cr + 3][32 + cc];
+            const int c = base[0];
+            int p[detail::kCircleSize];
+#pragma unroll
+            for (int i = 0; i < detail::kCircleSize; ++i) p[i] = base[detail::circle_dy(i) * kBitsByteStride + detail::circle_dx(i)];
+            const float sc = static_cast<float>(detail::circle_score(kType, d.lut, p, c, d.threshold, d.arc_min, d.arc_max_is_16));
+            const int cx = x0 + cc, cy = y0 + cr;
+            reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(cy) * L.score_pitch)[cx] = sc;
+            if (kList && sc > 0.0f) key = detail::keypoint_key(sc, level, cx, cy);
+        }
+        if (kList) append_corners(d, key);
+    }
+}
+
 }  // namespace
 
 void plan_score_blocks(ScoreDesc& d, ScoreType type) {
-    d.tile_w = type == ScoreType::Harris ? kScoreTileW : kSwarTileW;
-    d.tile_h = type == ScoreType::Harris ? kScoreTileH : kSwarTileH;
+    const bool bit_sliced = d.bit_sliced && type != ScoreType::Harris;
+    d.tile_w = type == ScoreType::Harris ? kScoreTileW : bit_sliced ? kBitsTileW : kSwarTileW;
+    d.tile_h = type == ScoreType::Harris ? kScoreTileH : bit_sliced ? kBitsTileH : kSwarTileH;
     int begin = 0;
     for (int k = 0; k < d.levels; ++k) {
         ScoreLevel& L = d.level[k];
@@ -375,6 +588,17 @@ void plan_score_blocks(ScoreDesc& d, ScoreType type) {
 namespace {
 template <ScoreType kType>
 void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
+    if (d.bit_sliced) {
+        const bool arc9 = d.arc_min == 9 && d.arc_max == 16;
+        if (d.corners != nullptr) {
+            if (arc9) fast_score_bits_kernel<kType, true, true><<<grid, kBitsThreads, 0, stream>>>(d);
+            else fast_score_bits_kernel<kType, true, false><<<grid, kBitsThreads, 0, stream>>>(d);
+        } else {
+            if (arc9) fast_score_bits_kernel<kType, false, true><<<grid, kBitsThreads, 0, stream>>>(d);
+            else fast_score_bits_kernel<kType, false, false><<<grid, kBitsThreads, 0, stream>>>(d);
+        }
+        return;
+    }
     const dim3 block(kSwarThreadsX, kSwarThreadsY);
     if (d.corners == nullptr || d.generic_compass) {
         if (d.corners) fast_score_swar_kernel<kType, true, -1><<<grid, block, 0, stream>>>(d);
@@ -390,6 +614,13 @@ void launch_swar(const ScoreDesc& d, dim3 grid, cudaStream_t stream) {
     }
 }
 }  // namespace
+
+double swar_score_blocks_per_sm(const ScoreDesc& d) {
+    int blocks = 0;
+    for (int k = 0; k < d.levels; ++k)
+        blocks += ((d.level[k].width + kSwarTileW - 1) / kSwarTileW) * ((d.level[k].height + kSwarTileH - 1) / kSwarTileH);
+    return static_cast<double>(blocks) / sms_available();
+}
 
 void launch_fast_score(const ScoreDesc& d, ScoreType type, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(d.total_blocks));

@@ -46,6 +46,10 @@ struct ScoreDesc {
     unsigned long long* corners;
     unsigned* corner_count;
     bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
+    // SAD-B, SAD-A, MT: the bit-sliced segment test (fast_score_bits_kernel, kBitsTileW x kBitsTileH tiles; set
+    // before plan_score_blocks), which needs arc_max; else the SIMD-lane one.
+    bool bit_sliced;
+    int arc_max;
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).
@@ -55,8 +59,16 @@ constexpr int kScoreTileH = 8;
 constexpr int kSwarTileW = 128;
 constexpr int kSwarTileH = 8;
 
+/// SAD-B, SAD-A, MT with the corner list, bit-sliced: 32 centres per thread (kernels/detect/fast_bits.cuh),
+/// 128x32 tiles, 128 threads.
+constexpr int kBitsTileW = 128;
+constexpr int kBitsTileH = 32;
+
 /// Fills block geometry (tile size, blocks_x, block_begin, total_blocks) for `type` from the level sizes.
 void plan_score_blocks(ScoreDesc& desc, ScoreType type);
+
+/// The SIMD-lane kernel's blocks (128x8 tiles) for these levels per SM of the current context.
+double swar_score_blocks_per_sm(const ScoreDesc& desc);
 
 void launch_fast_score(const ScoreDesc& desc, ScoreType type, cudaStream_t stream);
 

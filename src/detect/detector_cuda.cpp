@@ -114,8 +114,9 @@ CudaDetector::Frame& CudaDetector::frame_for(const char* where, int width, int h
     f->orbslam = per_level_policy(cfg_);
     if (f->orbslam) f->orbslam_stage = OrbSlamStage(g, cfg_);
     // The environment variable KESTREL_DETECTOR_PATH = fused | maps | list | list-generic forces a path where it
-    // applies (benchmarks and tests compare the paths; docs/detector.md); list-generic: the list path with one score
-    // kernel for every arc_min. Unset or empty: the path is chosen from the configuration and the SMs present.
+    // applies (benchmarks and tests compare the paths; docs/detector.md); list-generic: the list path with the
+    // SIMD-lane score kernel for every arc_min. Unset or empty: the path is chosen from the configuration and the
+    // SMs present.
     const char* forced_path = std::getenv("KESTREL_DETECTOR_PATH");
     const std::string path = forced_path ? forced_path : "";
     if (!path.empty() && path != "fused" && path != "maps" && path != "list" && path != "list-generic")
@@ -159,6 +160,7 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
     d.threshold = cfg_.fast.threshold;
     d.arc_min = cfg_.fast.arc_min;
     d.arc_max_is_16 = cfg_.fast.arc_max == 16;
+    d.arc_max = cfg_.fast.arc_max;
     d.lut = f.scores.lut();
     for (int k = 0; k < f.g.levels; ++k) {
         kernels::ScoreLevel& L = d.level[k];
@@ -167,6 +169,8 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
         L.scores = const_cast<float*>(f.scores.level_data(k));
         L.score_pitch = f.scores.level_pitch(k);
     }
+    // The score kernel: bit-sliced or SIMD lanes (detail::use_bit_sliced_scores); list-generic: SIMD lanes.
+    d.bit_sliced = !generic_compass && detail::use_bit_sliced_scores(d, cfg_.fast.score);
     kernels::plan_score_blocks(d, cfg_.fast.score);
     d.corners = static_cast<unsigned long long*>(f.corners.get());
     d.corner_count = static_cast<unsigned*>(f.corner_count.get());

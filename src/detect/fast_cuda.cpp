@@ -1,5 +1,7 @@
 // Host side of the GPU score stage: owns the per-level float maps and the device lookup table.
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "kernels/detect/fast_score.cuh"
@@ -10,6 +12,7 @@
 #include "score_levels_cuda.hpp"
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/device_image.hpp"
+#include "kestrel/error.hpp"
 #include "kestrel/fast.hpp"
 
 namespace kestrel {
@@ -42,6 +45,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
     m->desc.threshold = cfg.threshold;
     m->desc.arc_max_is_16 = cfg.arc_max == 16;
     m->desc.arc_min = cfg.arc_min;
+    m->desc.arc_max = cfg.arc_max;
     m->desc.lut = static_cast<const std::uint32_t*>(m->lut.get());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         void* p = nullptr;
@@ -56,6 +60,7 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
         m->desc.level[k].scores = static_cast<float*>(p);
         m->desc.level[k].score_pitch = pitch;
     }
+    m->desc.bit_sliced = detail::use_bit_sliced_scores(m->desc, cfg.score);
     kernels::plan_score_blocks(m->desc, cfg.score);
     impl_ = std::move(m);
 }
@@ -113,6 +118,23 @@ void set_image(kernels::ScoreLevel& L, DeviceView v) {
 }  // namespace
 
 namespace detail {
+// Measured on an H200 (docs/detector.md): the bit-sliced kernel is faster with 28 and more SIMD-lane blocks per SM
+// (752x480 on 16 SMs; every policy's frame on 8 and 16 SMs) and slower with 19.5 and fewer (1920x1080 and every
+// 752x480 configuration on 132 SMs).
+constexpr double kBitSlicedBlocksPerSm = 24.0;
+
+bool use_bit_sliced_scores(const kernels::ScoreDesc& d, ScoreType type) {
+    if (type == ScoreType::Harris) return false;
+    const char* forced = std::getenv("KESTREL_SCORE_KERNEL");
+    const std::string v = forced ? forced : "";
+    if (v == "bit-sliced") return true;
+    if (v == "simd") return false;
+    if (!v.empty())
+        throw InvalidArgument("KESTREL_SCORE_KERNEL", "kestrel: environment variable KESTREL_SCORE_KERNEL = '" + v +
+                                                          "' must be bit-sliced or simd (or unset)");
+    return kernels::swar_score_blocks_per_sm(d) > kBitSlicedBlocksPerSm;
+}
+
 void set_score_levels(kernels::ScoreDesc& d, DeviceView level0, DevicePyramid& pyramid, bool derive_level1,
                       StreamHandle stream) {
     if (!derive_level1) {

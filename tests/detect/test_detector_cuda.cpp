@@ -61,9 +61,20 @@ struct ScopedPath {
     ~ScopedPath() { unsetenv("KESTREL_DETECTOR_PATH"); }
 };
 
+// Forces the FAST score kernel (KESTREL_SCORE_KERNEL: bit-sliced or simd) for the detectors and score maps
+// constructed while it lives; unset, the kernel is chosen from the SMs present (the H200 of the GPU runs takes the
+// SIMD-lane kernel for most sizes, a small GPU the bit-sliced one), so the tests name it.
+struct ScopedScoreKernel {
+    explicit ScopedScoreKernel(const char* kernel) {
+        if (kernel) setenv("KESTREL_SCORE_KERNEL", kernel, 1);
+    }
+    ~ScopedScoreKernel() { unsetenv("KESTREL_SCORE_KERNEL"); }
+};
+
 // The parameter grid on real images; with_masks adds a cell mask and a pixel mask to every third combination.
-void parameter_grid(const char* path, bool with_masks) {
+void parameter_grid(const char* path, bool with_masks, const char* kernel = nullptr) {
     const ScopedPath scoped(path);
+    const ScopedScoreKernel scoped_kernel(kernel);
     const auto names = test::real_image_names();
     const Size2 sizes[] = {{752, 480}, {641, 479}, {333, 217}, {799, 67}, {97, 603}, {259, 131}, {768, 576}, {517, 389}};
     const ScoreType scores[] = {ScoreType::SadCircle, ScoreType::SadArc, ScoreType::MaxThreshold, ScoreType::Harris};
@@ -121,7 +132,8 @@ TEST(DetectorGpu, MatchesCpuOnRealImagesOverTheParameterGrid) {
 // check that its slots and list count are left empty for the next frame.
 TEST(DetectorGpu, CornerListPathMatchesCpuOverTheParameterGrid) {
     KESTREL_REQUIRE_GPU();
-    parameter_grid("list", true);
+    parameter_grid("list", true, "bit-sliced");
+    parameter_grid("list", true, "simd");
 }
 
 TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
@@ -144,24 +156,34 @@ TEST(DetectorGpu, CornerListPathEveryBudgetAndRadius) {
         }
 }
 
-// A small case of every kernel of the corner-list path (the score kernels per compass case and for any
-// arc_min, SAD-B, SAD-A, MT and Harris, with the list; the selection for K = 1 and K > 1, n = 1 and n > 1,
-// with masks): quick enough to run under compute-sanitizer (memcheck, racecheck).
+// A small case of every kernel of the corner-list path (the bit-sliced score kernel with SAD-B, SAD-A, MT and
+// arc_max < 16, with and without the list; the SIMD-lane ones per compass case and for any arc_min; Harris,
+// with the list; the selection for K = 1 and K > 1, n = 1 and n > 1, with masks): quick enough to run under
+// compute-sanitizer (memcheck, racecheck).
 TEST(DetectorGpu, CornerListPathSmallCases) {
     KESTREL_REQUIRE_GPU();
     const HostImage img = test::crop(test::real_image("graf1.png"), 11, 7, 333, 217);
     struct Case {
         ScoreType score;
-        int K, n, arc_min;
+        int K, n, arc_min, arc_max;
         const char* path;
+        const char* kernel;
     };
-    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, "list"}, {ScoreType::SadArc, 3, 1, 12, "list"},
-                          {ScoreType::MaxThreshold, 2, 2, 9, "list-generic"}, {ScoreType::Harris, 4, 1, 9, "list"}};
+    const Case cases[] = {{ScoreType::SadCircle, 1, 1, 9, 16, "list", "bit-sliced"},
+                          {ScoreType::SadArc, 3, 1, 12, 16, "list", "bit-sliced"},
+                          {ScoreType::MaxThreshold, 2, 2, 9, 16, "list", "bit-sliced"},
+                          {ScoreType::MaxThreshold, 1, 1, 9, 11, "list", "bit-sliced"},
+                          {ScoreType::SadCircle, 1, 1, 9, 16, "list", "simd"},
+                          {ScoreType::MaxThreshold, 2, 2, 9, 16, "list-generic", nullptr},
+                          {ScoreType::SadArc, 2, 1, 10, 16, "maps", "bit-sliced"},
+                          {ScoreType::Harris, 4, 1, 9, 16, "list", nullptr}};
     for (const Case& c : cases) {
         const ScopedPath scoped(c.path);
+        const ScopedScoreKernel scoped_kernel(c.kernel);
         DetectorConfig cfg;
         cfg.fast.score = c.score;
         cfg.fast.arc_min = c.arc_min;
+        cfg.fast.arc_max = c.arc_max;
         cfg.per_cell = c.K;
         cfg.nms_radius = c.n;
         cfg.max_features = c.K == 3 ? 40 : 0;
@@ -175,7 +197,7 @@ TEST(DetectorGpu, CornerListPathSmallCases) {
         masks.cell_skip = skip.data();
         masks.cell_grid = grid;
         masks.pixel_mask = pixel_mask.view();
-        const std::string what = std::string(c.path) + " " + test::describe(cfg);
+        const std::string what = std::string(c.path) + " " + (c.kernel ? c.kernel : "") + " " + test::describe(cfg);
         const auto ref = detect_cpu(img.view(), cfg), ref_masked = detect_cpu(img.view(), cfg, masks);
         ASSERT_FALSE(ref_masked.empty()) << what;
         FeatureDetector det(cfg, Backend::Cuda);
@@ -230,10 +252,12 @@ TEST(DetectorGpu, LargeCellsAndRadiiOnBothKernelPathsMatchCpu) {
 // kinds, on the fused kernel in place (level 1 derived in SIMD lanes; NMS radius 1 and 2 give parent
 // reads that are and are not 4-byte aligned) and from device images that start 1 and 2 bytes past an
 // aligned address (byte loads), all equal to the reference.
-// On every kernel path: the fused kernel, the score maps + grid NMS, the corner list with a score kernel per
-// compass case (arc_min >> 2) and with the one for any arc_min.
-void every_arc_min_and_misaligned_device_images(const char* path) {
+// On every kernel path: the fused kernel, the score maps + grid NMS and the corner list, each with the bit-sliced
+// and the SIMD-lane score kernel (one per compass case, arc_min >> 2), and the list with the SIMD-lane one for any
+// arc_min.
+void every_arc_min_and_misaligned_device_images(const char* path, const char* kernel) {
     const ScopedPath scoped(path);
+    const ScopedScoreKernel scoped_kernel(kernel);
     const HostImage full = test::real_image("vtest_000.png");
     const HostImage img = test::crop(full, 7, 9, 301, 203);
     // The same pixels behind device pointers 1 and 2 bytes past an aligned address.
@@ -247,7 +271,7 @@ void every_arc_min_and_misaligned_device_images(const char* path) {
             cfg.fast = {lo <= 4 ? 40 : (lo <= 8 ? 20 : 8), lo, hi, lo % 2 ? ScoreType::SadCircle : ScoreType::MaxThreshold};
             cfg.nms_radius = 1 + lo % 2;
             cfg.per_cell = 2;
-            const std::string what = std::string(path) + " " + test::describe(cfg);
+            const std::string what = std::string(path) + " " + (kernel ? kernel : "") + " " + test::describe(cfg);
             const auto ref = detect_cpu(img.view(), cfg);
             ASSERT_FALSE(ref.empty()) << what;
             FeatureDetector det(cfg, Backend::Cuda);
@@ -265,7 +289,12 @@ void every_arc_min_and_misaligned_device_images(const char* path) {
 
 TEST(DetectorGpu, EveryArcMinAndMisalignedDeviceImagesMatchCpu) {
     KESTREL_REQUIRE_GPU();
-    for (const char* path : {"fused", "maps", "list", "list-generic"}) every_arc_min_and_misaligned_device_images(path);
+    every_arc_min_and_misaligned_device_images("fused", nullptr);
+    every_arc_min_and_misaligned_device_images("list-generic", nullptr);
+    for (const char* kernel : {"bit-sliced", "simd"}) {
+        every_arc_min_and_misaligned_device_images("maps", kernel);
+        every_arc_min_and_misaligned_device_images("list", kernel);
+    }
 }
 
 TEST(DetectorGpu, RepeatedRunsOverASequenceAreIdentical) {

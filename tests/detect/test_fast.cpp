@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
+#include <string>
 
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/fast.hpp"
@@ -218,10 +220,22 @@ void expect_maps_equal(const DeviceScoreMaps& maps, const std::vector<ScoreMap>&
     }
 }
 
+void gpu_matches_cpu_with(const HostImage& img, const PyramidConfig& pcfg, const FastConfig& fcfg, const std::string& what);
+
 // compute() on a built pyramid, and compute_fused() from a separate device image (one launch for 2
 // levels of factor 2 without Harris, build + compute otherwise): the same maps, and the fused pyramid
-// levels equal the CPU pyramid.
+// levels equal the CPU pyramid. SAD-B, SAD-A and MT with both score kernels (KESTREL_SCORE_KERNEL: bit-sliced,
+// simd; unset, the SMs present choose).
 void gpu_matches_cpu(const HostImage& img, const PyramidConfig& pcfg, const FastConfig& fcfg, const std::string& what) {
+    if (fcfg.score == ScoreType::Harris) return gpu_matches_cpu_with(img, pcfg, fcfg, what);
+    for (const char* kernel : {"bit-sliced", "simd"}) {
+        setenv("KESTREL_SCORE_KERNEL", kernel, 1);
+        gpu_matches_cpu_with(img, pcfg, fcfg, what + " " + kernel);
+        unsetenv("KESTREL_SCORE_KERNEL");
+    }
+}
+
+void gpu_matches_cpu_with(const HostImage& img, const PyramidConfig& pcfg, const FastConfig& fcfg, const std::string& what) {
     const auto pyr_cpu = build_pyramid_cpu(img.view(), pcfg);
     const auto ref = fast_score_maps_cpu(pyr_cpu, fcfg);
     DevicePyramid pyr(img.width(), img.height(), pcfg);
@@ -319,6 +333,14 @@ TEST(FastGpu, MatchesCpuOnOddSizesAndFactors) {
 
 TEST(FastGpu, RejectsMismatchedPyramidAndMovedFrom) {
     KESTREL_REQUIRE_GPU();
+    setenv("KESTREL_SCORE_KERNEL", "fastest", 1);  // not a kernel: refused, naming the variable
+    try {
+        DeviceScoreMaps bad({{64, 64}}, FastConfig{});
+        ADD_FAILURE() << "KESTREL_SCORE_KERNEL=fastest accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("KESTREL_SCORE_KERNEL"), std::string::npos) << e.what();
+    }
+    unsetenv("KESTREL_SCORE_KERNEL");
     DevicePyramid pyr(64, 64, {2, 2.0f});
     DeviceScoreMaps maps({{64, 64}}, FastConfig{});
     EXPECT_THROW(maps.compute(pyr, nullptr), InvalidArgument);
