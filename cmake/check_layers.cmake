@@ -42,7 +42,7 @@ set(kestrel_public_areas
   lk_tracker.hpp=track lk_types.hpp=track feature_tracker.hpp=track multi_camera_tracker.hpp=track detail/lk_rules.hpp=track detail/anchor_rules.hpp=track
   detail/geo_check_rules.hpp=track
   camera.hpp=geometry camera_types.hpp=geometry detail/camera_rules.hpp=geometry
-  relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry
+  relative_pose.hpp=geometry relative_pose_types.hpp=geometry detail/five_point_rules.hpp=geometry detail/five_point_lanes_rules.hpp=geometry
   detail/ransac_rules.hpp=geometry
   stereo_tracker.hpp=stereo stereo_types.hpp=stereo detail/stereo_rules.hpp=stereo)
 set(kestrel_plain_data error.hpp stream.hpp keypoint.hpp)  # besides every *_types.hpp

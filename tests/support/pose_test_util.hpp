@@ -42,18 +42,21 @@ inline Mat3 axis_angle(Vec3 a, double angle) {
 
 /// Angle of the rotation a^T b in degrees.
 inline double rotation_error_deg(const Mat3& a, const Mat3& b) {
+    // atan2(sin, cos) of the relative rotation: acos of the trace cannot resolve angles below about 1e-6 degrees
+    // (one unit in the last place of a cosine near 1 is already 8.5e-7 degrees).
     const Mat3 d = matmul(transpose(a), b);
-    double c = 0.5 * (d[0] + d[4] + d[8] - 1.0);
-    c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
-    return std::acos(c) * 180.0 / M_PI;
+    const double c = 0.5 * (d[0] + d[4] + d[8] - 1.0);
+    const double sx = d[7] - d[5], sy = d[2] - d[6], sz = d[3] - d[1];
+    const double s = 0.5 * std::sqrt(sx * sx + sy * sy + sz * sz);
+    return std::atan2(s, c) * 180.0 / M_PI;
 }
 /// Angle between two directions in degrees.
 inline double direction_error_deg(const Vec3& a, const Vec3& b) {
-    const double na = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    const double nb = std::sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-    double c = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (na * nb);
-    c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
-    return std::acos(c) * 180.0 / M_PI;
+    // atan2(|a x b|, a . b): accurate for small angles too (see rotation_error_deg).
+    const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+    const double cross = std::sqrt(cx * cx + cy * cy + cz * cz);
+    const double dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    return std::atan2(cross, dot) * 180.0 / M_PI;
 }
 
 /// min over the sign of ||a/|a| -+ b/|b||| (essential matrices are defined up to scale and sign).
