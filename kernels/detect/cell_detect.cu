@@ -276,7 +276,7 @@ __device__ __forceinline__ void detect_cell(const GridNmsParams& p, const int (*
         int px[detail::kCircleSize];
 #pragma unroll
         for (int q = 0; q < detail::kCircleSize; ++q) px[q] = centre[detail::circle_dy(q) * row_pixels + detail::circle_dx(q)];
-        const int v = detail::circle_score(static_cast<ScoreType>(p.score_type), p.lut, px, cv, t, p.arc_min, p.arc_max_is_16);
+        const int v = detail::circle_score(static_cast<ScoreType>(p.score_type), p.lut, px, cv, t, p.arc_min, p.arc_max);
         reinterpret_cast<float*>(smem + p.src[k].score_off)[er * 4 * L.q + ec] = static_cast<float>(v);
     }
     __syncthreads();

@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(kSwarThreadsX* kSwarThreadsY) fast_score_swar_
 #pragma unroll
                 for (int q = 0; q < detail::kCircleSize; ++q)
                     p[q] = base[detail::circle_dy(q) * kSwarRowPixels + detail::circle_dx(q)];
-                const float s = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max_is_16));
+                const float s = static_cast<float>(detail::circle_score(kType, d.lut, p, c, t, d.arc_min, d.arc_max));
                 block_scores[cr][cc] = s;
                 if (kList && s > 0.0f) key = detail::keypoint_key(s, level, x0 + cc, y0 + cr);
             }
@@ -558,7 +558,9 @@ __global__ void __launch_bounds__(kBitsThreads, 8) fast_score_bits_kernel(KESTRE
             int p[detail::kCircleSize];
 #pragma unroll
             for (int i = 0; i < detail::kCircleSize; ++i) p[i] = base[detail::circle_dy(i) * kBitsByteStride + detail::circle_dx(i)];
-            const float sc = static_cast<float>(detail::circle_score(kType, d.lut, p, c, d.threshold, d.arc_min, d.arc_max_is_16));
+            // MT with arc [9, 16]: its window lengths fixed at compile time (fast_rules.hpp, best_window_mins).
+            constexpr bool kMt9 = kArc9 && kType == ScoreType::MaxThreshold;
+            const float sc = static_cast<float>(detail::circle_score(kType, d.lut, p, c, d.threshold, kMt9 ? 9 : d.arc_min, kMt9 ? 16 : d.arc_max));
             const int cx = x0 + cc, cy = y0 + cr;
             reinterpret_cast<float*>(reinterpret_cast<char*>(L.scores) + static_cast<std::size_t>(cy) * L.score_pitch)[cx] = sc;
             if (kList && sc > 0.0f) key = detail::keypoint_key(sc, level, cx, cy);

@@ -34,7 +34,6 @@ struct ScoreDesc {
     int levels;
     int threshold;
     int arc_min;               // lookups of masks with fewer ones are skipped (mask_is_arc)
-    bool arc_max_is_16;        // MT may bisect (fast_rules.hpp)
     const std::uint32_t* lut;  // 2048 words, device memory
     int total_blocks;
     int tile_w, tile_h;        // level pixels scored by one block (set by plan_score_blocks)
@@ -47,9 +46,9 @@ struct ScoreDesc {
     unsigned* corner_count;
     bool generic_compass;  // with corners: one kernel for every arc_min instead of one per arc_min >> 2
     // SAD-B, SAD-A, MT: the bit-sliced segment test (fast_score_bits_kernel, kBitsTileW x kBitsTileH tiles; set
-    // before plan_score_blocks), which needs arc_max; else the SIMD-lane one.
+    // before plan_score_blocks); else the SIMD-lane one.
     bool bit_sliced;
-    int arc_max;
+    int arc_max;               // the bit-sliced segment test's bound and MT's (arc_min..16)
 };
 
 /// Harris: one pixel per thread, 32x8 tiles (the block shares its Sobel gradients).

@@ -48,7 +48,7 @@ struct GridNmsParams {
     bool fused;
     DetectSource src[kMaxLevels];
     int threshold, arc_min, score_type;  // score_type: ScoreType as int (not Harris)
-    bool arc_max_is_16;
+    int arc_max;
     const std::uint32_t* lut;            // 2048 words, device memory
     int list_off;                        // corner list (uint32 entries) in dynamic shared memory
     int task_off;                        // list of tasks passing the compass test (uint32 entries)

@@ -159,7 +159,6 @@ void CudaDetector::plan_listed(Frame& f, bool generic_compass) const {
     d.levels = f.g.levels;
     d.threshold = cfg_.fast.threshold;
     d.arc_min = cfg_.fast.arc_min;
-    d.arc_max_is_16 = cfg_.fast.arc_max == 16;
     d.arc_max = cfg_.fast.arc_max;
     d.lut = f.scores.lut();
     for (int k = 0; k < f.g.levels; ++k) {
@@ -212,7 +211,7 @@ void CudaDetector::set_fused(kernels::GridNmsParams& p, const Frame& f, DeviceVi
     p.smem_bytes = f.plan.smem_bytes;
     p.threshold = cfg_.fast.threshold;
     p.arc_min = cfg_.fast.arc_min;
-    p.arc_max_is_16 = cfg_.fast.arc_max == 16;
+    p.arc_max = cfg_.fast.arc_max;
     p.score_type = static_cast<int>(cfg_.fast.score);
     p.lut = static_cast<const std::uint32_t*>(f.lut.get());
     for (int k = 0; k < f.g.levels; ++k) {

@@ -5,7 +5,7 @@
 // (bytes) and whether either mask has a circular run of arc_min ones (runs_of: 16-bit shifts and ands; with
 // arc_max = 16 exactly the segment test, otherwise a necessary condition of it); the table lookups (arc_max < 16)
 // and the score then run on the flagged pixels only, SAD-B by psadbw and MaxThreshold with arc_max = 16 by its
-// closed form (max_threshold_full_arc, equal to the rules' bisection for every corner) on the circle read into
+// closed form (max_threshold_full_arc, equal to the rules' score_max_threshold for every corner) on the circle read into
 // one register (x86-64), the other scores by the rules' functions.
 #include "fast_cpu.hpp"
 
@@ -379,7 +379,7 @@ void fast_score_rows(HostView image, const FastConfig& cfg, const std::uint32_t*
                 } else {
                     int p[kCircleSize];
                     for (int i = 0; i < kCircleSize; ++i) p[i] = q[i][x];
-                    s = static_cast<float>(circle_score(cfg.score, lut, p, c, t, cfg.arc_min, cfg.arc_max == 16));
+                    s = static_cast<float>(circle_score(cfg.score, lut, p, c, t, cfg.arc_min, cfg.arc_max));
                 }
                 out[x] = s;
                 if (s > 0.0f && corners) corners->push_back(static_cast<std::uint32_t>(y) << 16 | static_cast<std::uint32_t>(x));

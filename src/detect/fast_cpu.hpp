@@ -13,12 +13,12 @@ struct FastRowScratch {
     std::vector<std::uint8_t> flag;
 };
 
-/// ScoreType::MaxThreshold of a corner with arc_max = 16 (the segment test holds at the threshold t), restated
-/// without the bisection: with d_i = p_i - c, the pixel is a bright corner at t' exactly when some window W of
+/// ScoreType::MaxThreshold of a corner with arc_max = 16 (the segment test holds at the threshold t), the rules'
+/// closed form (detail::score_max_threshold) restated for the CPU: with d_i = p_i - c, the pixel is a bright corner at t' exactly when some window W of
 /// arc_min consecutive circle pixels has min_W d_i > t', a dark one when some W has min_W (-d_i) > t'; so the
 /// largest t' at which it is a corner is M - 1, M the largest such window minimum over both polarities
-/// (M - 1 >= t, and M <= 255 keeps it within the bisection's [t, 254]). Equal to
-/// detail::score_max_threshold(lut, p, c, t, arc_min, true) for every corner (tests/detect/test_fast.cpp).
+/// (M - 1 >= t, and M <= 255 keeps it within [t, 254]). Equal to the definition,
+/// detail::score_max_threshold_search, for every corner (tests/detect/test_fast_cpu_restated.cpp).
 /// p: the 16 circle values (0..255). max_threshold_full_arc runs the score stage's own function (on x86 the
 /// windows in SSE2 registers); max_threshold_full_arc_portable is the plain C++ form every other CPU runs
 /// (both are tested on x86).

@@ -43,7 +43,6 @@ DeviceScoreMaps::DeviceScoreMaps(const std::vector<Size2>& sizes, const FastConf
     m->lut = detail::device_corner_lut(cfg.arc_min, cfg.arc_max, "score maps lookup table");
     m->desc.levels = static_cast<int>(sizes.size());
     m->desc.threshold = cfg.threshold;
-    m->desc.arc_max_is_16 = cfg.arc_max == 16;
     m->desc.arc_min = cfg.arc_min;
     m->desc.arc_max = cfg.arc_max;
     m->desc.lut = static_cast<const std::uint32_t*>(m->lut.get());

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kestrel/detail/fast_rules.hpp"
 #include "kestrel/fast.hpp"
@@ -77,24 +78,6 @@ TEST(FastRules, RunMaskMatchesRunPosition) {
         for (int j = 0; j < len; ++j) expect |= 1u << ((start + j) % 16);
         ASSERT_EQ(detail::longest_run_mask(m), expect) << "mask " << m;
     }
-}
-
-TEST(FastRules, MaxThresholdBisectionEqualsDefinition) {
-    const auto lut = corner_lut(9, 16);
-    std::uint32_t s = 12345;
-    auto next = [&s] { s = s * 1664525u + 1013904223u; return s >> 8; };
-    int corners = 0;
-    for (int n = 0; n < 200000; ++n) {
-        int p[16];
-        const int c = static_cast<int>(next() % 256);
-        const int base = static_cast<int>(next() % 256);
-        for (int i = 0; i < 16; ++i) p[i] = std::clamp(base + static_cast<int>(next() % 61) - 30, 0, 255);
-        const int t = static_cast<int>(next() % 60);
-        const int lin = detail::score_max_threshold_linear(lut.data(), p, c, t, 9);
-        corners += lin > 0;
-        ASSERT_EQ(detail::score_max_threshold(lut.data(), p, c, t, 9, true), lin) << "case " << n;
-    }
-    EXPECT_GT(corners, 1000);
 }
 
 TEST(FastValidation, RejectsOutOfRangeParameters) {
@@ -329,6 +312,34 @@ TEST(FastGpu, MatchesCpuOnOddSizesAndFactors) {
         for (int x = 0; x < 64; ++x) sat.at(x, y) = ((x * 7 + y * 13) % 5 < 2) ? 255 : 0;
     for (ScoreType s : {ScoreType::SadCircle, ScoreType::SadArc, ScoreType::MaxThreshold, ScoreType::Harris})
         gpu_matches_cpu(sat, {2, 2.0f}, {40, 9, 16, s}, std::string("saturated ") + to_string(s));
+}
+
+// MaxThreshold's closed form on the device (16-bit lane minimums on sm_90, integers before) against the CPU's
+// for every arc bound pair on generated content, tile by tile: uniform noise, saturated 0/255 (centres at
+// either end), three grey levels (ties everywhere), smooth gradients with a little noise, both kernels.
+TEST(FastGpu, MaxThresholdMatchesCpuOnGeneratedContentForEveryArcBoundPair) {
+    KESTREL_REQUIRE_GPU();
+    HostImage img(160, 96);
+    std::uint32_t s = 2024;
+    auto next = [&s] { s = s * 1664525u + 1013904223u; return s >> 8; };
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) {
+            const int mode = (x / 16 + 3 * (y / 16)) % 4;
+            int v = 0;
+            if (mode == 0) v = static_cast<int>(next() % 256);
+            else if (mode == 1) v = (next() & 1) ? 255 : 0;
+            else if (mode == 2) v = 60 * static_cast<int>(next() % 3) + 40;
+            else v = (x * 5 + y * 3) % 256 + static_cast<int>(next() % 9) - 4;
+            img.at(x, y) = static_cast<std::uint8_t>(std::clamp(v, 0, 255));
+        }
+    std::vector<int> arc_mins;  // under compute-sanitizer: the generic kernels and the arc 9..16 ones
+    for (int lo = 1; lo <= 16; ++lo)
+        if (!test::under_compute_sanitizer() || lo == 3 || lo == 9) arc_mins.push_back(lo);
+    for (const int lo : arc_mins)
+        for (const int hi : {lo, (lo + 16) / 2, 16}) {
+            const FastConfig f{lo <= 4 ? 60 : 5 + lo, lo, hi, ScoreType::MaxThreshold};
+            gpu_matches_cpu(img, {2, 2.0f}, f, "generated " + describe(f));
+        }
 }
 
 TEST(FastGpu, RejectsMismatchedPyramidAndMovedFrom) {

@@ -1,6 +1,6 @@
 // The CPU score stage's restatements of the FAST rules (src/detect/fast_cpu.cpp), each against the rule it
 // restates: the MaxThreshold closed form (max_threshold_full_arc, SSE2 and portable forms) against the rules'
-// bisection for every arc_min, and the row pass's run test (exact for arc_max = 16) through whole score maps
+// definition (score_max_threshold_search) for every arc_min, and the row pass's run test (exact for arc_max = 16) through whole score maps
 // against the straightforward oracle for every arc_min, with arc_max = 16 and arc_max = arc_min.
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 namespace kestrel {
 namespace {
 
-TEST(FastCpuRestated, MaxThresholdClosedFormEqualsBisectionForEveryArcMin) {
+TEST(FastCpuRestated, MaxThresholdClosedFormEqualsDefinitionForEveryArcMin) {
     std::uint32_t s = 987654321u;
     auto next = [&s] { s = s * 1664525u + 1013904223u; return s >> 8; };
     for (int arc = 1; arc <= 16; ++arc) {
@@ -39,7 +39,7 @@ TEST(FastCpuRestated, MaxThresholdClosedFormEqualsBisectionForEveryArcMin) {
             const int t = static_cast<int>(next() % 80);
             if (!detail::is_corner(lut.data(), p, c, t, arc)) continue;
             ++corners;
-            const int want = detail::score_max_threshold(lut.data(), p, c, t, arc, true);
+            const int want = detail::score_max_threshold_search(lut.data(), p, c, t, arc);
             ASSERT_EQ(detail::max_threshold_full_arc(p, c, arc), want) << "arc_min " << arc << " case " << n;
             ASSERT_EQ(detail::max_threshold_full_arc_portable(p, c, arc), want) << "arc_min " << arc << " case " << n;
         }

@@ -83,9 +83,10 @@ inline ScoreMap fast_score_map(HostView image, const FastConfig& cfg) {
             float s = 0.0f;
             if (cfg.score == ScoreType::Harris)
                 s = harris(image, x, y);
+            else if (cfg.score == ScoreType::MaxThreshold)  // by its definition, not the closed form
+                s = static_cast<float>(detail::score_max_threshold_search(lut.data(), p, c, t, cfg.arc_min));
             else
-                s = static_cast<float>(
-                    detail::circle_score(cfg.score, lut.data(), p, c, t, cfg.arc_min, cfg.arc_max == 16));
+                s = static_cast<float>(detail::circle_score(cfg.score, lut.data(), p, c, t, cfg.arc_min, cfg.arc_max));
             m.scores[static_cast<std::size_t>(y) * m.width + x] = s;
         }
     return m;

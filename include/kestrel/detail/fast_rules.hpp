@@ -24,8 +24,9 @@
 //                                    over its pixels; the score is the larger polarity sum.
 //   MT   (ScoreType::MaxThreshold):  the largest t' >= t at which the pixel is still a corner (with the
 //                                    same arc bounds). t' ranges over d_i - 1 with d_i = |p_i - c|, since
-//                                    classification changes only there. With arc bounds [9, 16] this is
-//                                    exactly OpenCV's cv::FAST TYPE_9_16 response (see docs/conformance.md).
+//                                    classification changes only there; computed in closed form from the
+//                                    circle's window minima (score_max_threshold). With arc bounds [9, 16]
+//                                    this is exactly OpenCV's cv::FAST TYPE_9_16 response (docs/conformance.md).
 //   Harris (ScoreType::Harris):      gx, gy = 3x3 Sobel (gx = [-1 0 1; -2 0 2; -1 0 1] * I), summed over
 //                                    the 7x7 window centred on the pixel: Sxx = sum gx^2, Syy = sum gy^2,
 //                                    Sxy = sum gx*gy (int64). R25 = 25 (Sxx Syy - Sxy^2) - (Sxx + Syy)^2,
@@ -217,12 +218,174 @@ KESTREL_UNROLL
     return best;
 }
 
-/// MT by its definition: largest t' >= t at which the pixel is a corner; 0 when it is not a
-/// corner at t. t' ranges over {t} and {|p_i - c| - 1}, where the classification can change.
-KESTREL_HD int score_max_threshold_linear(const std::uint32_t* lut, const int* p, int c, int t, int arc_min) {
+/// MT (ScoreType::MaxThreshold), closed form. With d_i = p_i - c, pixel i is bright at a threshold t' when
+/// d_i > t', so the bright mask at t' has a circular run of at least n ones exactly when some window of n
+/// cyclically consecutive circle pixels has all d_i > t', i.e. when A_b(n) > t' with
+///     A_b(n) = max over windows W of n pixels of min_{i in W} d_i = (max_W min_W p_i) - c,
+/// and dark likewise with A_d(n) = max_W min_W (c - p_i) = (max_W min_W (255 - p_i)) - (255 - c). A_b(n) and
+/// A_d(n) do not grow with n. So the bright run is in [arc_min, arc_max] exactly for the thresholds
+/// A_b(arc_max + 1) <= t' <= A_b(arc_min) - 1 (no lower end when arc_max = 16), an interval of integers, and
+/// dark likewise: MT, the largest t' >= t in the union of the two intervals, given that t is in it (else 0),
+/// is the larger upper end U = A(arc_min) - 1 of a non-empty interval. With arc_max = 16 this is
+/// max(A_b, A_d) - 1 when that is >= t, else 0. Every U is some |p_i - c| - 1, so it is the definition
+/// (score_max_threshold_search, kept for the tests); tests compare the two on millions of circles for every
+/// arc_min, arc_max and threshold (tests/detect/test_fast_max_threshold.cpp).
+///
+/// The window minima are taken by doubling (windows of 2, 4, 8, 16 from those of half the length), the windows
+/// of n as the pieces of n's binary digits put end to end, then the maximum over the 16 windows: about 80 lane
+/// minimums for arc_min = 9 and both polarities, instead of a search over thresholds. Lanes is one of the two
+/// lane types below; the results do not depend on it.
+
+/// Both polarities in the two 16-bit halves of one word (bright: p, dark: 255 - p); on the GPU one
+/// __vminu2 / __vmaxu2 per pair of lanes (one instruction on sm_90, emulated before).
+struct MtLanesPacked {
+    using T = std::uint32_t;
+    static constexpr bool kBothPolarities = true;
+    KESTREL_HD static T of(int p) { return 0x00FF0000u + static_cast<std::uint32_t>(p) * 0xFFFF0001u; }  // p + (255 - p) << 16
+    KESTREL_HD static T min(T a, T b) {
+#if defined(__CUDA_ARCH__)
+        return __vminu2(a, b);
+#else
+        const T lo = (a & 0xFFFFu) < (b & 0xFFFFu) ? (a & 0xFFFFu) : (b & 0xFFFFu);
+        const T hi = (a >> 16) < (b >> 16) ? (a & 0xFFFF0000u) : (b & 0xFFFF0000u);
+        return hi | lo;
+#endif
+    }
+    KESTREL_HD static T max(T a, T b) {
+#if defined(__CUDA_ARCH__)
+        return __vmaxu2(a, b);
+#else
+        const T lo = (a & 0xFFFFu) > (b & 0xFFFFu) ? (a & 0xFFFFu) : (b & 0xFFFFu);
+        const T hi = (a >> 16) > (b >> 16) ? (a & 0xFFFF0000u) : (b & 0xFFFF0000u);
+        return hi | lo;
+#endif
+    }
+};
+
+/// One polarity per integer (one min / max instruction each): the bright values p, then the dark ones
+/// 255 - p, in two passes (half the live registers of both at once).
+struct MtLaneInt {
+    using T = int;
+    static constexpr bool kBothPolarities = false;
+    KESTREL_HD static T min(T a, T b) { return a < b ? a : b; }
+    KESTREL_HD static T max(T a, T b) { return a > b ? a : b; }
+};
+
+/// max over the 16 windows W of n (1..16) cyclically consecutive circle pixels of min_{i in W} v_i, lane by
+/// lane. e[i] holds the minimum of the window of length L ending at pixel i (e(2L)[i] = min(e(L)[i],
+/// e(L)[i - L])); a[i] that of the pieces taken so far, put end to end: a piece of length L appended at the end
+/// gives a'[i] = min(a[i - L], e(L)[i]). Constant indices only (no local memory on the GPU); called with a
+/// constant n (best_window_mins), which folds the tests on n's digits away.
+template <class Lanes>
+KESTREL_HD typename Lanes::T best_window_min(const typename Lanes::T (&v)[kCircleSize], int n) {
+    using T = typename Lanes::T;
+    T e[kCircleSize], a[kCircleSize];
+KESTREL_UNROLL
+    for (int i = 0; i < kCircleSize; ++i) e[i] = a[i] = v[i];
+KESTREL_UNROLL
+    for (int b = 0; b < 5; ++b) {
+        const int L = 1 << b;
+        if (n & L) {
+            if (n & (L - 1)) {  // pieces taken already: append this one
+                T na[kCircleSize];
+KESTREL_UNROLL
+                for (int i = 0; i < kCircleSize; ++i) na[i] = Lanes::min(a[(i - L) & 15], e[i]);
+KESTREL_UNROLL
+                for (int i = 0; i < kCircleSize; ++i) a[i] = na[i];
+            } else {  // the first piece
+KESTREL_UNROLL
+                for (int i = 0; i < kCircleSize; ++i) a[i] = e[i];
+            }
+        }
+        if (b < 4 && (n >> (b + 1)) != 0) {  // longer pieces follow: windows of 2L
+            T ne[kCircleSize];
+KESTREL_UNROLL
+            for (int i = 0; i < kCircleSize; ++i) ne[i] = Lanes::min(e[i], e[(i - L) & 15]);
+KESTREL_UNROLL
+            for (int i = 0; i < kCircleSize; ++i) e[i] = ne[i];
+        }
+    }
+    T m = a[0];
+KESTREL_UNROLL
+    for (int i = 1; i < kCircleSize; ++i) m = Lanes::max(m, a[i]);
+    return m;
+}
+
+/// The best windows of n pixels of both polarities: max_W min_W p_i (bright) and max_W min_W (255 - p_i) (dark).
+template <class Lanes>
+KESTREL_HD void best_window_mins_of(const int* p, int n, int& bright, int& dark) {
+    if constexpr (Lanes::kBothPolarities) {
+        typename Lanes::T v[kCircleSize];
+KESTREL_UNROLL
+        for (int i = 0; i < kCircleSize; ++i) v[i] = Lanes::of(p[i]);
+        const typename Lanes::T m = best_window_min<Lanes>(v, n);
+        bright = static_cast<int>(m & 0xFFFFu);
+        dark = static_cast<int>(m >> 16);
+    } else {
+        int v[kCircleSize];
+KESTREL_UNROLL
+        for (int i = 0; i < kCircleSize; ++i) v[i] = p[i];
+        bright = best_window_min<Lanes>(v, n);
+KESTREL_UNROLL
+        for (int i = 0; i < kCircleSize; ++i) v[i] = 255 - p[i];
+        dark = best_window_min<Lanes>(v, n);
+    }
+}
+
+/// best_window_mins_of; on the GPU with one case per n = 1..16, each straight-line code with its window lengths
+/// fixed (a loop over the digits of an n known only at run time merges the window arrays at every digit, which
+/// spills registers), unless n is a constant already.
+template <class Lanes>
+KESTREL_HD void best_window_mins(const int* p, int n, int& bright, int& dark) {
+#if defined(__CUDA_ARCH__)
+    switch (n) {
+#define KESTREL_MT_CASE(k) \
+    case k: best_window_mins_of<Lanes>(p, k, bright, dark); break;
+        KESTREL_MT_CASE(1) KESTREL_MT_CASE(2) KESTREL_MT_CASE(3) KESTREL_MT_CASE(4) KESTREL_MT_CASE(5)
+        KESTREL_MT_CASE(6) KESTREL_MT_CASE(7) KESTREL_MT_CASE(8) KESTREL_MT_CASE(9) KESTREL_MT_CASE(10)
+        KESTREL_MT_CASE(11) KESTREL_MT_CASE(12) KESTREL_MT_CASE(13) KESTREL_MT_CASE(14) KESTREL_MT_CASE(15)
+#undef KESTREL_MT_CASE
+        default: best_window_mins_of<Lanes>(p, 16, bright, dark); break;
+    }
+#else
+    best_window_mins_of<Lanes>(p, n, bright, dark);
+#endif
+}
+
+/// MT of circle p[] (0..255) around c (0..255) at threshold t (0..254) with arc bounds 1 <= arc_min <=
+/// arc_max <= 16: the closed form above, computed on Lanes.
+template <class Lanes>
+KESTREL_HD int score_max_threshold_lanes(const int* p, int c, int t, int arc_min, int arc_max) {
+    int wb, wd;
+    best_window_mins<Lanes>(p, arc_min, wb, wd);
+    const int ub = wb - c - 1, ud = wd - (255 - c) - 1;  // A(arc_min) - 1 of each polarity
+    if (arc_max >= kCircleSize) {
+        const int u = ub > ud ? ub : ud;
+        return u >= t ? u : 0;
+    }
+    best_window_mins<Lanes>(p, arc_max + 1, wb, wd);
+    const int lb = wb - c, ld = wd - (255 - c);  // A(arc_max + 1)
+    if (!((lb <= t && t <= ub) || (ld <= t && t <= ud))) return 0;  // not a corner at t
+    const int sb = lb <= ub ? ub : -1, sd = ld <= ud ? ud : -1;     // the non-empty intervals' upper ends
+    return sb > sd ? sb : sd;
+}
+
+/// MT (closed form) on the lanes that suit the processor: packed on sm_90 and later (native 16-bit lane
+/// minimums), integers elsewhere. Exactly score_max_threshold_search for every input.
+KESTREL_HD int score_max_threshold(const int* p, int c, int t, int arc_min, int arc_max) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return score_max_threshold_lanes<MtLanesPacked>(p, c, t, arc_min, arc_max);
+#else
+    return score_max_threshold_lanes<MtLaneInt>(p, c, t, arc_min, arc_max);
+#endif
+}
+
+/// MT by its definition, the tests' oracle for score_max_threshold: largest t' >= t at which the pixel is a
+/// corner; 0 when it is not a corner at t. t' ranges over {t} and {|p_i - c| - 1}, where the classification
+/// can change. lut: the table of (arc_min, arc_max).
+KESTREL_HD int score_max_threshold_search(const std::uint32_t* lut, const int* p, int c, int t, int arc_min) {
     if (!is_corner(lut, p, c, t, arc_min)) return 0;
     int best = t;
-KESTREL_UNROLL
     for (int i = 0; i < kCircleSize; ++i) {
         const int cand = iabs(p[i] - c) - 1;
         if (cand > best && is_corner(lut, p, c, cand, arc_min)) best = cand;
@@ -230,33 +393,19 @@ KESTREL_UNROLL
     return best;
 }
 
-/// MT. With arc_max = 16 being a corner is monotone in the threshold (runs only shrink as t'
-/// grows), so the largest t' in [t, 254] is found by bisection (8 steps instead of 16 tests); it
-/// equals the definition because the predicate only changes where t' + 1 = |p_i - c|. With
-/// arc_max < 16 the predicate is not monotone and the definition is evaluated as written.
-KESTREL_HD int score_max_threshold(const std::uint32_t* lut, const int* p, int c, int t, int arc_min,
-                                   bool arc_max_is_16) {
-    if (!arc_max_is_16) return score_max_threshold_linear(lut, p, c, t, arc_min);
-    if (!is_corner(lut, p, c, t, arc_min)) return 0;
-    int lo = t, hi = 255;  // corner(lo) holds, corner(hi) fails (no difference exceeds 255)
-KESTREL_NO_UNROLL
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (is_corner(lut, p, c, mid, arc_min)) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
 /// The circle score of a corner selected by `kind` (ScoreType of kestrel/fast.hpp, passed as its type
-/// so this header needs no API header): SAD-B, SAD-A or MT; Harris needs the gradient window and is
+/// so this header needs no API header): SAD-B, SAD-A or MT (arc bounds arc_min..arc_max); Harris needs the gradient window and is
 /// computed apart. One dispatch for the CPU reference and both GPU kernels.
 template <class Kind>
 KESTREL_HD int circle_score(Kind kind, const std::uint32_t* lut, const int* p, int c, int t, int arc_min,
-                            bool arc_max_is_16) {
+                            int arc_max) {
     if (kind == Kind::SadCircle) return score_sad_circle(p, c);
     if (kind == Kind::SadArc) return score_sad_arc(lut, p, c, t, arc_min);
-    return score_max_threshold(lut, p, c, t, arc_min, arc_max_is_16);
+    return score_max_threshold(p, c, t, arc_min, arc_max);
 }
+/// arc_max is a bound, not a flag: a bool there is a mistake.
+template <class Kind>
+int circle_score(Kind, const std::uint32_t*, const int*, int, int, int, bool) = delete;
 
 /// Harris score from the window sums, exact up to the final float conversion (see header comment).
 KESTREL_HD float harris_from_sums(std::int64_t sxx, std::int64_t syy, std::int64_t sxy) {
