@@ -76,6 +76,7 @@ public:
     /// tracker used, and that re-detected through detect_async().
     struct RedetectCounts {
         long long planned = 0, conditional = 0, used = 0, enqueued_after = 0;
+        const char* graph_failure = nullptr;  ///< the step where the conditional graph could not be built, if any
     };
     virtual RedetectCounts redetect_counts() const { return {}; }
     /// First-frame templates (also for anchoring): stores the templates of `count` staged new tracks from

@@ -294,6 +294,7 @@ private:
         int driver = 0;
         if (cudaDriverGetVersion(&driver) != cudaSuccess || driver < 12040) {
             (void)cudaGetLastError();
+            counts_.graph_failure = "driver older than CUDA 12.4";
             return false;
         }
         if (!capture_stream_ && cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking) != cudaSuccess) {
@@ -303,14 +304,17 @@ private:
         }
         cudaGraph_t graph = nullptr;
         cudaGraphExec_t exec = nullptr;
+        const char* step = "cudaGraphCreate";
         const auto fail = [&] {
             if (exec) (void)cudaGraphExecDestroy(exec);
             if (graph) (void)cudaGraphDestroy(graph);
             (void)cudaGetLastError();
+            counts_.graph_failure = step;
             return false;
         };
         if (cudaGraphCreate(&graph, 0) != cudaSuccess) return fail();
         cudaGraphConditionalHandle handle{};
+        step = "cudaGraphConditionalHandleCreate";
         if (cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault) != cudaSuccess) return fail();
         kernels::RedetectPlanLaunch p = plan_launch(0);
         p.condition = static_cast<unsigned long long>(handle);
@@ -325,18 +329,21 @@ private:
         kp.kernelParams = args;
         kp.extra = nullptr;
         cudaGraphNode_t plan = nullptr, cond = nullptr;
+        step = "cudaGraphAddKernelNode";
         if (cudaGraphAddKernelNode(&plan, graph, nullptr, 0, &kp) != cudaSuccess) return fail();
         cudaGraphNodeParams cp{};
         cp.type = cudaGraphNodeTypeConditional;
         cp.conditional.handle = handle;
         cp.conditional.type = cudaGraphCondTypeIf;
         cp.conditional.size = 1;
+        step = "cudaGraphAddNode (conditional)";
 #if CUDART_VERSION >= 13000
         if (cudaGraphAddNode(&cond, graph, &plan, nullptr, 1, &cp) != cudaSuccess) return fail();
 #else
         if (cudaGraphAddNode(&cond, graph, &plan, 1, &cp) != cudaSuccess) return fail();
 #endif
         cudaGraph_t body = cp.conditional.phGraph_out[0];
+        step = "cudaStreamBeginCaptureToGraph";
         if (cudaStreamBeginCaptureToGraph(capture_stream_, body, nullptr, nullptr, 0,
                                           cudaStreamCaptureModeThreadLocal) != cudaSuccess)
             return fail();
@@ -347,7 +354,9 @@ private:
             captured = false;
         }
         cudaGraph_t out = nullptr;
+        step = "the detection's capture";
         if (cudaStreamEndCapture(capture_stream_, &out) != cudaSuccess || !captured) return fail();
+        step = "cudaGraphInstantiateWithFlags";
         if (cudaGraphInstantiateWithFlags(&exec, graph, 0) != cudaSuccess) return fail();
         g.graph = graph;
         g.exec = exec;
