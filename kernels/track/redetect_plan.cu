@@ -19,9 +19,17 @@ __global__ void __launch_bounds__(kThreads) redetect_plan_kernel(const RedetectP
     __syncthreads();
     int mine = 0;
     for (int i = static_cast<int>(threadIdx.x); i < p.count; i += kThreads) {
+        // The inputs lie in mapped host memory: every load is issued before any is used (one round trip over the
+        // bus, not one per branch of the verdict).
+        const LkResult f = p.results[i];
+        const Point2f o = p.origins[i];
+        LkResult b;
+        if (p.back != nullptr) b = p.back[i];
+        detail::AnchorResult a;
+        if (p.anchors != nullptr) a = p.anchors[i];
         float x, y;
-        if (detail::redetect_track_live(p.results[i], p.back != nullptr ? p.back + i : nullptr, p.origins[i].x,
-                                        p.origins[i].y, p.anchors != nullptr ? p.anchors + i : nullptr, r, &x, &y)) {
+        if (detail::redetect_track_live(f, p.back != nullptr ? &b : nullptr, o.x, o.y, p.anchors != nullptr ? &a : nullptr,
+                                        r, &x, &y)) {
             ++mine;
             p.mask[detail::redetect_cell(x, y, r.cell_width, r.cell_height, r.cols, r.rows)] = 1;
         }

@@ -98,6 +98,9 @@ public:
 /// White-box tests: a tracker's backend.
 struct TrackerAccess {
     static TrackerBackend& backend(const FeatureTracker& t) { return t.backend_internal(); }
+    /// finish() in its two halves (timed apart).
+    static void finish_begin(FeatureTracker& t) { t.finish_begin(); }
+    static const std::vector<Track>& finish_end(FeatureTracker& t) { return t.finish_end(); }
 };
 
 /// MultiCameraTracker's streams (CUDA backend): one per camera, forked from the caller's stream before the

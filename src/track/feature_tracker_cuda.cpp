@@ -9,7 +9,9 @@
 // use).
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,11 @@ public:
         rule_.fraction = cfg.redetect_fraction;
         rule_.target = cfg.target_features;
         plan_out_.get()[0] = plan_out_.get()[1] = 0;
+        // KESTREL_REDETECT_PLAN = off | certain: no plan, or only for frames certain to re-detect (benchmarks compare
+        // them; docs/tracker.md). Unset or anything else: every frame the tracker expects may re-detect.
+        const char* plan_env = std::getenv("KESTREL_REDETECT_PLAN");
+        const std::string plan_mode = plan_env ? plan_env : "";
+        plan_mode_ = plan_mode == "off" ? 0 : (plan_mode == "certain" ? 1 : 2);
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
@@ -162,8 +169,10 @@ public:
 #if CUDART_VERSION >= 12040
         // The detector has run at this size: the plan's graphs can be built now, on a frame that re-detected
         // anyway, rather than on a later frame that may not.
-        (void)plan_graph(0);
-        (void)plan_graph(1);
+        if (plan_mode_ == 2) {
+            (void)plan_graph(0);
+            (void)plan_graph(1);
+        }
 #endif
     }
 
@@ -245,8 +254,9 @@ private:
 
     /// After the tracking launches: the re-detection plan and, as the tracker's hint says, the detection.
     void plan_redetection(int count) {
-        const RedetectHint hint = hint_;
+        RedetectHint hint = hint_;
         hint_ = RedetectHint::None;
+        if (plan_mode_ == 0 || (plan_mode_ == 1 && hint == RedetectHint::Likely)) hint = RedetectHint::None;
         planned_ = Planned::None;
         collected_ = false;
         if (hint == RedetectHint::Certain) {
@@ -502,6 +512,7 @@ private:
     Pinned<std::uint8_t> plan_mask_;
     Pinned<int> plan_out_;
     RedetectHint hint_ = RedetectHint::None;
+    int plan_mode_ = 2;                // KESTREL_REDETECT_PLAN: 0 off, 1 certain frames only, 2 every expected frame
     Planned planned_ = Planned::None;  // what the last start() enqueued
     bool collected_ = false;           // the planned detection is used: wait() synchronized it
     bool detector_used_ = false;       // the detector ran at this size (its first call allocates)
