@@ -1,10 +1,11 @@
 // FeatureTracker's CUDA backend: two DevicePyramids used in turn (previous / current), the LK kernels
 // (with each track's anchor fit in the same launch) reading their inputs from pinned staging buffers and
 // writing their results to pinned memory (unified addressing: no copies to enqueue), and the
-// FeatureDetector on the current level 0. Where the tracker expects a re-detection, a one-block kernel plans it
-// after the tracking (kernels/track/redetect_plan.cu) and the detection follows in the same stream: always when
-// it is certain, otherwise as the body of a conditional graph node (CUDA 12.4 and later) that runs when the plan
-// says so; the frame's one synchronization then serves both.
+// FeatureDetector on the current level 0. Where the frame is certain to re-detect, a one-block kernel plans the
+// re-detection after the tracking (kernels/track/redetect_plan.cu: the cell mask) and the detection follows in the
+// same stream; the frame's one synchronization then serves both. With KESTREL_REDETECT_PLAN=likely, frames that may
+// re-detect are planned too, the detection the body of a conditional graph node (CUDA 12.4 and later) that runs
+// when the plan says so.
 // Everything is allocated in the constructor (the detector on its first call, the plan's graphs on their first
 // use).
 #include <cuda_runtime.h>
@@ -72,11 +73,14 @@ public:
         rule_.fraction = cfg.redetect_fraction;
         rule_.target = cfg.target_features;
         plan_out_.get()[0] = plan_out_.get()[1] = 0;
-        // KESTREL_REDETECT_PLAN = off | certain: no plan, or only for frames certain to re-detect (benchmarks compare
-        // them; docs/tracker.md). Unset or anything else: every frame the tracker expects may re-detect.
+        // KESTREL_REDETECT_PLAN = off | certain | likely (docs/tracker.md): no plan; the frames certain to re-detect
+        // (unset or empty); also the frames that may, through the conditional graph.
         const char* plan_env = std::getenv("KESTREL_REDETECT_PLAN");
         const std::string plan_mode = plan_env ? plan_env : "";
-        plan_mode_ = plan_mode == "off" ? 0 : (plan_mode == "certain" ? 1 : 2);
+        if (plan_mode != "" && plan_mode != "off" && plan_mode != "certain" && plan_mode != "likely")
+            throw InvalidArgument("KESTREL_REDETECT_PLAN", "kestrel: environment variable KESTREL_REDETECT_PLAN = '" +
+                                                               plan_mode + "' must be off, certain or likely (or unset)");
+        plan_mode_ = plan_mode == "off" ? 0 : (plan_mode == "likely" ? 2 : 1);
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
@@ -512,7 +516,7 @@ private:
     Pinned<std::uint8_t> plan_mask_;
     Pinned<int> plan_out_;
     RedetectHint hint_ = RedetectHint::None;
-    int plan_mode_ = 2;                // KESTREL_REDETECT_PLAN: 0 off, 1 certain frames only, 2 every expected frame
+    int plan_mode_ = 1;                // KESTREL_REDETECT_PLAN: 0 off, 1 certain frames (default), 2 likely ones too
     Planned planned_ = Planned::None;  // what the last start() enqueued
     bool collected_ = false;           // the planned detection is used: wait() synchronized it
     bool detector_used_ = false;       // the detector ran at this size (its first call allocates)
