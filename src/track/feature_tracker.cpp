@@ -13,10 +13,10 @@
 //   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
 //      this frame with every grid cell holding a live track masked, and add the best new keypoints by
 //      score (whose level-0 template fits in the image) until target_features tracks are live
-//      (include/kestrel/detail/redetect_rules.hpp). Where the frame may re-detect, the CUDA backend plans the
-//      re-detection on the device by the same rules and runs the detection in the frame's stream (no second round
-//      trip); the host uses it when its own decision and mask agree (the geometric check may end more tracks),
-//      and otherwise detects as without the plan.
+//      (include/kestrel/detail/redetect_rules.hpp). Where the frame is certain to re-detect (and, with
+//      KESTREL_REDETECT_PLAN=likely, where it may), the CUDA backend plans the re-detection on the device by the same
+//      rules and runs the detection in the frame's stream (no second round trip); the host uses it when its own
+//      decision and mask agree (the geometric check may end more tracks), and otherwise detects as without the plan.
 #include "kestrel/feature_tracker.hpp"
 
 #include <algorithm>

@@ -62,8 +62,8 @@ public:
     /// re-detect: Certain (whatever the LK results: too few tracks went in), Likely (it may), or None. The CUDA
     /// backend then plans the re-detection on the device after the tracking (kernels/track/redetect_plan.cu, the
     /// rules of detail/redetect_rules.hpp) and enqueues the detection with the plan's cell mask in the same stream:
-    /// Certain unconditionally, Likely as the body of a conditional graph node that runs when the plan says so
-    /// (CUDA 12.4 and later; otherwise Likely is None). After wait(), detection_ran(cell_skip) is true when that
+    /// Certain unconditionally, Likely (with KESTREL_REDETECT_PLAN=likely only) as the body of a conditional graph
+    /// node that runs when the plan says so (CUDA 12.4 and later; otherwise Likely is None). After wait(), detection_ran(cell_skip) is true when that
     /// detection ran with exactly `cell_skip` masked (the host's final mask): detect_wait() then collects it and
     /// detect_async() is not called. Otherwise the tracker calls detect_async() as without a plan.
     enum class RedetectHint { None, Likely, Certain };
