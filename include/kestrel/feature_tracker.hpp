@@ -20,6 +20,7 @@ namespace kestrel {
 
 namespace detail {
 class TrackerBackend;
+struct TrackerAccess;  // white-box tests: the backend of a tracker
 }
 
 /// Anchoring (docs/tracker.md, "Anchoring"): after frame-to-frame LK, every track is refined against its
@@ -172,6 +173,7 @@ public:
 private:
     friend class MultiCameraTracker;
     friend class StereoTracker;
+    friend struct detail::TrackerAccess;
     /// StereoTracker's access to the backend: the frame's pyramid, the right image built with it.
     detail::TrackerBackend& backend_internal() const;
     /// StereoTracker's tracker: the frames' pyramids get pyramid_levels (>= cfg.lk.pyramid.levels) levels, of

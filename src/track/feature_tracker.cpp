@@ -12,15 +12,21 @@
 //      disagree as Outlier (src/track/geometric_check.cpp);
 //   3. when no track is live, or fewer than redetect_fraction * target_features, run the detector on
 //      this frame with every grid cell holding a live track masked, and add the best new keypoints by
-//      score (whose level-0 template fits in the image) until target_features tracks are live.
+//      score (whose level-0 template fits in the image) until target_features tracks are live
+//      (include/kestrel/detail/redetect_rules.hpp). Where the frame is certain to re-detect (and, with
+//      KESTREL_REDETECT_PLAN=likely, where it may), the CUDA backend plans the re-detection on the device by the same
+//      rules and runs the detection in the frame's stream (no second round trip); the host uses it when its own
+//      decision and mask agree (the geometric check may end more tracks), and otherwise detects as without the plan.
 #include "kestrel/feature_tracker.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "feature_tracker_backend.hpp"
 #include "geometric_check.hpp"
 #include "kestrel/camera.hpp"
+#include "kestrel/detail/redetect_rules.hpp"
 #include "kestrel/device_image.hpp"
 #include "lk_internal.hpp"
 #include "src/core/backend.hpp"
@@ -74,6 +80,9 @@ struct FeatureTracker::Impl {
     std::int64_t frames = 0;
     bool redetected = false;
     bool in_flight = false;
+    // Tracks lost in each of the last frames (a ring): how close to re-detecting a frame may end (redetect_hint).
+    std::array<int, 8> recent_losses{};
+    int loss_at = 0;
     int in_flight_count = 0;
     int restored = 0;  // re-anchored tracks this frame: the first entries of the backend's new_points/new_slots
     // Geometric check (cfg.geometric_check.enabled): the check, per-track scratch, the frame's rotation prior.
@@ -138,10 +147,19 @@ struct FeatureTracker::Impl {
     /// True when the level-0 template at (x, y) (the patch and its one-tap gradient margin) lies inside the frame:
     /// none of its taps is a clamped edge pixel (detail::inside's test without the border's kLkBorder taps).
     bool template_in_frame(float x, float y) const {
-        const float h = detail::patch_half(template_side);
-        const float vx = x - h, vy = y - h;
-        return vx >= 1.0f && vx < static_cast<float>(width - template_side - 1) && vy >= 1.0f &&
-               vy < static_cast<float>(height - template_side - 1);
+        return detail::template_in_frame(x, y, template_side, width, height);
+    }
+
+    /// How likely the frame about to start with n live tracks is to re-detect: Certain when n tracks already
+    /// re-detect (a frame only loses tracks before its re-detection), Likely when n less twice the most tracks a
+    /// recent frame lost (and 2) would; the backend may then run the detection without a second round trip.
+    detail::TrackerBackend::RedetectHint redetect_hint(int n) const {
+        using Hint = detail::TrackerBackend::RedetectHint;
+        const float f = cfg.redetect_fraction;
+        const int target = cfg.target_features;
+        if (detail::redetect_wanted(n, f, target)) return Hint::Certain;
+        const int margin = 2 * *std::max_element(recent_losses.begin(), recent_losses.end()) + 2;
+        return detail::redetect_wanted(std::max(n - margin, 0), f, target) ? Hint::Likely : Hint::None;
     }
 
     void update_tracks() {
@@ -251,17 +269,17 @@ struct FeatureTracker::Impl {
     /// collects it).
     void redetect_begin() {
         const int live = static_cast<int>(tracks.size());
+        recent_losses[static_cast<std::size_t>(loss_at)] = in_flight_count - live;
+        loss_at = (loss_at + 1) % static_cast<int>(recent_losses.size());
         redetected = false;
-        if (live > 0 && !(static_cast<float>(live) < cfg.redetect_fraction * static_cast<float>(cfg.target_features)))
-            return;
-        if (live >= cfg.target_features) return;
+        if (!detail::redetect_wanted(live, cfg.redetect_fraction, cfg.target_features)) return;
         redetected = true;
         std::fill(cell_mask.begin(), cell_mask.end(), std::uint8_t{0});
-        for (const Track& t : tracks) {
-            const int cx = std::clamp(static_cast<int>(t.x) / cfg.detector.cell_width, 0, grid.width - 1);
-            const int cy = std::clamp(static_cast<int>(t.y) / cfg.detector.cell_height, 0, grid.height - 1);
-            cell_mask[static_cast<std::size_t>(cy) * grid.width + cx] = 1;
-        }
+        for (const Track& t : tracks)
+            cell_mask[static_cast<std::size_t>(detail::redetect_cell(t.x, t.y, cfg.detector.cell_width,
+                                                                     cfg.detector.cell_height, grid.width,
+                                                                     grid.height))] = 1;
+        if (be->detection_ran(cell_mask.data())) return;  // planned on the device with this mask: collected as is
         be->detect_async(cell_mask.data(), grid);
     }
 
@@ -410,6 +428,7 @@ void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std:
     validate_view(where, "frame", frame);
     m.check_frame(where, frame.width, frame.height);
     const int n = m.stage(where, predictions, rotation_prior);
+    m.be->set_redetect_hint(m.redetect_hint(n));
     m.be->start(frame, n, stream);
     m.in_flight = true;
     m.in_flight_count = n;
@@ -424,6 +443,7 @@ void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const st
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: FeatureTracker::track_async: a device frame needs Backend::Cuda");
     const int n = m.stage(where, predictions, rotation_prior);
+    m.be->set_redetect_hint(m.redetect_hint(n));
     m.be->start(frame, n, stream);
     m.in_flight = true;
     m.in_flight_count = n;
@@ -466,6 +486,7 @@ void FeatureTracker::reset() {
     m.free_slots.clear();
     for (int s = m.cfg.target_features - 1; s >= 0; --s) m.free_slots.push_back(s);
     m.redetected = false;
+    m.recent_losses.fill(0);
     if (m.geo) m.geo->clear();
 }
 

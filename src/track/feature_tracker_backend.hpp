@@ -57,6 +57,28 @@ public:
     /// the caller keeps, so that the CUDA backend does not allocate).
     virtual void detect_async(const std::uint8_t* cell_skip, Size2 grid) = 0;
     virtual void detect_wait(std::vector<Keypoint>& out) = 0;
+
+    /// Re-detection without a second host round trip. Before start(), the tracker says how likely the frame is to
+    /// re-detect: Certain (whatever the LK results: too few tracks went in), Likely (it may), or None. The CUDA
+    /// backend then plans the re-detection on the device after the tracking (kernels/track/redetect_plan.cu, the
+    /// rules of detail/redetect_rules.hpp) and enqueues the detection with the plan's cell mask in the same stream:
+    /// Certain unconditionally, Likely (with KESTREL_REDETECT_PLAN=likely only) as the body of a conditional graph
+    /// node that runs when the plan says so (CUDA 12.4 and later; otherwise Likely is None). After wait(), detection_ran(cell_skip) is true when that
+    /// detection ran with exactly `cell_skip` masked (the host's final mask): detect_wait() then collects it and
+    /// detect_async() is not called. Otherwise the tracker calls detect_async() as without a plan.
+    enum class RedetectHint { None, Likely, Certain };
+    virtual void set_redetect_hint(RedetectHint hint) { (void)hint; }
+    virtual bool detection_ran(const std::uint8_t* cell_skip) {
+        (void)cell_skip;
+        return false;
+    }
+    /// Frames so far: planned on the device (of which through the conditional graph), whose planned detection the
+    /// tracker used, and that re-detected through detect_async().
+    struct RedetectCounts {
+        long long planned = 0, conditional = 0, used = 0, enqueued_after = 0;
+        const char* graph_failure = nullptr;  ///< the step where the conditional graph could not be built, if any
+    };
+    virtual RedetectCounts redetect_counts() const { return {}; }
     /// First-frame templates (also for anchoring): stores the templates of `count` staged new tracks from
     /// the current frame.
     virtual void store_templates(int count) = 0;
@@ -71,6 +93,14 @@ public:
     /// that pyramid, on a stream of its own that overlaps the frame's tracking and that the frame's stream joins
     /// before start() returns. Cleared by that start(); null clears it.
     virtual void set_companion(const PyramidCompanion* c) { (void)c; }
+};
+
+/// White-box tests: a tracker's backend.
+struct TrackerAccess {
+    static TrackerBackend& backend(const FeatureTracker& t) { return t.backend_internal(); }
+    /// finish() in its two halves (timed apart).
+    static void finish_begin(FeatureTracker& t) { t.finish_begin(); }
+    static const std::vector<Track>& finish_end(FeatureTracker& t) { return t.finish_end(); }
 };
 
 /// MultiCameraTracker's streams (CUDA backend): one per camera, forked from the caller's stream before the

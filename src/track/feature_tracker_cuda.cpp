@@ -1,15 +1,24 @@
 // FeatureTracker's CUDA backend: two DevicePyramids used in turn (previous / current), the LK kernels
 // (with each track's anchor fit in the same launch) reading their inputs from pinned staging buffers and
 // writing their results to pinned memory (unified addressing: no copies to enqueue), and the
-// FeatureDetector on the current level 0.
-// Everything is allocated in the constructor (the detector on its first call).
+// FeatureDetector on the current level 0. Where the frame is certain to re-detect, a one-block kernel plans the
+// re-detection after the tracking (kernels/track/redetect_plan.cu: the cell mask) and the detection follows in the
+// same stream; the frame's one synchronization then serves both. With KESTREL_REDETECT_PLAN=likely, frames that may
+// re-detect are planned too, the detection the body of a conditional graph node (CUDA 12.4 and later) that runs
+// when the plan says so.
+// Everything is allocated in the constructor (the detector on its first call, the plan's graphs on their first
+// use).
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "anchor_internal.hpp"
 #include "kernels/track/lk_track.cuh"
+#include "kernels/track/redetect_plan.cuh"
 #include "kernels/common/cuda_check.hpp"
 #include "src/core/buffers_cuda.hpp"
 #include "feature_tracker_backend.hpp"
@@ -49,7 +58,29 @@ public:
           anchor_prep_(cfg.anchor.enabled ? cap_ : 0),
           cells_(static_cast<std::size_t>(grid_size(width, height, cfg.detector).width) *
                  static_cast<std::size_t>(grid_size(width, height, cfg.detector).height)),
-          mask_(cells_), d_mask_(cells_) {
+          mask_(cells_), d_mask_(cells_), plan_mask_(cells_), plan_out_(2) {
+        const Size2 grid = grid_size(width, height, cfg.detector);
+        grid_ = grid;
+        rule_.verdict = verdict_rule(cfg);
+        rule_.reanchor_test = cfg.anchor.enabled && cfg.anchor.reanchor ? 1 : 0;
+        rule_.template_side = cfg.lk.patch_size;
+        rule_.width = width;
+        rule_.height = height;
+        rule_.cell_width = cfg.detector.cell_width;
+        rule_.cell_height = cfg.detector.cell_height;
+        rule_.cols = grid.width;
+        rule_.rows = grid.height;
+        rule_.fraction = cfg.redetect_fraction;
+        rule_.target = cfg.target_features;
+        plan_out_.get()[0] = plan_out_.get()[1] = 0;
+        // KESTREL_REDETECT_PLAN = off | certain | likely (docs/tracker.md): no plan; the frames certain to re-detect
+        // (unset or empty); also the frames that may, through the conditional graph.
+        const char* plan_env = std::getenv("KESTREL_REDETECT_PLAN");
+        const std::string plan_mode = plan_env ? plan_env : "";
+        if (plan_mode != "" && plan_mode != "off" && plan_mode != "certain" && plan_mode != "likely")
+            throw InvalidArgument("KESTREL_REDETECT_PLAN", "kestrel: environment variable KESTREL_REDETECT_PLAN = '" +
+                                                               plan_mode + "' must be off, certain or likely (or unset)");
+        plan_mode_ = plan_mode == "off" ? 0 : (plan_mode == "likely" ? 2 : 1);
         KESTREL_CUDA(cudaEventCreateWithFlags(&stored_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaEventCreateWithFlags(&frame_done_, cudaEventDisableTiming), "FeatureTracker allocation");
         KESTREL_CUDA(cudaStreamCreateWithFlags(&store_stream_, cudaStreamNonBlocking), "FeatureTracker allocation");
@@ -72,6 +103,7 @@ public:
         }
     }
     ~CudaTrackerBackend() override {
+        release_plan_graphs();
         if (store_stream_) (void)cudaStreamSynchronize(store_stream_);
         if (companion_stream_) (void)cudaStreamSynchronize(companion_stream_);
         (void)cudaStreamDestroy(store_stream_);
@@ -98,6 +130,7 @@ public:
         build(stream);
         order_after_store();
         track(count);
+        plan_redetection(count);
         join_companion();
     }
 
@@ -107,6 +140,7 @@ public:
         build(stream);
         order_after_store();
         track(count);
+        plan_redetection(count);
         join_companion();
     }
 
@@ -128,11 +162,34 @@ public:
         masks.cell_skip = d_mask_.get();
         masks.cell_grid = grid;
         det_.detect_async(pyr_[cur_].level(0), stream_, masks);
+        detector_used_ = true;
+        collected_ = false;
+        ++counts_.enqueued_after;
     }
     void detect_wait(std::vector<Keypoint>& out) override {
-        synchronize(stream_, "FeatureTracker re-detection");
+        if (!collected_) synchronize(stream_, "FeatureTracker re-detection");  // else wait() already did
+        collected_ = false;
         out.assign(det_.host_keypoints(), det_.host_keypoints() + det_.host_count());
+#if CUDART_VERSION >= 12040
+        // The detector has run at this size: the plan's graphs can be built now, on a frame that re-detected
+        // anyway, rather than on a later frame that may not.
+        if (plan_mode_ == 2) {
+            (void)plan_graph(0);
+            (void)plan_graph(1);
+        }
+#endif
     }
+
+    void set_redetect_hint(RedetectHint hint) override { hint_ = hint; }
+    bool detection_ran(const std::uint8_t* cell_skip) override {
+        const bool ran = planned_ == Planned::Direct || (planned_ == Planned::Graph && plan_out_.get()[0] != 0);
+        planned_ = Planned::None;
+        if (!ran || std::memcmp(plan_mask_.get(), cell_skip, cells_) != 0) return false;
+        collected_ = true;
+        ++counts_.used;
+        return true;
+    }
+    RedetectCounts redetect_counts() const override { return counts_; }
 
     /// The stores run on the backend's own stream, after this frame's work: the next frame's upload and
     /// pyramid overlap them, and only its tracking launch waits for them (order_after_store).
@@ -175,6 +232,167 @@ public:
     void swap() override { cur_ = 1 - cur_; }
 
 private:
+    enum class Planned { None, Direct, Graph };
+
+    /// The plan's launch for `count` tracks (kernels/track/redetect_plan.cuh).
+    kernels::RedetectPlanLaunch plan_launch(int count) const {
+        kernels::RedetectPlanLaunch p{};
+        p.results = results_.get();
+        p.back = cfg_.forward_backward ? back_.get() : nullptr;
+        p.origins = origins_.get();
+        p.anchors = cfg_.anchor.enabled ? anchor_results_.get() : nullptr;
+        p.rule = rule_;
+        p.count = count;
+        p.mask = d_mask_.get();
+        p.host_mask = plan_mask_.get();
+        p.out = plan_out_.get();
+        return p;
+    }
+
+    DeviceDetectionMasks plan_masks() const {
+        DeviceDetectionMasks masks;
+        masks.cell_skip = d_mask_.get();
+        masks.cell_grid = grid_;
+        return masks;
+    }
+
+    /// After the tracking launches: the re-detection plan and, as the tracker's hint says, the detection.
+    void plan_redetection(int count) {
+        RedetectHint hint = hint_;
+        hint_ = RedetectHint::None;
+        if (plan_mode_ == 0 || (plan_mode_ == 1 && hint == RedetectHint::Likely)) hint = RedetectHint::None;
+        planned_ = Planned::None;
+        collected_ = false;
+        if (hint == RedetectHint::Certain) {
+            kernels::launch_redetect_plan(plan_launch(count), stream_);
+            det_.detect_async(pyr_[cur_].level(0), stream_, plan_masks());
+            detector_used_ = true;
+            planned_ = Planned::Direct;
+            ++counts_.planned;
+            return;
+        }
+#if CUDART_VERSION >= 12040
+        if (hint == RedetectHint::Likely && plan_graph(cur_)) {
+            PlanGraph& g = graphs_[cur_];
+            kernels::RedetectPlanLaunch p = plan_launch(count);
+            p.condition = static_cast<unsigned long long>(g.handle);
+            p.set_condition = 1;
+            const kernels::RedetectPlanShape shape = kernels::redetect_plan_shape();
+            void* args[] = {&p};
+            cudaKernelNodeParams kp{};
+            kp.func = const_cast<void*>(shape.func);
+            kp.gridDim = shape.grid;
+            kp.blockDim = shape.block;
+            kp.sharedMemBytes = 0;
+            kp.kernelParams = args;
+            kp.extra = nullptr;
+            KESTREL_CUDA(cudaGraphExecKernelNodeSetParams(g.exec, g.plan, &kp), "FeatureTracker re-detection plan");
+            KESTREL_CUDA(cudaGraphLaunch(g.exec, stream_), "FeatureTracker re-detection plan");
+            planned_ = Planned::Graph;
+            ++counts_.planned;
+            ++counts_.conditional;
+        }
+#endif
+    }
+
+#if CUDART_VERSION >= 12040
+    /// The plan and its conditional detection as one graph per pyramid (the detection reads the frame's level 0):
+    /// built on first use, once the detector has run at this size (its first call allocates). False when it
+    /// cannot be built (an older driver, a detection that cannot be captured): Likely frames then re-detect
+    /// after the wait, as without a plan.
+    bool plan_graph(int k) {
+        PlanGraph& g = graphs_[k];
+        if (g.exec) return true;
+        if (g.tried || !detector_used_) return false;
+        g.tried = true;
+        int driver = 0;
+        if (cudaDriverGetVersion(&driver) != cudaSuccess || driver < 12040) {
+            (void)cudaGetLastError();
+            counts_.graph_failure = "driver older than CUDA 12.4";
+            return false;
+        }
+        if (!capture_stream_ && cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking) != cudaSuccess) {
+            (void)cudaGetLastError();
+            capture_stream_ = nullptr;
+            return false;
+        }
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        const char* step = "cudaGraphCreate";
+        const auto fail = [&] {
+            if (exec) (void)cudaGraphExecDestroy(exec);
+            if (graph) (void)cudaGraphDestroy(graph);
+            (void)cudaGetLastError();
+            counts_.graph_failure = step;
+            return false;
+        };
+        if (cudaGraphCreate(&graph, 0) != cudaSuccess) return fail();
+        cudaGraphConditionalHandle handle{};
+        step = "cudaGraphConditionalHandleCreate";
+        if (cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault) != cudaSuccess) return fail();
+        kernels::RedetectPlanLaunch p = plan_launch(0);
+        p.condition = static_cast<unsigned long long>(handle);
+        p.set_condition = 1;
+        const kernels::RedetectPlanShape shape = kernels::redetect_plan_shape();
+        void* args[] = {&p};
+        cudaKernelNodeParams kp{};
+        kp.func = const_cast<void*>(shape.func);
+        kp.gridDim = shape.grid;
+        kp.blockDim = shape.block;
+        kp.sharedMemBytes = 0;
+        kp.kernelParams = args;
+        kp.extra = nullptr;
+        cudaGraphNode_t plan = nullptr, cond = nullptr;
+        step = "cudaGraphAddKernelNode";
+        if (cudaGraphAddKernelNode(&plan, graph, nullptr, 0, &kp) != cudaSuccess) return fail();
+        cudaGraphNodeParams cp{};
+        cp.type = cudaGraphNodeTypeConditional;
+        cp.conditional.handle = handle;
+        cp.conditional.type = cudaGraphCondTypeIf;
+        cp.conditional.size = 1;
+        step = "cudaGraphAddNode (conditional)";
+#if CUDART_VERSION >= 13000
+        if (cudaGraphAddNode(&cond, graph, &plan, nullptr, 1, &cp) != cudaSuccess) return fail();
+#else
+        if (cudaGraphAddNode(&cond, graph, &plan, 1, &cp) != cudaSuccess) return fail();
+#endif
+        cudaGraph_t body = cp.conditional.phGraph_out[0];
+        step = "cudaStreamBeginCaptureToGraph";
+        if (cudaStreamBeginCaptureToGraph(capture_stream_, body, nullptr, nullptr, 0,
+                                          cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+            return fail();
+        bool captured = true;
+        try {
+            det_.detect_async(pyr_[k].level(0), capture_stream_, plan_masks());
+        } catch (...) {
+            captured = false;
+        }
+        cudaGraph_t out = nullptr;
+        step = "the detection's capture";
+        if (cudaStreamEndCapture(capture_stream_, &out) != cudaSuccess || !captured) return fail();
+        step = "cudaGraphInstantiateWithFlags";
+        if (cudaGraphInstantiateWithFlags(&exec, graph, 0) != cudaSuccess) return fail();
+        g.graph = graph;
+        g.exec = exec;
+        g.plan = plan;
+        g.handle = handle;
+        return true;
+    }
+#endif
+
+    void release_plan_graphs() {
+        bool any = false;
+        for (PlanGraph& g : graphs_) any = any || g.exec != nullptr;
+        if (any) (void)cudaDeviceSynchronize();  // a launched plan may still run
+        for (PlanGraph& g : graphs_) {
+            if (g.exec) (void)cudaGraphExecDestroy(g.exec);
+            if (g.graph) (void)cudaGraphDestroy(g.graph);
+            g = PlanGraph{};
+        }
+        if (capture_stream_) (void)cudaStreamDestroy(capture_stream_);
+        capture_stream_ = nullptr;
+    }
+
     // The frame's pyramid (level 0 in place). A companion (the stereo right image) is uploaded and built on
     // companion_stream_, forked from the frame's stream after this frame's upload: its copy and pyramid run
     // while this frame's pyramid and tracking do, and the frame's stream joins it after the tracking launch
@@ -291,7 +509,29 @@ private:
     kernels::AnchorFuse anchor_{};            // the fit's fixed inputs, run inside the LK launch
     std::size_t cells_;
     Pinned<std::uint8_t> mask_;
-    DeviceBuf<std::uint8_t> d_mask_;
+    DeviceBuf<std::uint8_t> d_mask_;  // the detection's cell mask: uploaded from mask_, or written by the plan
+    // The re-detection plan (plan_redetection): its rules, the mask it wrote (a mapped copy) and [re-detects, live].
+    Size2 grid_{};
+    RedetectRule rule_{};
+    Pinned<std::uint8_t> plan_mask_;
+    Pinned<int> plan_out_;
+    RedetectHint hint_ = RedetectHint::None;
+    int plan_mode_ = 1;                // KESTREL_REDETECT_PLAN: 0 off, 1 certain frames (default), 2 likely ones too
+    Planned planned_ = Planned::None;  // what the last start() enqueued
+    bool collected_ = false;           // the planned detection is used: wait() synchronized it
+    bool detector_used_ = false;       // the detector ran at this size (its first call allocates)
+    RedetectCounts counts_{};
+    struct PlanGraph {
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        cudaGraphNode_t plan = nullptr;
+#if CUDART_VERSION >= 12040
+        cudaGraphConditionalHandle handle{};
+#endif
+        bool tried = false;
+    };
+    PlanGraph graphs_[2];  // per pyramid (cur_)
+    cudaStream_t capture_stream_ = nullptr;
     StreamHandle stream_ = nullptr;
     cudaEvent_t companion_fork_ = nullptr;   // the frame's upload is enqueued (recorded on stream_)
     cudaEvent_t companion_ready_ = nullptr;  // the companion's level 0 and pyramid are done (companion_stream_)
