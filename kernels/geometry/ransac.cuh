@@ -13,6 +13,8 @@ namespace kestrel::kernels {
 constexpr int kPoseThreads = detail::kPoseFinishThreads;               // one block: 16 lane groups, or the finish
 constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk at most (one per lane group)
 constexpr int kPoseRing = 4096;                                         // hypotheses' results held until scanned
+constexpr int kPose2Wave0 = 64;  // two-point call: translation hypotheses of the first wave (every block at once)
+constexpr int kPose2Wave1 = 32;  // two-point call: rotation-only hypotheses of the first wave
 
 /// The state of one call on the device (one per estimator). Zero at allocation; the finish resets it for the
 /// next call.
@@ -78,5 +80,9 @@ int pose_blocks_per_sm();
 /// The whole call in one launch of `blocks` blocks (any number >= 1 works: blocks take chunks of hypotheses as they
 /// come, the scan runs in order as chunks complete, the last block to leave runs the finish).
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
+/// The two-point method's call (problem[0].method == 1) in one launch of `blocks` blocks (any number >= 1; at
+/// most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all blocks, then the last block to
+/// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
+void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
 }  // namespace kestrel::kernels

@@ -130,14 +130,23 @@ public:
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
         prm.table[1] = buf_.tables + (kPoseStopBins + 1);
-        // The grid: as many blocks as can be resident (five-point), at most 32 for the two-point method (2
-        // hypotheses per block, each scored by 4 warps); the kernel spreads in_flight hypotheses over them (a call
-        // that needs the five-point cap of the tracker's check, 512, is one wave).
-        prm.in_flight = call.method == 0 ? 512 : 64;
-        int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 32 ? sms_ : 32);
-        const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
-        blocks = blocks < most ? blocks : most;
-        kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
+        if (call.method == 0) {
+            // The grid: as many blocks as can be resident; the kernel spreads in_flight hypotheses over them (a
+            // call that needs the five-point cap of the tracker's check, 512, is one wave).
+            prm.in_flight = 512;
+            int blocks = sms_ * per_sm_;
+            const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
+            blocks = blocks < most ? blocks : most;
+            kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
+        } else {
+            // Two-point: the first wave of both passes spread over one block per SM present (at most one block
+            // per hypothesis of the wave).
+            const int w0 = prm.cap[0] < kernels::kPose2Wave0 ? prm.cap[0] : kernels::kPose2Wave0;
+            const int w1 = prm.cap[1] < kernels::kPose2Wave1 ? prm.cap[1] : kernels::kPose2Wave1;
+            const int most = w0 + w1;
+            const int blocks = sms_ < most ? sms_ : most;
+            kernels::launch_pose2_call(prm, buf_, blocks > 0 ? blocks : 1, s);
+        }
         if (host_copy_) {
             KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
                          "RelativePoseEstimator download");

@@ -418,8 +418,9 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
 /// E -> t and the two rotations of the four (R, t) candidates (R_c, +-t): t the left null vector of E (largest
 /// cross product of two columns), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
 /// cof(E) + [t]x E, each made orthonormal (B. K. P. Horn, "Recovering baseline and orientation from essential
-/// matrix", 1990). False when E is zero or has no null vector.
-KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], double* t) {
+/// matrix", 1990). False when E is zero or has no null vector. With `rotations` false only t is made (Rc is not
+/// written): the two-point method's rotation is its prior.
+KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], double* t, bool rotations = true) {
     double fro = 0.0;
     for (int j = 0; j < 9; ++j) fro += E_in[j] * E_in[j];
     fro = std::sqrt(fro);
@@ -443,6 +444,7 @@ KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], d
         }
     }
     if (!(pose_normalize3(t) > 0.0)) return false;
+    if (!rotations) return true;
     const double cof[9] = {E[4] * E[8] - E[5] * E[7], E[5] * E[6] - E[3] * E[8], E[3] * E[7] - E[4] * E[6],
                            E[2] * E[7] - E[1] * E[8], E[0] * E[8] - E[2] * E[6], E[1] * E[6] - E[0] * E[7],
                            E[1] * E[5] - E[2] * E[4], E[2] * E[3] - E[0] * E[5], E[0] * E[4] - E[1] * E[3]};
@@ -868,12 +870,14 @@ struct PoseMsacFrontTerm {
 /// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
 /// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
 /// taken in the pass where its inputs are ready.
-template <class Ctx>
+/// kMethod: the translation pass' method when known at compile time (0 or 1; the kernel of the two-point call
+/// compiles only its own branches), -1: read from fp.pe.method.
+template <int kMethod = -1, class Ctx>
 KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
                             const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
     const PoseProblem& P = fp.pe;
     const int n = P.n;
-    const bool two_point = P.method == 1;
+    const bool two_point = kMethod == 1 || (kMethod < 0 && P.method == 1);
     rec.status = static_cast<int>(PoseStatus::NoModel);
     rec.model = static_cast<int>(PoseModel::None);
     rec.count = n;
@@ -901,7 +905,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     // the sums of its Kabsch fit.
     double R[9], t[3] = {0.0, 0.0, 0.0}, Rc[2][9];
     if (t_run) {
-        const bool dec = pose_decompose_candidates(Ebest, Rc, t);
+        const bool dec = pose_decompose_candidates(Ebest, Rc, t, !two_point);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
@@ -915,10 +919,19 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     for (int j = 0; j < 9; ++j) Rr[j] = r_run ? Rbest[j] : 0.0;
     double a1[18];
     {
-        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
-        const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
+        // Two-point: the candidates (R, t), (R, -t) only (a1[4], a1[5] stay 0).
         const PoseRotationMsacFitTerm rt{&P, Rr, fp.thr2_rot, fp.refine != 0};
-        ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        if (two_point) {
+            using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<2>>;
+            const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<2>{&P, Rc[0], Rc[1], t, mask}, t_run,
+                        t_run};
+            ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        } else {
+            using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
+            const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run,
+                        t_run};
+            ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        }
     }
     const double* front4 = a1 + 2;
     double rot_cost = a1[6];
@@ -970,7 +983,10 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
-            pose_refine(ctx, P, Rf, tf, mask, two_point ? 2 : 5, 10);
+            if (two_point)
+                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10);
+            else
+                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10);
             pose_skew_mul(tf, Rf, Er);
             // Pass: the refined model's MSAC, its cheirality count on its own inliers.
             double a3[3];
