@@ -69,6 +69,49 @@ __device__ void stage_points(const PosePrepare& in, int n) {
     }
 }
 
+/// Mode 3: the tracker's checked tracks staged by the block in track order (detail::geo_check_bearings on the
+/// plane, as (x, y, 1)); returns the count (every thread).
+__device__ int stage_tracks(const PosePrepare& in, int* warp_counts) {
+    const detail::PoseTrackStage& g = in.track;
+    const int t = static_cast<int>(threadIdx.x), lane = t % kPoseLanes, w = t / kPoseLanes;
+    constexpr int W = kPoseThreads / kPoseLanes;
+    int base = 0;
+    for (int c0 = 0; c0 < g.tracks; c0 += kPoseThreads) {
+        const int i = c0 + t;
+        double b1[3], b2[3], ppr, n1[2], n2[2];
+        bool ok = false;
+        if (i < g.tracks && !g.outlier[i]) {
+            const detail::TrackVerdict v =
+                detail::track_verdict(g.results[i], g.back + i, g.origins[i].x, g.origins[i].y, g.anchors + i, g.rule);
+            ok = detail::geo_check_bearings(g.cam, v, g.from[i].x, g.from[i].y, b1, b2, &ppr, n1, n2);
+        }
+        const unsigned bal = __ballot_sync(kFull, ok);
+        if (lane == 0) warp_counts[w] = __popc(bal);
+        __syncthreads();
+        int before = base, total = 0;
+        for (int q = 0; q < W; ++q) {
+            const int cq = warp_counts[q];
+            if (q < w) before += cq;
+            total += cq;
+        }
+        if (ok) {
+            const int k = before + __popc(bal & ((1u << lane) - 1u));
+            double* p = in.x1 + 3 * k;
+            double* q = in.x2 + 3 * k;
+            p[0] = n1[0];
+            p[1] = n1[1];
+            p[2] = 1.0;
+            q[0] = n2[0];
+            q[1] = n2[1];
+            q[2] = 1.0;
+            g.index[k] = i;
+        }
+        base += total;
+        __syncthreads();  // warp_counts is rewritten by the next chunk
+    }
+    return base;
+}
+
 /// The scan of pass `pass` by warp 0 of a block while it holds the lock: 32 hypotheses at a time, lane j the
 /// hypothesis scanned + j when its result is in; detail::pose_scan's state as a warp prefix (a later hypothesis
 /// wins only with a strictly lower cost: associative), the stop at the first hypothesis whose test passes.
@@ -595,7 +638,12 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         if (t == 0) sm.s_val = atomicAdd(&st->arrived, 1);
         __syncthreads();
         if (sm.s_val == 0) {
-            stage_points(prm.prep, n);
+            if (prm.prep.mode == 3) {
+                const int c = stage_tracks(prm.prep, sm.inl);
+                if (t == 0) st->count = c;
+            } else {
+                stage_points(prm.prep, n);
+            }
             __threadfence();
             __syncthreads();
             if (t == 0) atomicExch(&st->staged, 1);
@@ -604,6 +652,7 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         }
         __syncthreads();
         __threadfence();
+        if (prm.prep.mode == 3) n = ld_volatile(&st->count);
     }
     detail::PoseProblem P[2] = {prm.problem[0], prm.problem[1]};
     P[0].n = n;
@@ -658,6 +707,26 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     fp.pe.n = n;
     PoseRecord rec;
     detail::pose_finish<1>(BlockSum{sm.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    if (prm.prep.mode == 3) {  // the tracker's check: its verdicts
+        const detail::PoseTrackStage& g = prm.prep.track;
+        if (t == 0) sm.s_val = 0;
+        __syncthreads();  // the mask of every thread's points is written
+        const bool applies = detail::geo_check_applies(n, g.min_tracks, rec.status);
+        int ended = 0;
+        if (applies)
+            for (int k = t; k < n; k += kPoseThreads)
+                if (!b.mask[k]) {
+                    g.outlier[g.index[k]] = 1;
+                    ++ended;
+                }
+        if (ended) atomicAdd(&sm.s_val, ended);
+        __syncthreads();
+        if (t == 0) {
+            g.out->checked = n;
+            g.out->ended = sm.s_val;
+            g.out->rec = rec;
+        }
+    }
     if (t == 0) {
         *b.record = rec;
         st->arrived = 0;

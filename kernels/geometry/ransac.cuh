@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 
@@ -27,6 +28,7 @@ struct PoseDeviceState {
     int lock[2];               // the scanner's lock, per pass (a straggler of the stopped translation pass that
                                // holds it must not make a rotation hypothesis' scan be skipped: the holder re-checks
                                // only its own pass)
+    int count;                 // the two-point call's staged count (mode 3: known only once staged)
     int arrived;               // blocks started (the first stages the points)
     int staged;                // 1 once the points are staged
     unsigned int exited;       // blocks done (the last runs the finish)
@@ -47,7 +49,7 @@ struct PoseBuffers {
 /// Where the points come from. mode 0: staged by the host into x1, x2, s (3n, 3n, n doubles); 1: float bearings
 /// (b1, b2: 3 floats per point; ppr: pixels per radian, optional), normalized with detail::pose_normalize3;
 /// 2: normalized points (n1, n2: 2 doubles per point) -> (x, y, 1). The count is `bound`, or *device_count
-/// clamped to [0, bound].
+/// clamped to [0, bound]; 3 (two-point call only): the tracker's check (track).
 struct PosePrepare {
     int mode;
     const float* b1;
@@ -62,6 +64,7 @@ struct PosePrepare {
     double* s;          // null: no per-point scale
     int min_points;     // below it neither pass runs (TooFewPoints)
     int rotation_pass;  // 0: no rotation-only pass
+    detail::PoseTrackStage track;  // mode 3
 };
 
 /// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.

@@ -94,7 +94,12 @@ public:
         prep.min_points = call.method == 0 ? 5 : 2;
         prep.rotation_pass = cfg_.rotation_only ? 1 : 0;
         bool scales = false;
-        if (call.device) {
+        if (call.track) {  // the tracker's check: staged by the kernel (mode 3)
+            prep.mode = 3;
+            prep.track = *call.track;
+            prep.min_points = call.track->min_tracks;
+            host_copy_ = false;
+        } else if (call.device) {
             const PoseDeviceInput& in = *call.device;
             prep.device_count = in.device_count;
             if (in.bearings1) {
@@ -192,7 +197,66 @@ private:
     bool host_copy_ = true;
 };
 
+class CudaGeoCheck final : public GeoDeviceCheck {
+public:
+    CudaGeoCheck(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam, int min_tracks)
+        : cam_(cam), capacity_(capacity), min_tracks_(min_tracks),
+          outlier_(pinned(static_cast<std::size_t>(capacity))), bases_(pinned(sizeof(Point2f) * capacity)),
+          out_(pinned(2 * sizeof(GeoDeviceOut))), index_(device(sizeof(int) * static_cast<std::size_t>(capacity))) {
+        pose_stop_tables(cfg.confidence, cfg.max_hypotheses, tables_);
+        pose_ = std::make_unique<CudaPoseBackend>(capacity, cfg, tables_);
+        std::memset(out_.get(), 0, 2 * sizeof(GeoDeviceOut));
+    }
+    Point2f* bases() override { return static_cast<Point2f*>(bases_.get()); }
+    const std::uint8_t* outlier() const override { return static_cast<const std::uint8_t*>(outlier_.get()); }
+    const GeoDeviceOut& out(int test) const override { return static_cast<const GeoDeviceOut*>(out_.get())[test]; }
+
+    void enqueue(const GeoTrackInputs& in, const double* R, const double* R_base, StreamHandle stream) override {
+        std::memset(outlier_.get(), 0, static_cast<std::size_t>(in.tracks));  // read by this frame's kernels only
+        GeoDeviceOut* out = static_cast<GeoDeviceOut*>(out_.get());
+        PoseTrackStage g{};
+        g.results = in.results;
+        g.back = in.back;
+        g.anchors = in.anchors;
+        g.origins = in.origins;
+        g.from = in.origins;
+        g.rule = in.rule;
+        g.cam = cam_;
+        g.tracks = in.tracks;
+        g.min_tracks = min_tracks_;
+        g.outlier = static_cast<std::uint8_t*>(outlier_.get());
+        g.index = static_cast<int*>(index_.get());
+        g.out = out;
+        PoseCall call;
+        call.n = in.tracks;
+        call.sphere = 0;
+        call.method = 1;
+        for (int j = 0; j < 9; ++j) call.R[j] = R[j];
+        call.track = &g;
+        pose_->enqueue(call, stream);
+        if (R_base) {  // the baseline test: after the frame pair's (stream order), over the tracks it kept
+            g.from = bases();
+            g.out = out + 1;
+            for (int j = 0; j < 9; ++j) call.R[j] = R_base[j];
+            pose_->enqueue(call, stream);
+        }
+    }
+
+private:
+    CameraSetup cam_;
+    int capacity_, min_tracks_;
+    std::vector<int> tables_;
+    PinnedPtr outlier_, bases_, out_;
+    DevicePtr index_;
+    std::unique_ptr<CudaPoseBackend> pose_;
+};
+
 }  // namespace
+
+std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam,
+                                                    int min_tracks) {
+    return std::make_unique<CudaGeoCheck>(capacity, cfg, cam, min_tracks);
+}
 
 std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg,
                                                     const std::vector<int>& tables) {
