@@ -531,7 +531,8 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
 // block): the first kPose2Wave0 translation hypotheses and the first kPose2Wave1 rotation-only hypotheses,
 // job j = (pass, k) to block j % grid, each model solved by one thread and scored by the block's warps (a warp per
 // slice of the points), its result in the ring. The last block to leave phase A then runs phase B alone: both
-// scans in index order (detail::pose_scan itself, every thread on the same shared arrays), hypotheses past the
+// scans in index order (detail::pose_scan's state, every thread on the same shared arrays, each result's stop
+// count loaded ahead in parallel), hypotheses past the
 // wave when a scan has not stopped at its end (rounds of kPose2Round in the block), and the finish. The wave sizes
 // change only what is solved past the stop, never the result.
 
@@ -546,8 +547,10 @@ struct Pose2Smem {
     int ok[kPose2Round];
     double cost[kPose2Wave0 + kPose2Wave1];  // phase B: the wave's results, pass 0 then pass 1
     int inliers[kPose2Wave0 + kPose2Wave1];
+    int req[kPose2Wave0 + kPose2Wave1];  // the stop count were the hypothesis the best (its table entry)
     double rcost[kPose2Round];  // phase B: a round's results
     int rinl[kPose2Round];
+    int rreq[kPose2Round];
     int s_val;
 };
 
@@ -601,6 +604,28 @@ __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& p
     __syncthreads();
 }
 
+/// detail::pose_scan over `count` results with each one's stop count looked up ahead (req[j] = the table's entry
+/// at its inlier fraction, loaded in parallel): the same state, without a table load per step. Returns the index
+/// of the last new best in [0, count), or -1.
+__device__ int pose2_scan_run(detail::PoseScan& s, const double* cost, const int* inl, const int* req, int first,
+                              int count, const int* table, int n, int cap) {
+    int won = -1;
+    int need = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
+    for (int j = 0; j < count && !s.stopped; ++j) {
+        const int k = first + j;
+        if (cost[j] < s.cost) {
+            s.best = k;
+            s.cost = cost[j];
+            s.inliers = inl[j];
+            need = req[j];
+            won = j;
+        }
+        s.used = k + 1;
+        if (k + 1 >= need || k + 1 >= cap) s.stopped = 1;
+    }
+    return won;
+}
+
 /// Phase B's scan of one pass: the wave's results [0, wave) (sm.cost/inliers from `off`), then rounds of
 /// hypotheses [wave, cap) in the block until the scan stops. Every thread runs detail::pose_scan on the same
 /// values; the winner's model to M.
@@ -609,7 +634,7 @@ __device__ detail::PoseScan pose2_scan(const detail::PoseProblem* P, int pass, i
     detail::PoseScan s;
     for (int q = 0; q < 9; ++q) M[q] = 0.0;
     const int w = wave < cap ? wave : cap;
-    const int won = detail::pose_scan(s, sm.cost + off, sm.inliers + off, 0, w, table, n, cap);
+    const int won = pose2_scan_run(s, sm.cost + off, sm.inliers + off, sm.req + off, 0, w, table, n, cap);
     if (won >= 0)
         for (int q = 0; q < 9; ++q) M[q] = __ldcg(b.hmodel + 9 * (pass * kPoseRing + won) + q);
     while (!s.stopped && s.used < cap) {
@@ -617,7 +642,10 @@ __device__ detail::PoseScan pose2_scan(const detail::PoseProblem* P, int pass, i
         const int m = cap - first < kPose2Round ? cap - first : kPose2Round;
         pose2_round(
             P, m, [pass](int) { return pass; }, [first](int j) { return first + j; }, sm, sm.rcost, sm.rinl);
-        const int r = detail::pose_scan(s, sm.rcost, sm.rinl, first, m, table, n, cap);
+        if (static_cast<int>(threadIdx.x) < m)
+            sm.rreq[threadIdx.x] = table[detail::pose_stop_bin(sm.rinl[threadIdx.x], n)];
+        __syncthreads();
+        const int r = pose2_scan_run(s, sm.rcost, sm.rinl, sm.rreq, first, m, table, n, cap);
         if (r >= 0)
             for (int q = 0; q < 9; ++q) M[q] = sm.E[r][q];
         __syncthreads();  // the next round rewrites sm.E
@@ -690,7 +718,9 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     for (int i = t; i < w0 + w1; i += kPoseThreads) {
         const int slot = i < w0 ? i : kPoseRing + (i - w0);
         sm.cost[i] = run ? __ldcg(b.hcost + slot) : 1e300;
-        sm.inliers[i] = run ? __ldcg(b.hinliers + slot) : 0;
+        const int inl = run ? __ldcg(b.hinliers + slot) : 0;
+        sm.inliers[i] = inl;
+        sm.req[i] = prm.table[i < w0 ? 0 : 1][detail::pose_stop_bin(inl, n)];
     }
     __syncthreads();
     detail::PoseScan sc[2];
@@ -726,6 +756,16 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
             g.out->ended = sm.s_val;
             g.out->rec = rec;
         }
+    }
+    if (prm.host_mask) {  // host entries: the mask and the record straight to pinned memory
+        __syncthreads();  // every thread's mask entries are written
+        const int bound = prm.fp.bound;
+        const int words = bound / 4;
+        const unsigned* src = reinterpret_cast<const unsigned*>(b.mask);
+        unsigned* dst = reinterpret_cast<unsigned*>(prm.host_mask);
+        for (int w = t; w < words; w += kPoseThreads) dst[w] = src[w];
+        for (int i = 4 * words + t; i < bound; i += kPoseThreads) prm.host_mask[i] = b.mask[i];
+        if (t == 0) *prm.host_record = rec;
     }
     if (t == 0) {
         *b.record = rec;

@@ -15,7 +15,7 @@ constexpr int kPoseThreads = detail::kPoseFinishThreads;               // one bl
 constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk at most (one per lane group)
 constexpr int kPoseRing = 4096;                                         // hypotheses' results held until scanned
 constexpr int kPose2Wave0 = 64;  // two-point call: translation hypotheses of the first wave (every block at once)
-constexpr int kPose2Wave1 = 32;  // two-point call: rotation-only hypotheses of the first wave
+constexpr int kPose2Wave1 = 48;  // two-point call: rotation-only hypotheses of the first wave
 
 /// The state of one call on the device (one per estimator). Zero at allocation; the finish resets it for the
 /// next call.
@@ -75,6 +75,10 @@ struct PoseCallParams {
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
     detail::PoseFinishParams fp;
+    // Two-point call, host entries: the record and the mask (bound bytes) also written to these (pinned) by the
+    // kernel itself, in place of copies after it; null: not.
+    PoseRecord* host_record;
+    std::uint8_t* host_mask;
 };
 
 /// Blocks of the call's kernel that can be resident on one SM (for the grid size); also allows the kernel its

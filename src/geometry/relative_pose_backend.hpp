@@ -57,6 +57,9 @@ public:
     virtual void enqueue(const PoseCall& call, StreamHandle stream) = 0;
     virtual RelativePoseResult finish(std::uint8_t* mask) = 0;
     virtual const std::uint8_t* device_mask() const { return nullptr; }
+    /// A host buffer the call's points may be staged in (x1 at 0, x2 at 3n, the scales at 6n doubles; 7 *
+    /// max_points), or null: the CUDA backend's pinned block, read by the call's one upload.
+    virtual double* host_staging() { return nullptr; }
     virtual const PoseRecord* device_record() const { return nullptr; }
 };
 

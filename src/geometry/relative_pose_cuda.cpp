@@ -117,9 +117,9 @@ public:
             prep.mode = 0;
             scales = call.s != nullptr;
             double* h = static_cast<double*>(h_pts_.get());
-            std::memcpy(h, call.x1, sizeof(double) * 3 * nb);
-            std::memcpy(h + 3 * nb, call.x2, sizeof(double) * 3 * nb);
-            if (scales) std::memcpy(h + 6 * nb, call.s, sizeof(double) * nb);
+            if (call.x1 != h) std::memcpy(h, call.x1, sizeof(double) * 3 * nb);  // unless staged there
+            if (call.x2 != h + 3 * nb) std::memcpy(h + 3 * nb, call.x2, sizeof(double) * 3 * nb);
+            if (scales && call.s != h + 6 * nb) std::memcpy(h + 6 * nb, call.s, sizeof(double) * nb);
             if (bound > 0)
                 KESTREL_CUDA(cudaMemcpyAsync(d, h, sizeof(double) * (scales ? 7 : 6) * nb, cudaMemcpyHostToDevice, s),
                              "RelativePoseEstimator upload");
@@ -150,9 +150,13 @@ public:
             const int w1 = prm.cap[1] < kernels::kPose2Wave1 ? prm.cap[1] : kernels::kPose2Wave1;
             const int most = w0 + w1;
             const int blocks = sms_ < most ? sms_ : most;
+            if (host_copy_) {  // the kernel writes the record and the mask to pinned memory itself
+                prm.host_record = static_cast<PoseRecord*>(h_record_.get());
+                prm.host_mask = static_cast<std::uint8_t*>(h_mask_.get());
+            }
             kernels::launch_pose2_call(prm, buf_, blocks > 0 ? blocks : 1, s);
         }
-        if (host_copy_) {
+        if (host_copy_ && call.method == 0) {
             KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
                          "RelativePoseEstimator download");
             if (bound > 0)
@@ -180,6 +184,7 @@ public:
     }
 
     const std::uint8_t* device_mask() const override { return buf_.mask; }
+    double* host_staging() override { return static_cast<double*>(h_pts_.get()); }
     const PoseRecord* device_record() const override { return buf_.record; }
 
 private:
