@@ -80,10 +80,18 @@ __device__ int stage_tracks(const PosePrepare& in, int* warp_counts) {
         const int i = c0 + t;
         double b1[3], b2[3], ppr, n1[2], n2[2];
         bool ok = false;
-        if (i < g.tracks && !g.outlier[i]) {
-            const detail::TrackVerdict v =
-                detail::track_verdict(g.results[i], g.back + i, g.origins[i].x, g.origins[i].y, g.anchors + i, g.rule);
-            ok = detail::geo_check_bearings(g.cam, v, g.from[i].x, g.from[i].y, b1, b2, &ppr, n1, n2);
+        if (i < g.tracks) {  // the first test reads the LK results (pinned) once; the later ones its verdicts
+            detail::TrackVerdict v;
+            bool skip = false;
+            if (g.first) {
+                v = detail::track_verdict(g.results[i], g.back + i, g.origins[i].x, g.origins[i].y, g.anchors + i, g.rule);
+                g.verdicts[i] = v;
+                g.flags[i] = 0;
+            } else {
+                v = g.verdicts[i];
+                skip = g.flags[i] != 0;
+            }
+            if (!skip) ok = detail::geo_check_bearings(g.cam, v, g.from[i].x, g.from[i].y, b1, b2, &ppr, n1, n2);
         }
         const unsigned bal = __ballot_sync(kFull, ok);
         if (lane == 0) warp_counts[w] = __popc(bal);
@@ -279,6 +287,17 @@ struct BlockSum {
         (void)mask;
         (void)from;
         (void)to;
+#endif
+    }
+    // The points of each thread are those of its sums (no barrier needed).
+    KESTREL_HD void keep_bit(std::uint8_t* mask, int n, int bit) const {
+#if defined(__CUDA_ARCH__)
+        for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads)
+            mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
+#else
+        (void)mask;
+        (void)n;
+        (void)bit;
 #endif
     }
 };
@@ -746,7 +765,9 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         if (applies)
             for (int k = t; k < n; k += kPoseThreads)
                 if (!b.mask[k]) {
-                    g.outlier[g.index[k]] = 1;
+                    const int i = g.index[k];
+                    g.outlier[i] = 1;
+                    g.flags[i] = 1;
                     ++ended;
                 }
         if (ended) atomicAdd(&sm.s_val, ended);

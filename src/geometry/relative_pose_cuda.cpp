@@ -205,9 +205,11 @@ private:
 class CudaGeoCheck final : public GeoDeviceCheck {
 public:
     CudaGeoCheck(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam, int min_tracks)
-        : cam_(cam), capacity_(capacity), min_tracks_(min_tracks),
+        : cam_(cam), min_tracks_(min_tracks),
           outlier_(pinned(static_cast<std::size_t>(capacity))), bases_(pinned(sizeof(Point2f) * capacity)),
-          out_(pinned(2 * sizeof(GeoDeviceOut))), index_(device(sizeof(int) * static_cast<std::size_t>(capacity))) {
+          out_(pinned(2 * sizeof(GeoDeviceOut))), index_(device(sizeof(int) * static_cast<std::size_t>(capacity))),
+          verdicts_(device(sizeof(TrackVerdict) * static_cast<std::size_t>(capacity))),
+          flags_(device(static_cast<std::size_t>(capacity))) {
         pose_stop_tables(cfg.confidence, cfg.max_hypotheses, tables_);
         pose_ = std::make_unique<CudaPoseBackend>(capacity, cfg, tables_);
         std::memset(out_.get(), 0, 2 * sizeof(GeoDeviceOut));
@@ -217,7 +219,7 @@ public:
     const GeoDeviceOut& out(int test) const override { return static_cast<const GeoDeviceOut*>(out_.get())[test]; }
 
     void enqueue(const GeoTrackInputs& in, const double* R, const double* R_base, StreamHandle stream) override {
-        std::memset(outlier_.get(), 0, static_cast<std::size_t>(in.tracks));  // read by this frame's kernels only
+        std::memset(outlier_.get(), 0, static_cast<std::size_t>(in.tracks));  // the kernels set the ended ones
         GeoDeviceOut* out = static_cast<GeoDeviceOut*>(out_.get());
         PoseTrackStage g{};
         g.results = in.results;
@@ -232,6 +234,9 @@ public:
         g.outlier = static_cast<std::uint8_t*>(outlier_.get());
         g.index = static_cast<int*>(index_.get());
         g.out = out;
+        g.first = 1;
+        g.verdicts = static_cast<TrackVerdict*>(verdicts_.get());
+        g.flags = static_cast<std::uint8_t*>(flags_.get());
         PoseCall call;
         call.n = in.tracks;
         call.sphere = 0;
@@ -242,6 +247,7 @@ public:
         if (R_base) {  // the baseline test: after the frame pair's (stream order), over the tracks it kept
             g.from = bases();
             g.out = out + 1;
+            g.first = 0;
             for (int j = 0; j < 9; ++j) call.R[j] = R_base[j];
             pose_->enqueue(call, stream);
         }
@@ -249,10 +255,10 @@ public:
 
 private:
     CameraSetup cam_;
-    int capacity_, min_tracks_;
+    int min_tracks_;
     std::vector<int> tables_;
     PinnedPtr outlier_, bases_, out_;
-    DevicePtr index_;
+    DevicePtr index_, verdicts_, flags_;
     std::unique_ptr<CudaPoseBackend> pose_;
 };
 

@@ -169,9 +169,12 @@ struct PoseTrackStage {
     detail::CameraSetup cam;
     int tracks;
     int min_tracks;
-    std::uint8_t* outlier;  // per track
+    std::uint8_t* outlier;  // per track (pinned, for the host)
     int* index;             // per checked point: its track
     GeoDeviceOut* out;
+    int first;              // 1: the frame pair's test (verdicts made from the LK results and kept), 0: a later one
+    TrackVerdict* verdicts;  // per track (device): the verdicts, made by the first test
+    std::uint8_t* flags;     // per track (device): outlier's copy that the later tests read
 };
 
 /// Whether the estimate over `checked` tracks ends tracks: enough tracks and a model (status Ok).

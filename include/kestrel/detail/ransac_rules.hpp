@@ -576,6 +576,10 @@ struct PoseHostSum {
     void zero(std::uint8_t* mask, int from, int to) const {
         for (int i = from; i < to; ++i) mask[i] = 0;
     }
+    /// mask[i] = bit `bit` of mask[i], i < n (the kernel: each thread its own points, as in its sums).
+    void keep_bit(std::uint8_t* mask, int n, int bit) const {
+        for (int i = 0; i < n; ++i) mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
+    }
 };
 
 /// MSAC of model M over all points: acc[0] += min(e2, thr2), acc[1] += inlier; writes mask[i] when mask is set.
@@ -845,15 +849,19 @@ struct PoseTwoTerms {
 };
 /// The MSAC of E (acc[0], acc[1] as PoseMsacTerm, method 0, no mask) and, from the same error, the points that
 /// are inliers of E and in front of both cameras under (R, t) (acc[2]).
+/// With `mask` set, point i's inlier flag also goes to bit 1 of mask[i] (bit 0 kept): ctx.keep_bit then keeps
+/// one of the two masks, without another pass.
 struct PoseMsacFrontTerm {
     const PoseProblem* p;
     const double* E;
     const double* R;
     const double* t;
     double thr2;
+    std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
         const bool in = e2 < thr2;
+        if (mask) mask[i] = static_cast<std::uint8_t>((mask[i] & 1) | (in ? 2 : 0));
         acc[0] = acc[0] + (in ? e2 : thr2);
         acc[1] = acc[1] + (in ? 1.0 : 0.0);
         if (in && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[2] = acc[2] + 1.0;
@@ -994,15 +1002,15 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             else
                 pose_refine_np<5>(ctx, P, Rf, tf, mask, 10);
             pose_skew_mul(tf, Rf, Er);
-            // Pass: the refined model's MSAC, its cheirality count on its own inliers.
+            // Pass: the refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1).
             double a3[3];
-            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2}, n, a3);
-            if (a3[0] < cost) {
+            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            const bool refined = a3[0] < cost;
+            ctx.keep_bit(mask, n, refined ? 1 : 0);  // the kept model's mask
+            if (refined) {
                 for (int j = 0; j < 9; ++j) R[j] = Rf[j];
                 for (int j = 0; j < 3; ++j) t[j] = tf[j];
                 for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
-                double a4[2];
-                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, a4);  // the mask (a4 == a3[0..1])
                 cost = a3[0];
                 inl = static_cast<int>(a3[1]);
                 front = static_cast<int>(a3[2]);
