@@ -871,11 +871,10 @@ struct PoseMsacFrontTerm {
 /// From the winners of the translation pass (scan se, model E) and of the rotation pass (scan sr, model Rw) to
 /// the record and the mask (bound bytes). Translation: the winner's mask; decomposition with cheirality (the
 /// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
-/// t is chosen); the mask of [t]x R and its cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on
-/// its inliers (pose_polar, kept when it lowers the cost). Then pose_prefer_rotation decides on those counts (the
-/// translation model's before its refinement); only when the translation model decides is it refined (kept only
-/// when it lowers the MSAC cost over all points; its cheirality count on its own inliers). The mask is the deciding
-/// model's. Every thread of the
+/// t is chosen); the mask of [t]x R; refinement (kept only when it lowers the MSAC cost over all points); the
+/// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
+/// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's (the refinement is
+/// skipped when the rotation-only model decides whatever it gives). Every thread of the
 /// finish kernel runs this with the same values (the sums give every thread the same totals).
 /// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
 /// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
@@ -982,18 +981,18 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         rot_cost = a2[3];
         rot_inl = static_cast<int>(a2[4]);
     }
-    // The model selection, on the translation model before its refinement (its mask's count, its cheirality
-    // count): the refinement runs only for the model that decides.
-    const bool rot_wins = r_run && pose_prefer_rotation(rot_inl, t_run ? static_cast<int>(a2[1]) : 0,
-                                                        t_run && static_cast<int>(a2[2]) >= fp.min_inliers,
-                                                        fp.min_inliers);
-    // The translation model.
-    bool t_have = false;
+    // The translation model. Its refinement is skipped when the rotation-only model wins whatever it gives: its
+    // inliers are at most n, so a rotation model with min_inliers inliers and kPoseRotationKeepPercent % of all
+    // points decides anyway (pose_prefer_rotation); nothing of the translation model is kept then.
+    const bool rot_anyway = r_run && rot_inl >= fp.min_inliers &&
+                            100LL * rot_inl >= static_cast<long long>(kPoseRotationKeepPercent) * n;
+    bool t_ok = false, t_have = false;
+    int t_inl = 0;
     if (t_run) {
         double cost = a2[0];
         int inl = static_cast<int>(a2[1]);
         int front = static_cast<int>(a2[2]);
-        if (fp.refine && !rot_wins) {
+        if (fp.refine && !rot_anyway) {
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
@@ -1024,14 +1023,16 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         rec.inliers = inl;
         rec.cost = cost;
         rec.cheirality_inliers = front;
-        rec.status = static_cast<int>(front >= fp.min_inliers ? PoseStatus::Ok : PoseStatus::Degenerate);
+        t_ok = front >= fp.min_inliers;
+        rec.status = static_cast<int>(t_ok ? PoseStatus::Ok : PoseStatus::Degenerate);
         rec.model = static_cast<int>(two_point ? PoseModel::TwoPoint : PoseModel::FivePoint);
         t_have = true;
+        t_inl = inl;
     }
-    // The rotation-only model.
+    // The rotation-only model (the choice on the refined translation model's counts).
     if (r_run) {
         rec.rotation_inliers = rot_inl;
-        if (rot_wins) {
+        if (pose_prefer_rotation(rot_inl, t_inl, t_ok, fp.min_inliers)) {
             double acc[2];
             ctx.template sum<2>(PoseMsacTerm{&P, Rr, 2, fp.thr2_rot, mask}, n, acc);
             rec.status = static_cast<int>(PoseStatus::Ok);
