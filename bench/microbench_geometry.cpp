@@ -139,6 +139,31 @@ void register_geometry() {
 #endif
 #if KESTREL_BENCH_CUDA
     pose_rows("pose/", Backend::Cuda, true);
+    // What the two-point call's parts cost: the same call without the rotation-only pass, and without the
+    // refinement.
+    for (const int variant : {0, 1}) {
+        const std::string name = std::string("pose/two-point/1000/50pct/end-to-end/") +
+                                 (variant == 0 ? "no-rotation-pass" : "no-refine");
+        add(name, 300, [variant](benchmark::State& st) {
+            if (!g_gpu) return st.SkipWithError(kNoGpu);
+            const PoseScene sc = pose_scene(kPosePoints, kPoseOutliers);
+            RelativePoseConfig cfg;
+            cfg.method = PoseMethod::TwoPointWithRotation;
+            cfg.focal_px = 500.0;
+            if (variant == 0) cfg.rotation_only = false;
+            else cfg.refine = false;
+            RelativePoseEstimator est(kPosePoints, cfg, Backend::Cuda);
+            std::vector<std::uint8_t> mask(kPosePoints);
+            const auto call = [&] {
+                benchmark::DoNotOptimize(est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R));
+            };
+            call();
+            gpu_wall_loop(st, call);
+            const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R);
+            st.counters["hypotheses"] = r.hypotheses;
+            st.counters["inliers"] = r.inliers;
+        });
+    }
     register_pose_floor();
     register_pose_gpu();
 #endif

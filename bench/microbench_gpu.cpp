@@ -1,6 +1,7 @@
 // kestrel_microbench, GPU rows: the floor, pyramid and score maps alone, the detector (device only
 // and end to end), the tracker (device only, and whole FeatureTracker frames), the batch unprojection. Each skips with a
 // message on a machine without a CUDA device.
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -339,12 +340,13 @@ void register_gpu() {
 #if KESTREL_BENCH_TRACKER
             // The tracker frame with anchoring (the default) and, for 200 features, without it; and for 200
             // features in the default mode, the geometric check off and on (TrackerConfig::geometric_check with a
-            // 752x480 pinhole camera, f = 458 px; target: on <= 1.25 x off).
-            for (const int variant : {0, 1, 2, 3}) {
+            // 752x480 pinhole camera, f = 458 px; five-point), and on with a gyro-like rotation prior every frame
+            // (two-point; the identity: the sequence's camera stands still; target: <= 1.25 x off).
+            for (const int variant : {0, 1, 2, 3, 4}) {
             const bool anchor = variant != 1;
             if (variant != 0 && n != 200) continue;
             if (variant >= 2 && mode != LkConfig{}.mode) continue;
-            static const char* const kSuffix[4] = {"", "/no-anchor", "/check-off", "/check-on"};
+            static const char* const kSuffix[5] = {"", "/no-anchor", "/check-off", "/check-on", "/check-on-prior"};
             add("tracker/frame/" + std::to_string(n) + "/" + mode_name(mode) + kSuffix[variant], 500,
                 [n, mode, anchor, variant](benchmark::State& st) {
                 if (!g_gpu) return st.SkipWithError(kNoGpu);
@@ -355,7 +357,7 @@ void register_gpu() {
                 c.detector.per_cell = n > 360 ? 2 : 1;  // 752x480 has 24 x 15 = 360 cells of 32x32
                 c.target_features = n;
                 c.anchor.enabled = anchor;
-                if (variant == 3) {
+                if (variant >= 3) {
                     c.geometric_check.enabled = true;
                     Camera& cam = c.geometric_check.camera;
                     cam.width = 752;
@@ -376,16 +378,18 @@ void register_gpu() {
                     const int k = j < static_cast<int>(g_seq752.size()) ? j : period - j;
                     std::memcpy(p.data(), g_seq752[static_cast<std::size_t>(k)].data(), 752 * 480);
                 };
+                const std::array<double, 9> identity{{1, 0, 0, 0, 1, 0, 0, 0, 1}};
+                const std::array<double, 9>* prior = variant == 4 ? &identity : nullptr;
                 for (int w = 0; w < 10; ++w) {  // warm-up: tracks exist before timing
                     next();
-                    trk.track_async(p.view(), s.get());
+                    trk.track_async(p.view(), s.get(), nullptr, prior);
                     trk.finish();
                 }
                 std::vector<double> us;
                 for (auto _ : st) {
                     next();
                     const auto t0 = std::chrono::steady_clock::now();
-                    trk.track_async(p.view(), s.get());
+                    trk.track_async(p.view(), s.get(), nullptr, prior);
                     const auto& tracks = trk.finish();
                     const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
                     us.push_back(t);
@@ -396,7 +400,8 @@ void register_gpu() {
                 }
                 set_stats(st, us);
                 if (n == 200 && variant == 0) st.SetLabel("design goal: <= 1.4 x floor");
-                if (variant == 3) st.SetLabel("design goal: <= 1.25 x check-off");
+                if (variant == 3) st.SetLabel("design goal: <= 1.6 x check-off");
+                if (variant == 4) st.SetLabel("design goal: <= 1.25 x check-off");
                 st.counters["redetect_frac"] = frames ? static_cast<double>(redetections) / frames : 0.0;
                 st.counters["live_mean"] = frames ? static_cast<double>(live) / frames : 0.0;
             });

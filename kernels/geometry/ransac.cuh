@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 
@@ -13,6 +14,8 @@ namespace kestrel::kernels {
 constexpr int kPoseThreads = detail::kPoseFinishThreads;               // one block: 16 lane groups, or the finish
 constexpr int kPoseGroups = kPoseThreads / detail::kFplLanes;           // hypotheses per chunk at most (one per lane group)
 constexpr int kPoseRing = 4096;                                         // hypotheses' results held until scanned
+constexpr int kPose2Wave0 = 64;  // two-point call: translation hypotheses of the first wave (every block at once)
+constexpr int kPose2Wave1 = 48;  // two-point call: rotation-only hypotheses of the first wave
 
 /// The state of one call on the device (one per estimator). Zero at allocation; the finish resets it for the
 /// next call.
@@ -25,6 +28,7 @@ struct PoseDeviceState {
     int lock[2];               // the scanner's lock, per pass (a straggler of the stopped translation pass that
                                // holds it must not make a rotation hypothesis' scan be skipped: the holder re-checks
                                // only its own pass)
+    int count;                 // the two-point call's staged count (mode 3: known only once staged)
     int arrived;               // blocks started (the first stages the points)
     int staged;                // 1 once the points are staged
     unsigned int exited;       // blocks done (the last runs the finish)
@@ -45,7 +49,7 @@ struct PoseBuffers {
 /// Where the points come from. mode 0: staged by the host into x1, x2, s (3n, 3n, n doubles); 1: float bearings
 /// (b1, b2: 3 floats per point; ppr: pixels per radian, optional), normalized with detail::pose_normalize3;
 /// 2: normalized points (n1, n2: 2 doubles per point) -> (x, y, 1). The count is `bound`, or *device_count
-/// clamped to [0, bound].
+/// clamped to [0, bound]; 3 (two-point call only): the tracker's check (track).
 struct PosePrepare {
     int mode;
     const float* b1;
@@ -60,6 +64,7 @@ struct PosePrepare {
     double* s;          // null: no per-point scale
     int min_points;     // below it neither pass runs (TooFewPoints)
     int rotation_pass;  // 0: no rotation-only pass
+    detail::PoseTrackStage track;  // mode 3
 };
 
 /// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.
@@ -70,6 +75,10 @@ struct PoseCallParams {
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
     detail::PoseFinishParams fp;
+    // Two-point call, host entries: the record and the mask (bound bytes) also written to these (pinned) by the
+    // kernel itself, in place of copies after it; null: not.
+    PoseRecord* host_record;
+    std::uint8_t* host_mask;
 };
 
 /// Blocks of the call's kernel that can be resident on one SM (for the grid size); also allows the kernel its
@@ -78,5 +87,9 @@ int pose_blocks_per_sm();
 /// The whole call in one launch of `blocks` blocks (any number >= 1 works: blocks take chunks of hypotheses as they
 /// come, the scan runs in order as chunks complete, the last block to leave runs the finish).
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
+/// The two-point method's call (problem[0].method == 1) in one launch of `blocks` blocks (any number >= 1; at
+/// most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all blocks, then the last block to
+/// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
+void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
 }  // namespace kestrel::kernels

@@ -48,9 +48,19 @@ struct RelativePoseEstimator::Impl {
                     cfg.method == PoseMethod::TwoPointWithRotation);
     }
 
+    /// Where a call's points are staged: the backend's own host buffer (the CUDA backend's pinned block, so that
+    /// nothing is copied on the host) or these vectors. which: 0 x1, 1 x2, 2 the scales.
+    double* dst(int which, int count) {
+        double* h = be->host_staging();
+        if (h) return h + static_cast<std::size_t>(which) * 3 * static_cast<std::size_t>(count);
+        return which == 0 ? x1.data() : which == 1 ? x2.data() : s.data();
+    }
+
     /// Normalized points (x, y) -> (x, y, 1).
     template <typename T>
     void stage(const char* where, const T* a, const T* b, int count) {
+        double* x1 = dst(0, count);
+        double* x2 = dst(1, count);
         for (int i = 0; i < count; ++i) {
             for (int c = 0; c < 2; ++c) {
                 const double u = static_cast<double>(a[2 * i + c]), v = static_cast<double>(b[2 * i + c]);
@@ -67,6 +77,9 @@ struct RelativePoseEstimator::Impl {
 
     /// Bearings -> unit 3-vectors (detail::pose_normalize3, as the device entry's conversion); scales.
     void stage_bearings(const char* where, const double* a, const double* b, const double* ppr, int count) {
+        double* x1 = dst(0, count);
+        double* x2 = dst(1, count);
+        double* s = dst(2, count);
         for (int i = 0; i < count; ++i) {
             double* p = &x1[3 * static_cast<std::size_t>(i)];
             double* q = &x2[3 * static_cast<std::size_t>(i)];
@@ -169,7 +182,7 @@ void RelativePoseEstimator::estimate_async(const double* x1, const double* x2, i
     im.check_pending("estimate_async");
     im.check_call(where, x1, x2, n, rotation_prior);
     im.stage(where, x1, x2, n);
-    im.submit(im.x1.data(), im.x2.data(), nullptr, 0, im.config_method(), n, stream, rotation_prior);
+    im.submit(im.dst(0, n), im.dst(1, n), nullptr, 0, im.config_method(), n, stream, rotation_prior);
 }
 void RelativePoseEstimator::estimate_async(const float* x1, const float* x2, int n, StreamHandle stream,
                                            const double* rotation_prior) {
@@ -178,7 +191,7 @@ void RelativePoseEstimator::estimate_async(const float* x1, const float* x2, int
     im.check_pending("estimate_async");
     im.check_call(where, x1, x2, n, rotation_prior);
     im.stage(where, x1, x2, n);
-    im.submit(im.x1.data(), im.x2.data(), nullptr, 0, im.config_method(), n, stream, rotation_prior);
+    im.submit(im.dst(0, n), im.dst(1, n), nullptr, 0, im.config_method(), n, stream, rotation_prior);
 }
 void RelativePoseEstimator::estimate_device_async(const double* d_x1, const double* d_x2, int n, StreamHandle stream,
                                                   const double* rotation_prior) {
@@ -275,7 +288,7 @@ void RelativePoseEstimator::estimate_bearings_async(const double* b1, const doub
     const bool two = im.cfg.method == PoseMethod::TwoPointWithRotation;
     im.check_prior(where, two ? rotation_prior : nullptr, two);
     im.stage_bearings(where, b1, b2, pixels_per_radian, n);
-    im.submit(im.x1.data(), im.x2.data(), pixels_per_radian ? im.s.data() : nullptr, 1, im.config_method(), n, stream,
+    im.submit(im.dst(0, n), im.dst(1, n), pixels_per_radian ? im.dst(2, n) : nullptr, 1, im.config_method(), n, stream,
               rotation_prior);
 }
 RelativePoseResult RelativePoseEstimator::estimate_bearings(const double* b1, const double* b2, int n,

@@ -94,7 +94,12 @@ public:
         prep.min_points = call.method == 0 ? 5 : 2;
         prep.rotation_pass = cfg_.rotation_only ? 1 : 0;
         bool scales = false;
-        if (call.device) {
+        if (call.track) {  // the tracker's check: staged by the kernel (mode 3)
+            prep.mode = 3;
+            prep.track = *call.track;
+            prep.min_points = call.track->min_tracks;
+            host_copy_ = false;
+        } else if (call.device) {
             const PoseDeviceInput& in = *call.device;
             prep.device_count = in.device_count;
             if (in.bearings1) {
@@ -112,9 +117,9 @@ public:
             prep.mode = 0;
             scales = call.s != nullptr;
             double* h = static_cast<double*>(h_pts_.get());
-            std::memcpy(h, call.x1, sizeof(double) * 3 * nb);
-            std::memcpy(h + 3 * nb, call.x2, sizeof(double) * 3 * nb);
-            if (scales) std::memcpy(h + 6 * nb, call.s, sizeof(double) * nb);
+            if (call.x1 != h) std::memcpy(h, call.x1, sizeof(double) * 3 * nb);  // unless staged there
+            if (call.x2 != h + 3 * nb) std::memcpy(h + 3 * nb, call.x2, sizeof(double) * 3 * nb);
+            if (scales && call.s != h + 6 * nb) std::memcpy(h + 6 * nb, call.s, sizeof(double) * nb);
             if (bound > 0)
                 KESTREL_CUDA(cudaMemcpyAsync(d, h, sizeof(double) * (scales ? 7 : 6) * nb, cudaMemcpyHostToDevice, s),
                              "RelativePoseEstimator upload");
@@ -130,15 +135,28 @@ public:
         prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
         prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
         prm.table[1] = buf_.tables + (kPoseStopBins + 1);
-        // The grid: as many blocks as can be resident (five-point), at most 32 for the two-point method (2
-        // hypotheses per block, each scored by 4 warps); the kernel spreads in_flight hypotheses over them (a call
-        // that needs the five-point cap of the tracker's check, 512, is one wave).
-        prm.in_flight = call.method == 0 ? 512 : 64;
-        int blocks = call.method == 0 ? sms_ * per_sm_ : (sms_ < 32 ? sms_ : 32);
-        const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
-        blocks = blocks < most ? blocks : most;
-        kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
-        if (host_copy_) {
+        if (call.method == 0) {
+            // The grid: as many blocks as can be resident; the kernel spreads in_flight hypotheses over them (a
+            // call that needs the five-point cap of the tracker's check, 512, is one wave).
+            prm.in_flight = 512;
+            int blocks = sms_ * per_sm_;
+            const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
+            blocks = blocks < most ? blocks : most;
+            kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
+        } else {
+            // Two-point: the first wave of both passes spread over one block per SM present (at most one block
+            // per hypothesis of the wave).
+            const int w0 = prm.cap[0] < kernels::kPose2Wave0 ? prm.cap[0] : kernels::kPose2Wave0;
+            const int w1 = prm.cap[1] < kernels::kPose2Wave1 ? prm.cap[1] : kernels::kPose2Wave1;
+            const int most = w0 + w1;
+            const int blocks = sms_ < most ? sms_ : most;
+            if (host_copy_) {  // the kernel writes the record and the mask to pinned memory itself
+                prm.host_record = static_cast<PoseRecord*>(h_record_.get());
+                prm.host_mask = static_cast<std::uint8_t*>(h_mask_.get());
+            }
+            kernels::launch_pose2_call(prm, buf_, blocks > 0 ? blocks : 1, s);
+        }
+        if (host_copy_ && call.method == 0) {
             KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
                          "RelativePoseEstimator download");
             if (bound > 0)
@@ -166,6 +184,7 @@ public:
     }
 
     const std::uint8_t* device_mask() const override { return buf_.mask; }
+    double* host_staging() override { return static_cast<double*>(h_pts_.get()); }
     const PoseRecord* device_record() const override { return buf_.record; }
 
 private:
@@ -183,7 +202,72 @@ private:
     bool host_copy_ = true;
 };
 
+class CudaGeoCheck final : public GeoDeviceCheck {
+public:
+    CudaGeoCheck(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam, int min_tracks)
+        : cam_(cam), min_tracks_(min_tracks),
+          outlier_(pinned(static_cast<std::size_t>(capacity))), bases_(pinned(sizeof(Point2f) * capacity)),
+          out_(pinned(2 * sizeof(GeoDeviceOut))), index_(device(sizeof(int) * static_cast<std::size_t>(capacity))),
+          verdicts_(device(sizeof(TrackVerdict) * static_cast<std::size_t>(capacity))),
+          flags_(device(static_cast<std::size_t>(capacity))) {
+        pose_stop_tables(cfg.confidence, cfg.max_hypotheses, tables_);
+        pose_ = std::make_unique<CudaPoseBackend>(capacity, cfg, tables_);
+        std::memset(out_.get(), 0, 2 * sizeof(GeoDeviceOut));
+    }
+    Point2f* bases() override { return static_cast<Point2f*>(bases_.get()); }
+    const std::uint8_t* outlier() const override { return static_cast<const std::uint8_t*>(outlier_.get()); }
+    const GeoDeviceOut& out(int test) const override { return static_cast<const GeoDeviceOut*>(out_.get())[test]; }
+
+    void enqueue(const GeoTrackInputs& in, const double* R, const double* R_base, StreamHandle stream) override {
+        std::memset(outlier_.get(), 0, static_cast<std::size_t>(in.tracks));  // the kernels set the ended ones
+        GeoDeviceOut* out = static_cast<GeoDeviceOut*>(out_.get());
+        PoseTrackStage g{};
+        g.results = in.results;
+        g.back = in.back;
+        g.anchors = in.anchors;
+        g.origins = in.origins;
+        g.from = in.origins;
+        g.rule = in.rule;
+        g.cam = cam_;
+        g.tracks = in.tracks;
+        g.min_tracks = min_tracks_;
+        g.outlier = static_cast<std::uint8_t*>(outlier_.get());
+        g.index = static_cast<int*>(index_.get());
+        g.out = out;
+        g.first = 1;
+        g.verdicts = static_cast<TrackVerdict*>(verdicts_.get());
+        g.flags = static_cast<std::uint8_t*>(flags_.get());
+        PoseCall call;
+        call.n = in.tracks;
+        call.sphere = 0;
+        call.method = 1;
+        for (int j = 0; j < 9; ++j) call.R[j] = R[j];
+        call.track = &g;
+        pose_->enqueue(call, stream);
+        if (R_base) {  // the baseline test: after the frame pair's (stream order), over the tracks it kept
+            g.from = bases();
+            g.out = out + 1;
+            g.first = 0;
+            for (int j = 0; j < 9; ++j) call.R[j] = R_base[j];
+            pose_->enqueue(call, stream);
+        }
+    }
+
+private:
+    CameraSetup cam_;
+    int min_tracks_;
+    std::vector<int> tables_;
+    PinnedPtr outlier_, bases_, out_;
+    DevicePtr index_, verdicts_, flags_;
+    std::unique_ptr<CudaPoseBackend> pose_;
+};
+
 }  // namespace
+
+std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam,
+                                                    int min_tracks) {
+    return std::make_unique<CudaGeoCheck>(capacity, cfg, cam, min_tracks);
+}
 
 std::unique_ptr<PoseBackend> make_cuda_pose_backend(int max_points, const RelativePoseConfig& cfg,
                                                     const std::vector<int>& tables) {

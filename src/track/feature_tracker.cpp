@@ -97,6 +97,7 @@ struct FeatureTracker::Impl {
     std::vector<Point2f> base;
     detail::GeoPriorRun prior_run{};
     bool track_history = false;  // geometric_check.enabled with baseline_frames > 1
+    bool geo_device = false;     // this frame's check was enqueued on the device (geo_enqueue)
     GeometricCheckResult no_check{};
 
     void check_frame(const char* where, int w, int h) const {
@@ -144,6 +145,34 @@ struct FeatureTracker::Impl {
 
     detail::TrackVerdictRule verdict_rule() const { return detail::verdict_rule(cfg); }
 
+    /// The base of the baseline test: each track's position L frames back (NaN for a younger track), and the prior
+    /// over those L frames when each of them had one (R_k R_(k-1) ... R_(k-L+1)); false without it.
+    bool geo_bases(std::size_t count, std::array<double, 9>& R_base) {
+        const int L = cfg.geometric_check.baseline_frames;
+        if (L <= 1) return false;
+        for (std::size_t i = 0; i < count; ++i) base[i] = detail::geo_history_base(history[i], L);
+        return has_prior && detail::geo_prior_over(prior_run, prior, L, &R_base);
+    }
+
+    /// The CUDA backend with a rotation prior: the check enqueued on the frame's stream right after the tracking
+    /// launch, read after the frame's one wait (update_tracks); otherwise update_tracks runs it on the host.
+    void geo_enqueue(int n, StreamHandle stream) {
+        geo_device = false;
+        if (!geo || !has_prior || n <= 0) return;
+        std::array<double, 9> R_base{};
+        const bool has_base_prior = geo_bases(static_cast<std::size_t>(n), R_base);
+        const bool baseline = cfg.geometric_check.baseline_frames > 1;
+        detail::GeoTrackInputs in;
+        in.results = be->results();
+        in.back = be->back_results();
+        in.anchors = be->anchor_results();
+        in.origins = be->origins();
+        in.rule = verdict_rule();
+        in.tracks = n;
+        geo_device = geo->run_device_async(in, prior.data(), baseline ? base.data() : nullptr,
+                                           has_base_prior ? R_base.data() : nullptr, stream);
+    }
+
     /// True when the level-0 template at (x, y) (the patch and its one-tap gradient margin) lies inside the frame:
     /// none of its taps is a clamped edge pixel (detail::inside's test without the border's kLkBorder taps).
     bool template_in_frame(float x, float y) const {
@@ -179,20 +208,23 @@ struct FeatureTracker::Impl {
             verdicts[i] = detail::track_verdict(r[i], b + i, tracks[i].x, tracks[i].y, an + i, verdict_rule());
         if (geo) {
             // The geometric check of the tracks kept so far, from their previous to their new position: on the host,
-            // after the frame's wait, on both backends (the same rules, the same tracks).
+            // after the frame's wait (the same rules, the same tracks on both backends), or read from the device
+            // (geo_enqueue).
             const int L = cfg.geometric_check.baseline_frames;
             const bool baseline = L > 1;
-            // The base: each track's position L frames back (NaN for a younger track); the prior over those L
-            // frames, when each of them had one: R_k R_(k-1) ... R_(k-L+1).
-            std::array<double, 9> R_base{};
-            const bool has_base_prior = baseline && has_prior && detail::geo_prior_over(prior_run, prior, L, &R_base);
-            if (baseline)
-                for (std::size_t i = 0; i < count; ++i) base[i] = detail::geo_history_base(history[i], L);
-            if (count == 0)
-                geo->clear();
-            else
-                geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
-                         geo_outlier.data(), baseline ? base.data() : nullptr, has_base_prior ? R_base.data() : nullptr);
+            if (geo_device) {
+                geo->finish_device(geo_outlier.data(), in_flight_count);
+            } else {
+                std::array<double, 9> R_base{};
+                const bool has_base_prior = geo_bases(count, R_base);
+                if (count == 0)
+                    geo->clear();
+                else
+                    geo->run(verdicts.data(), be->origins(), in_flight_count, has_prior ? prior.data() : nullptr,
+                             geo_outlier.data(), baseline ? base.data() : nullptr,
+                             has_base_prior ? R_base.data() : nullptr);
+            }
+            geo_device = false;
             if (baseline) detail::geo_prior_push(prior_run, has_prior ? &prior : nullptr, L);  // joins, or ends the run
             for (std::size_t i = 0; i < count; ++i)
                 if (geo_outlier[i]) verdicts[i].status = TrackStatus::Outlier;
@@ -388,6 +420,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
                    detail::to_text(width) + "x" + detail::to_text(height);
         });
         m->geo = std::make_unique<detail::GeometricCheck>(cfg.geometric_check, cfg.target_features);
+        if (backend == Backend::Cuda) m->geo->enable_device();
         m->geo_outlier.resize(cap);
     }
     impl_ = std::move(m);
@@ -430,6 +463,7 @@ void FeatureTracker::track_async(HostView frame, StreamHandle stream, const std:
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->set_redetect_hint(m.redetect_hint(n));
     m.be->start(frame, n, stream);
+    if (m.backend == Backend::Cuda) m.geo_enqueue(n, stream);  // the check, on the frame's stream
     m.in_flight = true;
     m.in_flight_count = n;
 }
@@ -445,6 +479,7 @@ void FeatureTracker::track_async(DeviceView frame, StreamHandle stream, const st
     const int n = m.stage(where, predictions, rotation_prior);
     m.be->set_redetect_hint(m.redetect_hint(n));
     m.be->start(frame, n, stream);
+    if (m.backend == Backend::Cuda) m.geo_enqueue(n, stream);  // the check, on the frame's stream
     m.in_flight = true;
     m.in_flight_count = n;
 }

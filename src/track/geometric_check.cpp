@@ -59,7 +59,8 @@ RelativePoseConfig geo_pose_config(const GeometricCheckConfig& c, PoseMethod met
 }
 
 GeometricCheck::GeometricCheck(const GeometricCheckConfig& cfg, int capacity)
-    : cfg_(cfg), cam_(make_camera_setup(cfg.camera, UndistortConfig{}, "FeatureTracker: geometric_check.camera")) {
+    : cfg_(cfg), cam_(make_camera_setup(cfg.camera, UndistortConfig{}, "FeatureTracker: geometric_check.camera")),
+      capacity_(capacity) {
     five_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::FivePoint), Backend::Cpu);
     two_ = std::make_unique<RelativePoseEstimator>(capacity, geo_pose_config(cfg, PoseMethod::TwoPointWithRotation),
                                                    Backend::Cpu);
@@ -101,6 +102,43 @@ RelativePoseResult GeometricCheck::judge(const TrackVerdict* v, const Point2f* f
             ++*ended;
         }
     return pose;
+}
+
+void GeometricCheck::enable_device() {
+    if (plane_ && !dev_)
+        dev_ = make_cuda_geo_check(capacity_, geo_pose_config(cfg_, PoseMethod::TwoPointWithRotation), cam_,
+                                   cfg_.min_tracks);
+}
+
+bool GeometricCheck::run_device_async(const GeoTrackInputs& in, const double* R_prior, const Point2f* base,
+                                      const double* R_base, StreamHandle stream) {
+    if (!dev_ || !R_prior || (base && !R_base) || in.tracks <= 0) return false;
+    if (base) std::memcpy(dev_->bases(), base, sizeof(Point2f) * static_cast<std::size_t>(in.tracks));
+    dev_->enqueue(in, R_prior, base ? R_base : nullptr, stream);
+    dev_base_ = base != nullptr;
+    return true;
+}
+
+const GeometricCheckResult& GeometricCheck::finish_device(std::uint8_t* outlier, int n) {
+    // run()'s result from the device's records: the frame pair's estimate, the ended tracks of both tests.
+    res_ = GeometricCheckResult{};
+    std::memcpy(outlier, dev_->outlier(), static_cast<std::size_t>(n));
+    const GeoDeviceOut& o = dev_->out(0);
+    res_.checked = o.checked;
+    if (res_.checked >= cfg_.min_tracks) {
+        const RelativePoseResult pose = pose_result(o.rec);
+        res_.pose_status = pose.status;
+        res_.hypotheses = pose.hypotheses;
+        res_.inliers = pose.inliers;
+        if (geo_check_applies(res_.checked, cfg_.min_tracks, static_cast<int>(pose.status))) {
+            res_.model = check_model(static_cast<int>(pose.model));
+            res_.R = pose.R;
+            res_.t = pose.t;
+            res_.outliers = o.ended;
+        }
+    }
+    if (dev_base_) res_.outliers += dev_->out(1).ended;
+    return res_;
 }
 
 const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,

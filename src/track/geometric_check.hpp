@@ -1,6 +1,9 @@
 // Internal: FeatureTracker's geometric check (TrackerConfig::geometric_check; policy in docs/tracker.md,
-// "Geometric check"). Both backends run it here, on the host after the frame's wait, on the frame's verdicts (the
-// CPU estimator): they end the same tracks as Outlier, bit for bit.
+// "Geometric check"). The CPU backend runs it here, on the host after the frame's wait, on the frame's verdicts
+// (the CPU estimator); so does the CUDA backend for five-point and the fisheye. With a rotation prior on a camera
+// of the z = 1 plane, the CUDA backend enqueues it on the frame's stream after the tracking launch instead
+// (run_device_async: the two-point kernel stages the tracks itself) and reads the verdicts after the frame's one
+// wait (finish_device). Both end the same tracks as Outlier, bit for bit.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -8,6 +11,7 @@
 #include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "kestrel/relative_pose.hpp"
+#include "src/geometry/relative_pose_backend.hpp"
 
 namespace kestrel::detail {
 
@@ -26,6 +30,16 @@ public:
     const GeometricCheckResult& run(const TrackVerdict* v, const Point2f* origins, int n, const double* R_prior,
                                     std::uint8_t* outlier, const Point2f* base = nullptr,
                                     const double* R_base = nullptr);
+
+    /// CUDA tracker: makes the check on the device (z = 1 plane cameras; otherwise the check stays on the host).
+    void enable_device();
+    /// Enqueues the check of run() on the device when it can run there (enable_device took, R_prior given, and
+    /// R_base given when base is: else the baseline test would be five-point); `base`: the host's bases, copied
+    /// here. False: nothing enqueued (run() on the host after the wait).
+    bool run_device_async(const GeoTrackInputs& in, const double* R_prior, const Point2f* base, const double* R_base,
+                          StreamHandle stream);
+    /// After the frame's wait: run_device_async's verdicts into outlier[0, n) and the result (as run()'s).
+    const GeometricCheckResult& finish_device(std::uint8_t* outlier, int n);
 
     const GeometricCheckResult& result() const { return res_; }
     void clear() { res_ = GeometricCheckResult{}; }
@@ -46,6 +60,9 @@ private:
     std::vector<int> index_;             // checked point k -> track index
     std::vector<std::uint8_t> mask_;  // the estimate's inlier mask
     GeometricCheckResult res_;
+    std::unique_ptr<GeoDeviceCheck> dev_;
+    int capacity_ = 0;
+    bool dev_base_ = false;  // the enqueued check has the baseline test
 };
 
 }  // namespace kestrel::detail

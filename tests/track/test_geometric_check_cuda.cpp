@@ -1,8 +1,8 @@
 // The geometric check on the CUDA backend against the CPU backend, whole tracker runs with the check on, bit for
 // bit: the same live and lost tracks (ids, statuses with Outlier, ages, positions by their bits) and the same
 // check result (model, pose status, R, t, counts) every frame. On the generated moving-camera sequences with
-// moving cards (translating, rotating, static camera; with and without the rotation prior; forward-backward; a
-// fisheye, whose estimate runs on bearings), on the real vtest frames, the stream-ordered form on two streams, MultiCameraTracker (each camera) and
+// moving cards (translating, rotating, static camera; with and without the rotation prior, with which the CUDA
+// tracker checks on the device on a z = 1 plane camera; forward-backward; a fisheye, whose estimate runs on bearings), on the real vtest frames, the stream-ordered form on two streams, MultiCameraTracker (each camera) and
 // StereoTracker's left tracks.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -129,7 +129,18 @@ TEST(GeometricCheckGpu, GeneratedSequencesMatchTheCpuBackend) {
 TEST(GeometricCheckGpu, DistortedCameraMatchesTheCpuBackend) {
     KESTREL_REQUIRE_GPU();
     test::MotionScene s = test::motion_scene_euroc(12);  // 752x480, EuRoC cam0's radial-tangential model
-    EXPECT_GE(compare(render_all(s), check_on(s.camera), nullptr, false, "euroc radtan"), 0);
+    const std::vector<HostImage> frames = render_all(s);
+    EXPECT_GE(compare(frames, check_on(s.camera), nullptr, false, "euroc radtan"), 0);
+    // With the prior the CUDA tracker checks on the device (the kernel stages the tracks through the camera's
+    // undistortion): forward-backward, and without anchoring, both tests every frame from the third on.
+    const auto priors = true_rotations(s);
+    TrackerConfig cfg = check_on(s.camera);
+    cfg.forward_backward = true;
+    EXPECT_GE(compare(frames, cfg, &priors, true, "euroc radtan prior, forward-backward"), 0);
+    cfg.forward_backward = false;
+    cfg.anchor.enabled = false;
+    cfg.geometric_check.baseline_frames = 5;
+    EXPECT_GE(compare(frames, cfg, &priors, false, "euroc radtan prior, no anchor, baseline 5"), 0);
 }
 
 TEST(GeometricCheckGpu, FisheyeMatchesTheCpuBackend) {

@@ -29,6 +29,8 @@
 #include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/detail/camera_rules.hpp"
 #include "kestrel/detail/hd.hpp"
+#include "kestrel/keypoint.hpp"
+#include "kestrel/lk_types.hpp"
 #include "kestrel/relative_pose_types.hpp"
 
 namespace kestrel::detail {
@@ -143,6 +145,37 @@ inline bool geo_prior_over(const GeoPriorRun& run, const std::array<double, 9>& 
     *out = R;
     return true;
 }
+
+/// What the tracker's check on the device leaves for the host (pinned).
+struct GeoDeviceOut {
+    int checked;  // tracks staged (detail::geo_check_bearings)
+    int ended;    // of those, ended as Outlier (outside the deciding model's mask, when the check applies)
+    PoseRecord rec;
+};
+
+/// The check on the device (the CUDA tracker with a rotation prior, cameras other than the fisheye): one two-point
+/// call per test (kernels/geometry/ransac.cu) stages its points itself from the frame's LK results (pinned or device
+/// memory) by the rules above: the verdict (track_verdict), then geo_check_bearings on the z = 1 plane as (x, y, 1),
+/// tracks in order, those with outlier[i] set left out; its finish sets outlier[i] for every checked track outside
+/// the deciding model's mask when geo_check_applies, and writes *out. The host's check (the CPU backend's) gives the
+/// same flags: the same staged values, and the CPU estimator matches the kernel bit for bit.
+struct PoseTrackStage {
+    const LkResult* results;
+    const LkResult* back;
+    const detail::AnchorResult* anchors;
+    const Point2f* origins;  // the tracks' previous positions (the verdict's)
+    const Point2f* from;     // the test's first positions: origins (the frame pair) or the bases
+    detail::TrackVerdictRule rule;
+    detail::CameraSetup cam;
+    int tracks;
+    int min_tracks;
+    std::uint8_t* outlier;  // per track (pinned, for the host)
+    int* index;             // per checked point: its track
+    GeoDeviceOut* out;
+    int first;              // 1: the frame pair's test (verdicts made from the LK results and kept), 0: a later one
+    TrackVerdict* verdicts;  // per track (device): the verdicts, made by the first test
+    std::uint8_t* flags;     // per track (device): outlier's copy that the later tests read
+};
 
 /// Whether the estimate over `checked` tracks ends tracks: enough tracks and a model (status Ok).
 KESTREL_HD bool geo_check_applies(int checked, int min_tracks, int pose_status) {

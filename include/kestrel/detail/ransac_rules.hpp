@@ -418,8 +418,9 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
 /// E -> t and the two rotations of the four (R, t) candidates (R_c, +-t): t the left null vector of E (largest
 /// cross product of two columns), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
 /// cof(E) + [t]x E, each made orthonormal (B. K. P. Horn, "Recovering baseline and orientation from essential
-/// matrix", 1990). False when E is zero or has no null vector.
-KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], double* t) {
+/// matrix", 1990). False when E is zero or has no null vector. With `rotations` false only t is made (Rc is not
+/// written): the two-point method's rotation is its prior.
+KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], double* t, bool rotations = true) {
     double fro = 0.0;
     for (int j = 0; j < 9; ++j) fro += E_in[j] * E_in[j];
     fro = std::sqrt(fro);
@@ -443,6 +444,7 @@ KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], d
         }
     }
     if (!(pose_normalize3(t) > 0.0)) return false;
+    if (!rotations) return true;
     const double cof[9] = {E[4] * E[8] - E[5] * E[7], E[5] * E[6] - E[3] * E[8], E[3] * E[7] - E[4] * E[6],
                            E[2] * E[7] - E[1] * E[8], E[0] * E[8] - E[2] * E[6], E[1] * E[6] - E[0] * E[7],
                            E[1] * E[5] - E[2] * E[4], E[2] * E[3] - E[0] * E[5], E[0] * E[4] - E[1] * E[3]};
@@ -573,6 +575,10 @@ struct PoseHostSum {
     }
     void zero(std::uint8_t* mask, int from, int to) const {
         for (int i = from; i < to; ++i) mask[i] = 0;
+    }
+    /// mask[i] = bit `bit` of mask[i], i < n (the kernel: each thread its own points, as in its sums).
+    void keep_bit(std::uint8_t* mask, int n, int bit) const {
+        for (int i = 0; i < n; ++i) mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
     }
 };
 
@@ -843,15 +849,19 @@ struct PoseTwoTerms {
 };
 /// The MSAC of E (acc[0], acc[1] as PoseMsacTerm, method 0, no mask) and, from the same error, the points that
 /// are inliers of E and in front of both cameras under (R, t) (acc[2]).
+/// With `mask` set, point i's inlier flag also goes to bit 1 of mask[i] (bit 0 kept): ctx.keep_bit then keeps
+/// one of the two masks, without another pass.
 struct PoseMsacFrontTerm {
     const PoseProblem* p;
     const double* E;
     const double* R;
     const double* t;
     double thr2;
+    std::uint8_t* mask;
     KESTREL_HD void operator()(int i, double* acc) const {
         const double e2 = pose_error2(0, p->sphere, E, p->x1 + 3 * i, p->x2 + 3 * i, pose_weight2(*p, i));
         const bool in = e2 < thr2;
+        if (mask) mask[i] = static_cast<std::uint8_t>((mask[i] & 1) | (in ? 2 : 0));
         acc[0] = acc[0] + (in ? e2 : thr2);
         acc[1] = acc[1] + (in ? 1.0 : 0.0);
         if (in && pose_in_front(R, t, p->x1 + 3 * i, p->x2 + 3 * i)) acc[2] = acc[2] + 1.0;
@@ -863,17 +873,20 @@ struct PoseMsacFrontTerm {
 /// candidate with most mask points in front, ties: the first; two-point: R is the prior and only the sign of
 /// t is chosen); the mask of [t]x R; refinement (kept only when it lowers the MSAC cost over all points); the
 /// cheirality count. Rotation only: the winner's MSAC, the Kabsch fit on its inliers (pose_polar, kept when it
-/// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's. Every thread of the
+/// lowers the cost). Then pose_prefer_rotation decides, and the mask is the deciding model's (the refinement is
+/// skipped when the rotation-only model decides whatever it gives). Every thread of the
 /// finish kernel runs this with the same values (the sums give every thread the same totals).
 /// Sums that do not depend on each other share a pass over the points (PoseTwoTerms: each sum is the same as on
 /// its own); a sum whose use is not yet known (the rotation fit, the cheirality count of the refined pose) is
 /// taken in the pass where its inputs are ready.
-template <class Ctx>
+/// kMethod: the translation pass' method when known at compile time (0 or 1; the kernel of the two-point call
+/// compiles only its own branches), -1: read from fp.pe.method.
+template <int kMethod = -1, class Ctx>
 KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const PoseScan& se, const double* Ebest,
                             const PoseScan& sr, const double* Rbest, std::uint8_t* mask, PoseRecord& rec) {
     const PoseProblem& P = fp.pe;
     const int n = P.n;
-    const bool two_point = P.method == 1;
+    const bool two_point = kMethod == 1 || (kMethod < 0 && P.method == 1);
     rec.status = static_cast<int>(PoseStatus::NoModel);
     rec.model = static_cast<int>(PoseModel::None);
     rec.count = n;
@@ -901,7 +914,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     // the sums of its Kabsch fit.
     double R[9], t[3] = {0.0, 0.0, 0.0}, Rc[2][9];
     if (t_run) {
-        const bool dec = pose_decompose_candidates(Ebest, Rc, t);
+        const bool dec = pose_decompose_candidates(Ebest, Rc, t, !two_point);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
@@ -915,10 +928,19 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     for (int j = 0; j < 9; ++j) Rr[j] = r_run ? Rbest[j] : 0.0;
     double a1[18];
     {
-        using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
-        const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run, t_run};
+        // Two-point: the candidates (R, t), (R, -t) only (a1[4], a1[5] stay 0).
         const PoseRotationMsacFitTerm rt{&P, Rr, fp.thr2_rot, fp.refine != 0};
-        ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        if (two_point) {
+            using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<2>>;
+            const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<2>{&P, Rc[0], Rc[1], t, mask}, t_run,
+                        t_run};
+            ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        } else {
+            using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<4>>;
+            const T1 tt{PoseMsacTerm{&P, Ebest, 0, P.thr2, mask}, PoseFrontTerm<4>{&P, Rc[0], Rc[1], t, mask}, t_run,
+                        t_run};
+            ctx.template sum<18>(PoseTwoTerms<6, T1, PoseRotationMsacFitTerm>{tt, rt, true, r_run}, n, a1);
+        }
     }
     const double* front4 = a1 + 2;
     double rot_cost = a1[6];
@@ -959,28 +981,35 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         rot_cost = a2[3];
         rot_inl = static_cast<int>(a2[4]);
     }
-    // The translation model.
+    // The translation model. Its refinement is skipped when the rotation-only model wins whatever it gives: its
+    // inliers are at most n, so a rotation model with min_inliers inliers and kPoseRotationKeepPercent % of all
+    // points decides anyway (pose_prefer_rotation); nothing of the translation model is kept then.
+    const bool rot_anyway = r_run && rot_inl >= fp.min_inliers &&
+                            100LL * rot_inl >= static_cast<long long>(kPoseRotationKeepPercent) * n;
     bool t_ok = false, t_have = false;
     int t_inl = 0;
     if (t_run) {
         double cost = a2[0];
         int inl = static_cast<int>(a2[1]);
         int front = static_cast<int>(a2[2]);
-        if (fp.refine) {
+        if (fp.refine && !rot_anyway) {
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
-            pose_refine(ctx, P, Rf, tf, mask, two_point ? 2 : 5, 10);
+            if (two_point)
+                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10);
+            else
+                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10);
             pose_skew_mul(tf, Rf, Er);
-            // Pass: the refined model's MSAC, its cheirality count on its own inliers.
+            // Pass: the refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1).
             double a3[3];
-            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2}, n, a3);
-            if (a3[0] < cost) {
+            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            const bool refined = a3[0] < cost;
+            ctx.keep_bit(mask, n, refined ? 1 : 0);  // the kept model's mask
+            if (refined) {
                 for (int j = 0; j < 9; ++j) R[j] = Rf[j];
                 for (int j = 0; j < 3; ++j) t[j] = tf[j];
                 for (int j = 0; j < 9; ++j) Ef[j] = Er[j];
-                double a4[2];
-                ctx.template sum<2>(PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, n, a4);  // the mask (a4 == a3[0..1])
                 cost = a3[0];
                 inl = static_cast<int>(a3[1]);
                 front = static_cast<int>(a3[2]);
@@ -1000,7 +1029,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         t_have = true;
         t_inl = inl;
     }
-    // The rotation-only model.
+    // The rotation-only model (the choice on the refined translation model's counts).
     if (r_run) {
         rec.rotation_inliers = rot_inl;
         if (pose_prefer_rotation(rot_inl, t_inl, t_ok, fp.min_inliers)) {
