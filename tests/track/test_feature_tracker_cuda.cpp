@@ -17,6 +17,18 @@
 namespace kestrel {
 namespace {
 
+/// Restores KESTREL_LK_LANES (the tracking kernels' lanes per track) as it was when constructed, so that a test
+/// that tries every value leaves the next tests the run's own choice.
+struct ScopedLkLanes {
+    bool had;
+    std::string old;
+    ScopedLkLanes() : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
+    ~ScopedLkLanes() {
+        if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
+        else unsetenv("KESTREL_LK_LANES");
+    }
+};
+
 void expect_same_tracks(const std::vector<Track>& g, const std::vector<Track>& c, const std::string& what) {
     const int bad = test::count_mismatches(
         g, c, [](const Track& x, const Track& y) { return test::track_diff(x, y); },
@@ -141,6 +153,7 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
 // first-frame templates and the forward-backward check.
 TEST(FeatureTrackerGpu, MatchesCpuBackendWithEveryLanesPerTrack) {
     KESTREL_REQUIRE_GPU();
+    const ScopedLkLanes restore;
     for (const char* lanes : {"32", "16", "8"}) {
         setenv("KESTREL_LK_LANES", lanes, 1);
         const std::string what = std::string(lanes) + " lanes per track";
@@ -157,7 +170,6 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendWithEveryLanesPerTrack) {
         ff.forward_backward = true;
         compare_backends(ff, Form::PinnedAsync, 8, what + ", first-frame fb");
     }
-    unsetenv("KESTREL_LK_LANES");
 }
 
 }  // namespace
