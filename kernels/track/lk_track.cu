@@ -507,8 +507,8 @@ __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes
     if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
 
-template <int N, int G>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, LkShape<G>::kMinBlocks) lk_track_live_kernel(const LkLaunch p_in) {
+template <int N, int G, int B = LkShape<G>::kMinBlocks>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const TrackLanes<G> tl;
     const int f = tl.f;
@@ -535,8 +535,8 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, LkShape<G>::kMinBlocks) 
     anchor_after<N, G>(p, tl, res, &eng);
 }
 
-template <int N, int G>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, LkShape<G>::kMinBlocks) lk_track_stored_kernel(const LkLaunch p_in) {
+template <int N, int G, int B = LkShape<G>::kMinBlocks>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const TrackLanes<G> tl;
     const int f = tl.f;
@@ -640,8 +640,8 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// then back, template from `cur` at the forward result into `ref` from points[f] (a lost forward result starts
 /// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
-template <int N, int G>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, LkShape<G>::kMinBlocks)
+template <int N, int G, int B = LkShape<G>::kMinBlocks>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B)
     lk_track_round_trip_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const TrackLanes<G> tl;
@@ -696,6 +696,7 @@ int lanes_per_track() {
     const std::string s = v;
     if (s == "32") return 32;
     if (s == "16") return 16;
+    if (s == "16r") return 17;  // 16 lanes at 6 blocks per SM (168 registers)
     if (s == "8") return 8;
     throw InvalidArgument("KESTREL_LK_LANES",
                           "kestrel: environment variable KESTREL_LK_LANES = '" + s + "' must be 32, 16 or 8 (or unset)");
@@ -715,6 +716,7 @@ void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_live_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16>, p, stream); break;
+        case 17: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
         case 8: launch_tracks<8>(lk_track_live_kernel<kMaxPatchSize, 8>, p, stream); break;
         default: launch_tracks<32>(lk_track_live_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
@@ -726,6 +728,7 @@ void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_round_trip_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16>, p, stream); break;
+        case 17: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
         case 8: launch_tracks<8>(lk_track_round_trip_kernel<kMaxPatchSize, 8>, p, stream); break;
         default: launch_tracks<32>(lk_track_round_trip_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
@@ -737,6 +740,7 @@ void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_stored_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16>, p, stream); break;
+        case 17: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
         case 8: launch_tracks<8>(lk_track_stored_kernel<kMaxPatchSize, 8>, p, stream); break;
         default: launch_tracks<32>(lk_track_stored_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
