@@ -457,15 +457,14 @@ struct WarpEngine {
 
 __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 
-/// The tracking kernels' launch shape for G lanes per track: warps per block, tracks per block, and the blocks an SM
-/// must hold (the register bound: 128 registers per thread for G = 32 and 16, 255 for G = 8, whose lanes hold 32
-/// pixels each; every instance holds 32 tracks' windows per SM at most, 8 x 4 x 6.3 KiB for G = 16).
+/// The tracking kernels' launch shape for G lanes per track: warps per block and tracks per block. Every instance
+/// asks for kMinBlocksPerSm blocks per SM (its template argument B): 128 registers per thread for G = 32 and 16,
+/// 255 for G = 8 (one warp per block; its lanes hold 32 pixels each); a block holds one window per track.
 template <int G>
 struct LkShape {
     static constexpr int kWarps = G == 8 ? 1 : kWarpsPerBlock;
     static constexpr int kThreads = kWarps * 32;
     static constexpr int kTracks = kThreads / G;
-    static constexpr int kMinBlocks = kMinBlocksPerSm;
 };
 
 /// A track's G lanes: the track index, the lane in the group and the group's mask.
@@ -507,7 +506,7 @@ __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes
     if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
 
-template <int N, int G, int B = LkShape<G>::kMinBlocks>
+template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const TrackLanes<G> tl;
@@ -535,7 +534,7 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(
     anchor_after<N, G>(p, tl, res, &eng);
 }
 
-template <int N, int G, int B = LkShape<G>::kMinBlocks>
+template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
     const TrackLanes<G> tl;
@@ -640,7 +639,7 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// then back, template from `cur` at the forward result into `ref` from points[f] (a lost forward result starts
 /// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
-template <int N, int G, int B = LkShape<G>::kMinBlocks>
+template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
     lk_track_round_trip_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
