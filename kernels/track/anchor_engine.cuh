@@ -144,6 +144,48 @@ struct AnchorWarpEngine {
         return detail::anchor_sample(cur, w, uu, vv);
     }
 
+    /// True when every sample of warp w has its four taps in the staged window, so that error_sums may read them all
+    /// from it without a test per sample. A sample's position is an affine function of its offsets (u, v), rounded
+    /// (below 1/8 px where the window lies), so it lies between the patch corners' positions (the same formula at
+    /// u, v = +-h) to within 1/4 px: its taps floor(p) and floor(p) + 1 lie in [floor(lo) - 1, floor(hi) + 2].
+    /// Those bounds inside the window's columns and rows (float compares: false for NaN) suffice.
+    __device__ __forceinline__ bool window_holds(const detail::AnchorState& w) const {
+        if (win.buf == nullptr) return false;
+        float lx = 0.0f, hx = 0.0f, ly = 0.0f, hy = 0.0f;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            const float cu = (c & 1) ? h : -h, cv = (c & 2) ? h : -h;
+            const float px = detail::ffma(w.a00, cu, detail::ffma(w.a01, cv, w.x));
+            const float py = detail::ffma(w.a10, cu, detail::ffma(w.a11, cv, w.y));
+            lx = c == 0 ? px : fminf(lx, px);
+            hx = c == 0 ? px : fmaxf(hx, px);
+            ly = c == 0 ? py : fminf(ly, py);
+            hy = c == 0 ? py : fmaxf(hy, py);
+        }
+        const float x0 = static_cast<float>(win.x0), y0 = static_cast<float>(win.y0);
+        const float last = static_cast<float>(win.size - 1);
+        return (floorf(lx) - 1.0f >= x0) & (floorf(hx) + 2.0f <= x0 + last) & (floorf(ly) - 1.0f >= y0) &
+               (floorf(hy) + 2.0f <= y0 + last);
+    }
+
+    /// detail::anchor_sample from the staged window, which holds its taps (window_holds). The grid is
+    /// patch_grid(px, py, 0) without its subtraction of 0 (px - 0 is px for every float).
+    __device__ __forceinline__ float window_sample(const detail::AnchorState& w, float uu, float vv, int bias) const {
+        const float px = detail::ffma(w.a00, uu, detail::ffma(w.a01, vv, w.x));
+        const float py = detail::ffma(w.a10, uu, detail::ffma(w.a11, vv, w.y));
+        detail::PatchGrid g;
+        g.vx = px;
+        g.vy = py;
+        const float fx = floorf(px), fy = floorf(py);
+        g.x0 = static_cast<int>(fx);
+        g.y0 = static_cast<int>(fy);
+        g.ax = detail::fsub(px, fx);
+        g.bx = detail::fsub(1.0f, g.ax);
+        g.ay = detail::fsub(py, fy);
+        g.by = detail::fsub(1.0f, g.ay);
+        return detail::grid_sample(AnchorWinTaps{win.buf + (g.y0 * win.stride + g.x0 + bias), win.stride}, g, 0, 0);
+    }
+
     /// K sums over the patch (per virtual lane in slot order, then the 32-lane butterfly's tree) into out.
     template <int K, class Add>
     __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
@@ -178,8 +220,14 @@ struct AnchorWarpEngine {
                                float mu, float* out) {
         // Every sample first (their reads are independent: one memory latency), then the sums in order.
         float img[kP];
+        if (window_holds(w)) {  // the usual case: every tap in the window, no test per sample
+            const int bias = -(win.y0 * win.stride + win.x0);
 #pragma unroll
-        for (int p = 0; p < kP; ++p) img[p] = holds(p) ? sample(cur, w, pu(p), pv(p)) : 0.0f;
+            for (int p = 0; p < kP; ++p) img[p] = holds(p) ? window_sample(w, pu(p), pv(p), bias) : 0.0f;
+        } else {
+#pragma unroll
+            for (int p = 0; p < kP; ++p) img[p] = holds(p) ? sample(cur, w, pu(p), pv(p)) : 0.0f;
+        }
         patch_sums<detail::kAnchorParams + 1>(out, [&](float* acc, int p) {
             const float a = detail::fsub(t[p], mu);
             float sd[detail::kAnchorParams];
