@@ -22,11 +22,11 @@ namespace kestrel::kernels {
 
 /// A staged copy of level 0 that the anchor fit may read instead of the image (the LK kernel's window of the
 /// current image around the track's final estimate): pixel (x, y) at buf[(y - y0) * stride + (x - x0)] for
-/// x0 <= x < x0 + size, y0 <= y < y0 + size, edge pixels replicated where it reaches past the image, so a
+/// x0 <= x < x0 + cols, y0 <= y < y0 + rows, edge pixels replicated where it reaches past the image, so a
 /// sample from it equals detail::anchor_sample's (the border rule's clamped taps). buf null: none.
 struct AnchorWindow {
     const float* buf = nullptr;
-    int x0 = 0, y0 = 0, size = 0, stride = 0;
+    int x0 = 0, y0 = 0, cols = 0, rows = 0, stride = 0;
 };
 
 /// Taps of one sample from an AnchorWindow (detail::grid_sample's tap source): p = the address of its
@@ -138,7 +138,7 @@ struct AnchorWarpEngine {
             const float py = detail::ffma(w.a10, uu, detail::ffma(w.a11, vv, w.y));
             const detail::PatchGrid g = detail::patch_grid(px, py, 0.0f);
             const int i = g.x0 - win.x0, j = g.y0 - win.y0;
-            if (i >= 0 && i < win.size - 1 && j >= 0 && j < win.size - 1)
+            if (i >= 0 && i < win.cols - 1 && j >= 0 && j < win.rows - 1)
                 return detail::grid_sample(AnchorWinTaps{win.buf + j * win.stride + i, win.stride}, g, 0, 0);
         }
         return detail::anchor_sample(cur, w, uu, vv);
@@ -163,9 +163,9 @@ struct AnchorWarpEngine {
             hy = c == 0 ? py : fmaxf(hy, py);
         }
         const float x0 = static_cast<float>(win.x0), y0 = static_cast<float>(win.y0);
-        const float last = static_cast<float>(win.size - 1);
-        return (floorf(lx) - 1.0f >= x0) & (floorf(hx) + 2.0f <= x0 + last) & (floorf(ly) - 1.0f >= y0) &
-               (floorf(hy) + 2.0f <= y0 + last);
+        const float last_x = static_cast<float>(win.cols - 1), last_y = static_cast<float>(win.rows - 1);
+        return (floorf(lx) - 1.0f >= x0) & (floorf(hx) + 2.0f <= x0 + last_x) & (floorf(ly) - 1.0f >= y0) &
+               (floorf(hy) + 2.0f <= y0 + last_y);
     }
 
     /// detail::anchor_sample from the staged window, which holds its taps (window_holds). The grid is

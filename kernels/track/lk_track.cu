@@ -84,35 +84,43 @@ constexpr int kMinBlocksPerSm = 8;
 /// Lanes per track of the 16 x 16 instances (32: a warp per track; 16, 8: two or four tracks per warp).
 constexpr int kLkLanesPerTrack = 16;
 
-// Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
-// shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
-// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 16 8-byte stores per window.
-// Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8 (lanes 16-31) in one
-// warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank conflicts.
-// A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window lets the
-// estimate move at least +-4 px (+-5 on average) before it is staged again.
+// Staged neighbourhoods: a window of kWin columns and kCurRows (the current image) or kRefRows (the reference
+// level, for a template) rows of a pyramid level, copied from global memory into shared memory as floats. The
+// window's first column is a multiple of 4, so a lane copies aligned 4-byte words (lane l of a track's G: word
+// l % 8 of rows l / 8 + (G / 8) i). Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8
+// (lanes 16-31) in one warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank
+// conflicts. A 16x16 patch reads 17 x 17 taps (its template 19 x 19, all in the 20 reference rows), so the
+// current-image window lets the estimate move at least +-4 px across and +-3 px down or up (a level's start is the
+// coarser level's estimate: its iterations move it by less) before it is staged again.
 constexpr int kWin = 32;
+constexpr int kCurRows = 24;
+constexpr int kRefRows = 20;
 constexpr int kWinStride = kWin + 18;
-constexpr int kWinFloats = kWin * kWinStride;
-constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
-/// Staging by the G lanes of one track: rows one G-lane load covers, loads per lane and window (G = 32: 4, 8).
+constexpr int kWinFloats = kCurRows * kWinStride;  // one buffer per track: the reference window, then the current
+constexpr int kWinWords = kWin / 4;                // 4-byte words per window row
+/// Staging by the G lanes of one track: rows one G-lane load covers, loads per lane for a window of Rows rows
+/// (G = 32: 4 rows, 6 loads for the current image's window).
 template <int G>
 constexpr int kWinRowsPerLoad = G / kWinWords;
+template <int G, int Rows>
+constexpr int kWinLoads = Rows / kWinRowsPerLoad<G>;
+static_assert(kCurRows % 4 == 0 && kRefRows % 4 == 0 && kRefRows <= kCurRows, "whole loads of 32 lanes");
+/// Floats between the windows of consecutive tracks of a block (kWinFloats = 16 mod 32), so that the groups of a
+/// warp (G < 32) sampling the same pixel slot of their tracks start on different banks when their grids sit alike
+/// in their windows: G = 16, 16 banks apart; G = 8 (+8 floats), 24, 16 and 8 banks.
 template <int G>
-constexpr int kWinLoads = kWin / kWinRowsPerLoad<G>;
-/// Floats between the windows of consecutive tracks of a block: kWinFloats padded by G, so that the groups of a
-/// warp (G < 32) sampling the same pixel slot of their tracks start on different banks when their grids sit
-/// alike in their windows (G = 16: 16 banks apart; G = 8: 8).
-template <int G>
-constexpr int kWinBufStride = kWinFloats + (G % 32);
+constexpr int kWinBufStride = kWinFloats + (G == 8 ? 8 : 0);
+static_assert(kWinBufStride<16> % 32 == 16 && kWinBufStride<8> % 32 == 24 && kWinBufStride<8> % 4 == 0,
+              "track windows on disjoint banks, 16-byte aligned");
 static_assert(kWinStride % 2 == 0 && (8 * kWinStride) % 32 == 16, "8-byte aligned rows, half-warps on disjoint banks");
-// Window::place covers the taps [ix - 14, ix + 14] x [iy - 15, iy + 16] around (ix, iy) = floor of the
-// centre; a template's are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c -
-// h) - 1 >= c - h - 2 > ix - 10 and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2).
-static_assert(kMaxPatchSize <= 16, "the window must cover a template");
+// Window::place<Rows> covers the taps [ix - 14, ix + 14] x [iy - Rows / 2 + 1, iy + Rows / 2] around (ix, iy) =
+// floor of the centre: [iy - 11, iy + 12] for the current image, [iy - 9, iy + 10] for a template; a template's taps
+// are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c - h) - 1 >= c - h - 2 > ix - 10
+// and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2), a patch's within [ix - 8, ix + 9].
+static_assert(kMaxPatchSize <= 16 && kRefRows == 20, "the reference window must cover a template");
 
 /// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
-/// x0 <= x < x0 + kWin, y0 <= y < y0 + kWin.
+/// x0 <= x < x0 + kWin, y0 <= y < y0 + rows (kCurRows or kRefRows, as placed).
 struct Window {
     float* buf;
     int x0, y0;
@@ -123,26 +131,27 @@ struct Window {
 
     /// True when the window holds every tap of the grid whose first sample is at (vx, vy) (detail::PatchGrid,
     /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx). For integer
-    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + kWin - 1 <=> vx < x0 + kWin - n - m:
-    /// four float compares against bounds fixed at placement.
+    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + kWin - 1 <=> vx < x0 + kWin - n - m
+    /// (rows likewise): four float compares against bounds fixed at placement.
     __device__ __forceinline__ bool covers(float vx, float vy) const { return vx >= xa && vx < xb && vy >= ya && vy < yb; }
 
-    /// Chooses the kWin x kWin window around (cx, cy) for grids of side n widened by `margin` taps. It may
-    /// reach past the image's edges (the border rule, detail::kLkBorder): load_words replicates the edge
-    /// pixels there, as detail::GridTaps clamps its taps. Warp-uniform. x0 is a multiple of 4 (aligned word
-    /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
-    /// [ix - 14, ix + 14]; rows [iy - 15, iy + 16]. Afterwards covers() holds for the grid around (cx, cy)
-    /// (see the static_assert above).
+    /// Chooses the window of kWin columns and Rows rows around (cx, cy) for grids of side n widened by `margin`
+    /// taps. It may reach past the image's edges (the border rule, detail::kLkBorder): load_words replicates the
+    /// edge pixels there, as detail::GridTaps clamps its taps. Uniform in the track's lanes. x0 is a multiple of 4
+    /// (aligned word loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
+    /// [ix - 14, ix + 14]; rows [iy - Rows / 2 + 1, iy + Rows / 2]. Afterwards covers() holds for the grid around
+    /// (cx, cy) (see the static_assert above).
+    template <int Rows>
     __device__ __forceinline__ void place(float cx, float cy, int n, int margin) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
         x0 = (ix - (kWin / 2 - 2)) & ~3;
-        y0 = iy - (kWin / 2 - 1);
+        y0 = iy - (Rows / 2 - 1);
         xa = static_cast<float>(x0 + margin);
         xb = static_cast<float>(x0 + kWin - n - margin);
         ya = static_cast<float>(y0 + margin);
-        yb = static_cast<float>(y0 + kWin - n - margin);
+        yb = static_cast<float>(y0 + Rows - n - margin);
     }
 };
 
@@ -153,14 +162,14 @@ struct WinTaps {
     __device__ __forceinline__ float at(int i, int j) const { return p[j * kWinStride + i]; }
 };
 
-/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i. Rows
-/// outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
+/// The 4-byte words of window `win` (Rows rows) that this lane copies: word (lane % 8) of rows lane / 8 + (G / 8) i.
+/// Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
 /// levels start 4-byte aligned with a pitch that is a multiple of 4, checked on the host), a word that
 /// reaches past either end of the row is assembled from its pixels with clamped columns (the border
 /// rule: the edge pixel is replicated, as detail::GridTaps reads it).
-template <int G>
+template <int G, int Rows>
 __device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
-                                           unsigned (&v)[kWinLoads<G>]) {
+                                           unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = win.x0 + (lane % kWinWords) * 4, row = win.y0 + lane / kWinWords;
     const int last_x = im.width - 1, last_y = im.height - 1;
     const bool whole = col >= 0 && col + 3 <= last_x;
@@ -168,7 +177,7 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
 #pragma unroll
     for (int j = 0; j < 4; ++j) c[j] = detail::clamp_tap(col + j, last_x);
 #pragma unroll
-    for (int i = 0; i < kWinLoads<G>; ++i) {
+    for (int i = 0; i < kWinLoads<G, Rows>; ++i) {
         const std::uint8_t* r =
             im.data + static_cast<std::size_t>(detail::clamp_tap(row + i * kWinRowsPerLoad<G>, last_y)) * im.pitch;
         if (whole) {
@@ -181,25 +190,26 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
 }
 
 /// Stores the words of load_words as floats (little-endian: byte j is column col + j), 8 bytes at a time.
-template <int G>
-__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads<G>]) {
+template <int G, int Rows>
+__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
 #pragma unroll
-    for (int i = 0; i < kWinLoads<G>; ++i) {
+    for (int i = 0; i < kWinLoads<G, Rows>; ++i) {
         float2* dst = reinterpret_cast<float2*>(win.buf + (row + i * kWinRowsPerLoad<G>) * kWinStride + col);
         dst[0] = make_float2(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu));
         dst[1] = make_float2(static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
     }
 }
 
-/// Copies the placed window w from its image by the G lanes of its track (lane: the lane in the group, mask: the
-/// group's lanes): every load is issued before the first store, so the copy costs one memory latency.
+/// Copies the placed current-image window w from its image by the G lanes of its track (lane: the lane in the
+/// group, mask: the group's lanes): every load is issued before the first store, so the copy costs one memory
+/// latency.
 template <int G>
 __device__ __forceinline__ void stage(const detail::LkImage& im, const Window& w, int lane, unsigned mask) {
-    unsigned v[kWinLoads<G>];
-    load_words<G>(im, w, lane, v);
+    unsigned v[kWinLoads<G, kCurRows>];
+    load_words<G, kCurRows>(im, w, lane, v);
     __syncwarp(mask);  // every lane is done reading the previous contents
-    store_words<G>(w, lane, v);
+    store_words<G, kCurRows>(w, lane, v);
     __syncwarp(mask);  // the copy is visible to every lane
 }
 
@@ -209,7 +219,7 @@ __device__ __forceinline__ void stage(const detail::LkImage& im, const Window& w
 template <int G>
 __device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane,
                                         unsigned mask) {
-    w.place(cx, cy, n, 0);
+    w.place<kCurRows>(cx, cy, n, 0);
     stage<G>(*cur, w, lane, mask);
     return w;
 }
@@ -337,7 +347,7 @@ struct WarpEngine {
                 pj[p] = is_column() ? p : i / n;
             }
         }
-        cw.place(cx, cy, n, 0);
+        cw.place<kCurRows>(cx, cy, n, 0);
         cw_level = k;
         from_store = ref == nullptr || (slot_base != nullptr && k >= from_level);
         if (from_store) {  // the stored template
@@ -364,12 +374,12 @@ struct WarpEngine {
         }
         // One buffer for both windows: every load of both is issued first (one memory latency), the
         // reference window is stored and the template taken from it, then the current window replaces it.
-        rw.place(rx, ry, n, 1);  // covers the template's taps (see Window::place)
-        unsigned vr[kWinLoads<G>], vc[kWinLoads<G>];
-        load_words<G>(ref[k], rw, lane, vr);
-        load_words<G>(cur, cw, lane, vc);
+        rw.place<kRefRows>(rx, ry, n, 1);  // covers the template's taps (see Window::place)
+        unsigned vr[kWinLoads<G, kRefRows>], vc[kWinLoads<G, kCurRows>];
+        load_words<G, kRefRows>(ref[k], rw, lane, vr);
+        load_words<G, kCurRows>(cur, cw, lane, vc);
         __syncwarp(mask);  // every lane is done reading the previous contents
-        store_words<G>(rw, lane, vr);
+        store_words<G, kRefRows>(rw, lane, vr);
         __syncwarp(mask);
         const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
         const WinTaps src = taps(rw, g);
@@ -377,7 +387,7 @@ struct WarpEngine {
         for (int p = 0; p < kP; ++p)
             if (has(p)) detail::grid_template(src, g, px(p), py(p), t[p], gx[p], gy[p]);
         __syncwarp(mask);  // the template is read before the current window overwrites it
-        store_words<G>(cw, lane, vc);
+        store_words<G, kCurRows>(cw, lane, vc);
         __syncwarp(mask);
         return true;
     }
@@ -501,7 +511,8 @@ __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes
                                              const Engine* eng) {
     if (!p.with_anchor) return;
     AnchorWindow win;
-    if (eng != nullptr && eng->cw_level == 0) win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kWinStride};
+    if (eng != nullptr && eng->cw_level == 0)
+        win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride};
     const detail::AnchorResult a = anchor_track<N, G>(p.anchor, p.cur[0], tl.f, tl.lane, tl.mask, res, win);
     if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
@@ -697,8 +708,8 @@ int lanes_per_track() {
     if (s == "16") return 16;
     if (s == "16r") return 17;  // 16 lanes at 6 blocks per SM (168 registers)
     if (s == "8") return 8;
-    throw InvalidArgument("KESTREL_LK_LANES",
-                          "kestrel: environment variable KESTREL_LK_LANES = '" + s + "' must be 32, 16 or 8 (or unset)");
+    throw InvalidArgument("KESTREL_LK_LANES", "kestrel: environment variable KESTREL_LK_LANES = '" + s +
+                                                  "' must be 32, 16 or 8 (or unset)");
 }
 
 /// Launches kernel<N, G> (G lanes per track) over count tracks.

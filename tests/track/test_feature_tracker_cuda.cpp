@@ -22,7 +22,8 @@ namespace {
 struct ScopedLkLanes {
     bool had;
     std::string old;
-    ScopedLkLanes() : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
+    ScopedLkLanes()
+        : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
     ~ScopedLkLanes() {
         if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
         else unsetenv("KESTREL_LK_LANES");
