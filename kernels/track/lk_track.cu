@@ -81,8 +81,14 @@ constexpr int kWarpsPerBlock = 2;  // one staged window of 6.25 KiB per warp: 12
 // against 19.4 us on 132 SMs, 50 against 42 us on 8); at 128 the default 16 x 16 instances spill nothing
 // (a few bytes), the general instances (other patch sizes) a few hundred.
 constexpr int kMinBlocksPerSm = 8;
-/// Lanes per track of the 16 x 16 instances (32: a warp per track; 16, 8: two or four tracks per warp).
-constexpr int kLkLanesPerTrack = 16;
+/// Lanes per track of the 16 x 16 instances (32: a warp per track; 16: two tracks per warp, KESTREL_LK_LANES=16).
+/// Measured on an H200 (docs/tracker.md): 16 lanes execute 14 % fewer warp instructions (the two tracks of a warp
+/// share the scalar work only where their paths agree) but take 1.1-1.4 x as long at 8, 16 and 132 SMs (a lane's
+/// 16 pixels lengthen the chain of dependent instructions that bounds the launch, and diverging tracks run one
+/// after the other); 8 lanes, 1.5-2.3 x.
+constexpr int kLkLanesPerTrack = 32;
+/// The 16-lane instances' blocks per SM: 168 registers (at 128 they spill; 1.1 x the time of 168 at 8 SMs).
+constexpr int kMinBlocks16 = 6;
 
 // Staged neighbourhoods: a window of kWin columns and kCurRows (the current image) or kRefRows (the reference
 // level, for a template) rows of a pyramid level, copied from global memory into shared memory as floats. The
@@ -699,17 +705,15 @@ bool every_patch_full(const detail::LkSetup& s) {
 }
 
 /// The lanes per track of the 16 x 16 instances: kLkLanesPerTrack, or the environment variable KESTREL_LK_LANES
-/// (32, 16 or 8; the instances are the same arithmetic in the same order, so every choice gives the same results).
+/// (32 or 16; the instances are the same arithmetic in the same order, so both give the same results).
 int lanes_per_track() {
     const char* v = std::getenv("KESTREL_LK_LANES");
     if (v == nullptr || *v == '\0') return kLkLanesPerTrack;
     const std::string s = v;
     if (s == "32") return 32;
     if (s == "16") return 16;
-    if (s == "16r") return 17;  // 16 lanes at 6 blocks per SM (168 registers)
-    if (s == "8") return 8;
     throw InvalidArgument("KESTREL_LK_LANES", "kestrel: environment variable KESTREL_LK_LANES = '" + s +
-                                                  "' must be 32, 16 or 8 (or unset)");
+                                                  "' must be 32 or 16 (or unset)");
 }
 
 /// Launches kernel<N, G> (G lanes per track) over count tracks.
@@ -725,9 +729,7 @@ void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_live_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
-        case 16: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16>, p, stream); break;
-        case 17: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
-        case 8: launch_tracks<8>(lk_track_live_kernel<kMaxPatchSize, 8>, p, stream); break;
+        case 16: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
         default: launch_tracks<32>(lk_track_live_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track");
@@ -737,9 +739,7 @@ void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_round_trip_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
-        case 16: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16>, p, stream); break;
-        case 17: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
-        case 8: launch_tracks<8>(lk_track_round_trip_kernel<kMaxPatchSize, 8>, p, stream); break;
+        case 16: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
         default: launch_tracks<32>(lk_track_round_trip_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track round trip");
@@ -749,9 +749,7 @@ void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_stored_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
-        case 16: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16>, p, stream); break;
-        case 17: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16, 6>, p, stream); break;
-        case 8: launch_tracks<8>(lk_track_stored_kernel<kMaxPatchSize, 8>, p, stream); break;
+        case 16: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
         default: launch_tracks<32>(lk_track_stored_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track stored");

@@ -148,14 +148,14 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
     }
 }
 
-// The tracking kernels' 16 x 16 instances run a track on 32, 16 or 8 lanes (KESTREL_LK_LANES; unset: the library's
-// choice), the same sums in the same order: each gives the CPU backend's tracks bit for bit, with anchoring (the
+// The tracking kernels' 16 x 16 instances run a track on 32 or 16 lanes (KESTREL_LK_LANES; unset: the library's
+// choice, 32), the same sums in the same order: each gives the CPU backend's tracks bit for bit, with anchoring (the
 // default: stored patches, the fit in the LK launch, re-anchoring often with a tight residual bound) and with
 // first-frame templates and the forward-backward check.
 TEST(FeatureTrackerGpu, MatchesCpuBackendWithEveryLanesPerTrack) {
     KESTREL_REQUIRE_GPU();
     const ScopedLkLanes restore;
-    for (const char* lanes : {"32", "16", "8"}) {
+    for (const char* lanes : {"32", "16"}) {
         setenv("KESTREL_LK_LANES", lanes, 1);
         const std::string what = std::string(lanes) + " lanes per track";
         TrackerConfig cfg;

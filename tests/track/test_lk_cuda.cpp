@@ -188,11 +188,11 @@ TEST(LkGpu, StoredTemplatesMatchTheReference) {
     }
 }
 
-// The 16 x 16 instances of the tracking kernels run a track on 32, 16 or 8 lanes (KESTREL_LK_LANES; unset: the
-// library's choice): lane l of a group of G does the work of the warp's lanes l + G r and keeps their partial sums
-// apart until the butterfly's stages, so every choice sums in the warp's order and equals the CPU reference in every
-// field, live and stored templates, with and without guesses (two tracks or four per warp: neighbours in a warp
-// that end at different iterations, levels and statuses, as the lost cases make them).
+// The 16 x 16 instances of the tracking kernels run a track on 32 or 16 lanes (KESTREL_LK_LANES; unset: the
+// library's choice, 32): lane l of a group of 16 does the work of the warp's lanes l and l + 16 and keeps their
+// partial sums apart until the butterfly's first stage, so both choices sum in the warp's order and equal the CPU
+// reference in every field, live and stored templates, with and without guesses (two tracks per warp: neighbours
+// in a warp that end at different iterations, levels and statuses, as the lost cases make them).
 TEST(LkGpu, EveryLanesPerTrackMatchesTheCpuReference) {
     KESTREL_REQUIRE_GPU();
     const ScopedLkLanes restore;
@@ -217,7 +217,7 @@ TEST(LkGpu, EveryLanesPerTrackMatchesTheCpuReference) {
     DevBuf<LkGuess> dguess(guesses);
     DevBuf<std::int32_t> dslots(slots);
     DevBuf<LkResult> dres(pts.size());
-    for (const char* lanes : {"32", "16", "8"}) {
+    for (const char* lanes : {"32", "16"}) {
         setenv("KESTREL_LK_LANES", lanes, 1);
         DeviceLkTracker lk(cfg, n);
         lk.track_async(dr, dc, dpts.p, dguess.p, dres.p, n, nullptr);
