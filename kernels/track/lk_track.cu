@@ -74,7 +74,7 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 2;  // one staged window of 6.25 KiB per warp: 12.5 KiB static shared memory
+constexpr int kWarpsPerBlock = 2;  // one staged window buffer of 4.7 KiB per track: 9.4 KiB static shared memory
 // Blocks an SM must be able to hold: 8, i.e. at most 128 registers per thread (without the bound the compiler
 // takes 130-180, which leaves an SM 12-14 warps). A tighter bound (80 registers, 24 warps) spills into
 // local memory inside the iterations and measured slower at every SM count (H200: LK of 200 tracks 28.8
