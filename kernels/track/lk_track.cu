@@ -712,7 +712,6 @@ int lanes_per_track() {
     const std::string s = v;
     if (s == "32") return 32;
     if (s == "16") return 16;
-    if (s == "32r") return 33;  // measurement: 32 lanes at 10 blocks per SM (96 registers)
     throw InvalidArgument("KESTREL_LK_LANES", "kestrel: environment variable KESTREL_LK_LANES = '" + s +
                                                   "' must be 32 or 16 (or unset)");
 }
@@ -731,7 +730,6 @@ void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_live_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
-        case 33: launch_tracks<32>(lk_track_live_kernel<kMaxPatchSize, 32, 10>, p, stream); break;
         default: launch_tracks<32>(lk_track_live_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track");
@@ -742,7 +740,6 @@ void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_round_trip_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
-        case 33: launch_tracks<32>(lk_track_round_trip_kernel<kMaxPatchSize, 32, 10>, p, stream); break;
         default: launch_tracks<32>(lk_track_round_trip_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track round trip");
@@ -753,7 +750,6 @@ void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_stored_kernel<0, 32>, p, stream);
     else switch (lanes_per_track()) {
         case 16: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
-        case 33: launch_tracks<32>(lk_track_stored_kernel<kMaxPatchSize, 32, 10>, p, stream); break;
         default: launch_tracks<32>(lk_track_stored_kernel<kMaxPatchSize, 32>, p, stream); break;
     }
     KESTREL_CUDA_LAUNCH("lk track stored");
