@@ -38,7 +38,9 @@
 // skipped or discarded; on level 0 the same events end the track. The full policy and the status
 // rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
 //
-// GPU mapping: warp w tracks feature w. Lane l owns the patch pixels detail::lane_pixel(l, j, n) (at most
+// GPU mapping: warp w tracks feature w (the 16 x 16 instances also run a feature on 16 lanes, two per warp:
+// WarpEngine<N, G>, KESTREL_LK_LANES=16, the same sums in the same order). Lane l owns the patch pixels
+// detail::lane_pixel(l, j, n) (at most
 // 8 for 16x16: for 16x16 lane l owns column l % 16, rows 8 (l / 16) .. + 7), keeps T (centred, T - mu,
 // once mu is known), gx, gy of its pixels in registers (when n divides 32 they form a run of rows of one
 // patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
@@ -85,7 +87,7 @@ constexpr int kMinBlocksPerSm = 8;
 /// Measured on an H200 (docs/tracker.md): 16 lanes execute 14 % fewer warp instructions (the two tracks of a warp
 /// share the scalar work only where their paths agree) but take 1.1-1.4 x as long at 8, 16 and 132 SMs (a lane's
 /// 16 pixels lengthen the chain of dependent instructions that bounds the launch, and diverging tracks run one
-/// after the other); 8 lanes, 1.5-2.3 x.
+/// after the other); 8 lanes (the engine supports them; not instantiated), 1.8-2.3 x.
 constexpr int kLkLanesPerTrack = 32;
 /// The 16-lane instances' blocks per SM: 168 registers (at 128 they spill; 1.1 x the time of 168 at 8 SMs).
 constexpr int kMinBlocks16 = 6;
@@ -473,9 +475,10 @@ struct WarpEngine {
 
 __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 
-/// The tracking kernels' launch shape for G lanes per track: warps per block and tracks per block. Every instance
-/// asks for kMinBlocksPerSm blocks per SM (its template argument B): 128 registers per thread for G = 32 and 16,
-/// 255 for G = 8 (one warp per block; its lanes hold 32 pixels each); a block holds one window per track.
+/// The tracking kernels' launch shape for G lanes per track: warps per block and tracks per block. An instance asks
+/// for B blocks per SM (its template argument): kMinBlocksPerSm, 128 registers per thread, for G = 32; kMinBlocks16,
+/// 168, for G = 16; G = 8 would take one warp per block at 255 registers (its lanes hold 32 pixels each). A block
+/// holds one window buffer per track.
 template <int G>
 struct LkShape {
     static constexpr int kWarps = G == 8 ? 1 : kWarpsPerBlock;
