@@ -38,7 +38,9 @@
 // skipped or discarded; on level 0 the same events end the track. The full policy and the status
 // rules: "Level policy" in detail/lk_rules.hpp, and docs/tracker.md.
 //
-// GPU mapping: warp w tracks feature w. Lane l owns the patch pixels detail::lane_pixel(l, j, n) (at most
+// GPU mapping: warp w tracks feature w (the 16 x 16 instances also run a feature on 16 lanes, two per warp:
+// WarpEngine<N, G>, KESTREL_LK_LANES=16, the same sums in the same order). Lane l owns the patch pixels
+// detail::lane_pixel(l, j, n) (at most
 // 8 for 16x16: for 16x16 lane l owns column l % 16, rows 8 (l / 16) .. + 7), keeps T (centred, T - mu,
 // once mu is known), gx, gy of its pixels in registers (when n divides 32 they form a run of rows of one
 // patch column, so their taps lie at fixed offsets from one window address and neighbouring samples
@@ -61,44 +63,72 @@
 // With LkLaunch::with_anchor each warp then runs its track's anchor fit (anchor_engine.cuh) in the same launch.
 // All arithmetic is __fmul_rn/__fadd_rn/... (no FMA contraction) and __fmaf_rn where the rules fuse a * b + c
 // (detail::ffma; std::fma on the CPU), matching the CPU bit for bit.
+#include <cstdlib>
+#include <string>
+
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
 #include "kernels/track/anchor_engine.cuh"
 #include "kernels/track/warp_sums.cuh"
+#include "kestrel/error.hpp"
 #include "lk_track.cuh"
 
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kWarpsPerBlock = 2;  // one staged window of 6.25 KiB per warp: 12.5 KiB static shared memory
+constexpr int kWarpsPerBlock = 2;  // one staged window buffer of 4.7 KiB per track: 9.4 KiB static shared memory
 // Blocks an SM must be able to hold: 8, i.e. at most 128 registers per thread (without the bound the compiler
 // takes 130-180, which leaves an SM 12-14 warps). A tighter bound (80 registers, 24 warps) spills into
 // local memory inside the iterations and measured slower at every SM count (H200: LK of 200 tracks 28.8
 // against 19.4 us on 132 SMs, 50 against 42 us on 8); at 128 the default 16 x 16 instances spill nothing
 // (a few bytes), the general instances (other patch sizes) a few hundred.
 constexpr int kMinBlocksPerSm = 8;
+/// Lanes per track of the 16 x 16 instances (32: a warp per track; 16: two tracks per warp, KESTREL_LK_LANES=16).
+/// Measured on an H200 (docs/tracker.md): 16 lanes execute 14 % fewer warp instructions (the two tracks of a warp
+/// share the scalar work only where their paths agree) but take 1.1-1.4 x as long at 8, 16 and 132 SMs (a lane's
+/// 16 pixels lengthen the chain of dependent instructions that bounds the launch, and diverging tracks run one
+/// after the other); 8 lanes (the engine supports them; not instantiated), 1.8-2.3 x.
+constexpr int kLkLanesPerTrack = 32;
+/// The 16-lane instances' blocks per SM: 168 registers (at 128 they spill; 1.1 x the time of 168 at 8 SMs).
+constexpr int kMinBlocks16 = 6;
 
-// Staged neighbourhoods: a kWin x kWin window of a pyramid level, copied from global memory into
-// shared memory as floats. The window's first column is a multiple of 4, so a lane copies aligned
-// 4-byte words (lane l: word l % 8 of rows l / 8 + 4 i): 8 loads and 16 8-byte stores per window.
-// Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8 (lanes 16-31) in one
-// warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank conflicts.
-// A 16x16 patch reads 17 x 17 taps (its template 19 x 19), so the current-image window lets the
-// estimate move at least +-4 px (+-5 on average) before it is staged again.
+// Staged neighbourhoods: a window of kWin columns and kCurRows (the current image) or kRefRows (the reference
+// level, for a template) rows of a pyramid level, copied from global memory into shared memory as floats. The
+// window's first column is a multiple of 4, so a lane copies aligned 4-byte words (lane l of a track's G: word
+// l % 8 of rows l / 8 + (G / 8) i). Row stride kWinStride = 50: a 16-wide patch puts rows r (lanes 0-15) and r + 8
+// (lanes 16-31) in one warp instruction, 8 * 50 = 400 = 16 mod 32 banks apart, so the samples have no bank
+// conflicts. A 16x16 patch reads 17 x 17 taps (its template 19 x 19, all in the 20 reference rows), so the
+// current-image window lets the estimate move at least +-4 px across and +-3 px down or up (a level's start is the
+// coarser level's estimate: its iterations move it by less) before it is staged again.
 constexpr int kWin = 32;
+constexpr int kCurRows = 24;
+constexpr int kRefRows = 20;
 constexpr int kWinStride = kWin + 18;
-constexpr int kWinFloats = kWin * kWinStride;
-constexpr int kWinWords = kWin / 4;                     // 4-byte words per window row
-constexpr int kWinRowsPerLoad = detail::kLkLanes / kWinWords;  // rows one warp-wide load covers
-constexpr int kWinLoads = kWin / kWinRowsPerLoad;              // loads per lane and window
+constexpr int kWinFloats = kCurRows * kWinStride;  // one buffer per track: the reference window, then the current
+constexpr int kWinWords = kWin / 4;                // 4-byte words per window row
+/// Staging by the G lanes of one track: rows one G-lane load covers, loads per lane for a window of Rows rows
+/// (G = 32: 4 rows, 6 loads for the current image's window).
+template <int G>
+constexpr int kWinRowsPerLoad = G / kWinWords;
+template <int G, int Rows>
+constexpr int kWinLoads = Rows / kWinRowsPerLoad<G>;
+static_assert(kCurRows % 4 == 0 && kRefRows % 4 == 0 && kRefRows <= kCurRows, "whole loads of 32 lanes");
+/// Floats between the windows of consecutive tracks of a block (kWinFloats = 16 mod 32), so that the groups of a
+/// warp (G < 32) sampling the same pixel slot of their tracks start on different banks when their grids sit alike
+/// in their windows: G = 16, 16 banks apart; G = 8 (+8 floats), 24, 16 and 8 banks.
+template <int G>
+constexpr int kWinBufStride = kWinFloats + (G == 8 ? 8 : 0);
+static_assert(kWinBufStride<16> % 32 == 16 && kWinBufStride<8> % 32 == 24 && kWinBufStride<8> % 4 == 0,
+              "track windows on disjoint banks, 16-byte aligned");
 static_assert(kWinStride % 2 == 0 && (8 * kWinStride) % 32 == 16, "8-byte aligned rows, half-warps on disjoint banks");
-// Window::place covers the taps [ix - 14, ix + 14] x [iy - 15, iy + 16] around (ix, iy) = floor of the
-// centre; a template's are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c -
-// h) - 1 >= c - h - 2 > ix - 10 and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2).
-static_assert(kMaxPatchSize <= 16, "the window must cover a template");
+// Window::place<Rows> covers the taps [ix - 14, ix + 14] x [iy - Rows / 2 + 1, iy + Rows / 2] around (ix, iy) =
+// floor of the centre: [iy - 11, iy + 12] for the current image, [iy - 9, iy + 10] for a template; a template's taps
+// are within [ix - 9, ix + 10] x [iy - 9, iy + 10] for n <= 16 (PatchGrid: floor(c - h) - 1 >= c - h - 2 > ix - 10
+// and floor(c - h) + n + 1 <= c + h + 2 < ix + 11 with h = (n - 1) / 2), a patch's within [ix - 8, ix + 9].
+static_assert(kMaxPatchSize <= 16 && kRefRows == 20, "the reference window must cover a template");
 
 /// A staged window: pixel (x, y) of the level at buf[(y - y0) * kWinStride + (x - x0)], for
-/// x0 <= x < x0 + kWin, y0 <= y < y0 + kWin.
+/// x0 <= x < x0 + kWin, y0 <= y < y0 + rows (kCurRows or kRefRows, as placed).
 struct Window {
     float* buf;
     int x0, y0;
@@ -109,26 +139,27 @@ struct Window {
 
     /// True when the window holds every tap of the grid whose first sample is at (vx, vy) (detail::PatchGrid,
     /// side and margin as given to place()): the taps x0g - m .. x0g + n + m with x0g = floor(vx). For integer
-    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + kWin - 1 <=> vx < x0 + kWin - n - m:
-    /// four float compares against bounds fixed at placement.
+    /// bounds, floor(vx) - m >= x0 <=> vx >= x0 + m and floor(vx) + n + m <= x0 + kWin - 1 <=> vx < x0 + kWin - n - m
+    /// (rows likewise): four float compares against bounds fixed at placement.
     __device__ __forceinline__ bool covers(float vx, float vy) const { return vx >= xa && vx < xb && vy >= ya && vy < yb; }
 
-    /// Chooses the kWin x kWin window around (cx, cy) for grids of side n widened by `margin` taps. It may
-    /// reach past the image's edges (the border rule, detail::kLkBorder): load_words replicates the edge
-    /// pixels there, as detail::GridTaps clamps its taps. Warp-uniform. x0 is a multiple of 4 (aligned word
-    /// loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
-    /// [ix - 14, ix + 14]; rows [iy - 15, iy + 16]. Afterwards covers() holds for the grid around (cx, cy)
-    /// (see the static_assert above).
+    /// Chooses the window of kWin columns and Rows rows around (cx, cy) for grids of side n widened by `margin`
+    /// taps. It may reach past the image's edges (the border rule, detail::kLkBorder): load_words replicates the
+    /// edge pixels there, as detail::GridTaps clamps its taps. Uniform in the track's lanes. x0 is a multiple of 4
+    /// (aligned word loads): x0 = (ix - 14) rounded down to a multiple of 4, so the window [x0, x0 + 31] contains
+    /// [ix - 14, ix + 14]; rows [iy - Rows / 2 + 1, iy + Rows / 2]. Afterwards covers() holds for the grid around
+    /// (cx, cy) (see the static_assert above).
+    template <int Rows>
     __device__ __forceinline__ void place(float cx, float cy, int n, int margin) {
         // Clamp before the conversion: the estimate may be far outside (it is then not used).
         const int ix = static_cast<int>(floorf(fminf(fmaxf(cx, -1.0e6f), 1.0e6f)));
         const int iy = static_cast<int>(floorf(fminf(fmaxf(cy, -1.0e6f), 1.0e6f)));
         x0 = (ix - (kWin / 2 - 2)) & ~3;
-        y0 = iy - (kWin / 2 - 1);
+        y0 = iy - (Rows / 2 - 1);
         xa = static_cast<float>(x0 + margin);
         xb = static_cast<float>(x0 + kWin - n - margin);
         ya = static_cast<float>(y0 + margin);
-        yb = static_cast<float>(y0 + kWin - n - margin);
+        yb = static_cast<float>(y0 + Rows - n - margin);
     }
 };
 
@@ -139,13 +170,14 @@ struct WinTaps {
     __device__ __forceinline__ float at(int i, int j) const { return p[j * kWinStride + i]; }
 };
 
-/// The 4-byte words of window `win` that this lane copies: word (lane % 8) of rows lane / 8 + 4 i. Rows
-/// outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
+/// The 4-byte words of window `win` (Rows rows) that this lane copies: word (lane % 8) of rows lane / 8 + (G / 8) i.
+/// Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
 /// levels start 4-byte aligned with a pitch that is a multiple of 4, checked on the host), a word that
 /// reaches past either end of the row is assembled from its pixels with clamped columns (the border
 /// rule: the edge pixel is replicated, as detail::GridTaps reads it).
+template <int G, int Rows>
 __device__ __forceinline__ void load_words(const detail::LkImage& im, const Window& win, int lane,
-                                           unsigned (&v)[kWinLoads]) {
+                                           unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = win.x0 + (lane % kWinWords) * 4, row = win.y0 + lane / kWinWords;
     const int last_x = im.width - 1, last_y = im.height - 1;
     const bool whole = col >= 0 && col + 3 <= last_x;
@@ -153,9 +185,9 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
 #pragma unroll
     for (int j = 0; j < 4; ++j) c[j] = detail::clamp_tap(col + j, last_x);
 #pragma unroll
-    for (int i = 0; i < kWinLoads; ++i) {
+    for (int i = 0; i < kWinLoads<G, Rows>; ++i) {
         const std::uint8_t* r =
-            im.data + static_cast<std::size_t>(detail::clamp_tap(row + i * kWinRowsPerLoad, last_y)) * im.pitch;
+            im.data + static_cast<std::size_t>(detail::clamp_tap(row + i * kWinRowsPerLoad<G>, last_y)) * im.pitch;
         if (whole) {
             v[i] = __ldg(reinterpret_cast<const unsigned*>(r + col));
         } else {
@@ -166,36 +198,42 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
 }
 
 /// Stores the words of load_words as floats (little-endian: byte j is column col + j), 8 bytes at a time.
-__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads]) {
+template <int G, int Rows>
+__device__ __forceinline__ void store_words(const Window& win, int lane, const unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = (lane % kWinWords) * 4, row = lane / kWinWords;
 #pragma unroll
-    for (int i = 0; i < kWinLoads; ++i) {
-        float2* dst = reinterpret_cast<float2*>(win.buf + (row + i * kWinRowsPerLoad) * kWinStride + col);
+    for (int i = 0; i < kWinLoads<G, Rows>; ++i) {
+        float2* dst = reinterpret_cast<float2*>(win.buf + (row + i * kWinRowsPerLoad<G>) * kWinStride + col);
         dst[0] = make_float2(static_cast<float>(v[i] & 0xffu), static_cast<float>((v[i] >> 8) & 0xffu));
         dst[1] = make_float2(static_cast<float>((v[i] >> 16) & 0xffu), static_cast<float>(v[i] >> 24));
     }
 }
 
-/// Copies the placed window w from its image: every load is issued before the first store, so the copy
-/// costs one memory latency.
-__device__ __forceinline__ void stage(const detail::LkImage& im, const Window& w, int lane) {
-    unsigned v[kWinLoads];
-    load_words(im, w, lane, v);
-    __syncwarp();  // every lane is done reading the previous contents
-    store_words(w, lane, v);
-    __syncwarp();  // the copy is visible to every lane
+/// Copies the placed current-image window w from its image by the G lanes of its track (lane: the lane in the
+/// group, mask: the group's lanes): every load is issued before the first store, so the copy costs one memory
+/// latency.
+template <int G>
+__device__ __forceinline__ void stage(const detail::LkImage& im, const Window& w, int lane, unsigned mask) {
+    unsigned v[kWinLoads<G, kCurRows>];
+    load_words<G, kCurRows>(im, w, lane, v);
+    __syncwarp(mask);  // every lane is done reading the previous contents
+    store_words<G, kCurRows>(w, lane, v);
+    __syncwarp(mask);  // the copy is visible to every lane
 }
 
 /// Window w placed around (cx, cy) on *cur (grids of side n) and staged. Not inlined: it runs rarely, and out
 /// of line it keeps the iteration loop's code short (16x16: 389 SASS instructions instead of 695). Window
 /// and result by value, so that the engine itself stays in registers.
-__device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane) {
-    w.place(cx, cy, n, 0);
-    stage(*cur, w, lane);
+template <int G>
+__device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, float cx, float cy, int n, int lane,
+                                        unsigned mask) {
+    w.place<kCurRows>(cx, cy, n, 0);
+    stage<G>(*cur, w, lane, mask);
     return w;
 }
 
-/// The warp as the engine of detail::lk_track_one (one instance per lane). N > 0: every level's patch
+/// The G lanes of one track as the engine of detail::lk_track_one (one instance per lane; G = 32: a warp
+/// per track, G = 16 or 8: two or four tracks per warp, for N = 16 only). N > 0: every level's patch
 /// side is N, known at compile time (the default 16 x 16 on all levels: the pixel loops have no guards
 /// and the code holds only that layout); N = 0: the side of level k is setup.patch[k]. Per level it stages the
 /// template's neighbourhood of the reference level (live templates) and the neighbourhood of the
@@ -203,13 +241,20 @@ __device__ __noinline__ Window restaged(Window w, const detail::LkImage* cur, fl
 /// and samples the current image from its window; the window is staged again (centred on the
 /// estimate) only when the patch's grid no longer fits in it. The samples are the same bytes and the same
 /// arithmetic as detail::grid_sample on the image, so the results do not depend on the staging.
-/// Lane l owns patch pixels i = detail::lane_pixel(l, j, n), at grid column i % n and row i / n; when n
-/// divides 32 they are rows (l / n) R + j of column l % n (`column`, R = ceil(n^2 / 32)): their taps are
-/// at fixed offsets from one window address, so a sample is shared-memory loads with immediate offsets
-/// and the weights' arithmetic, and consecutive samples share a tap row.
-template <int N>
+/// Lane l of the group does the work of the 32-lane warp's lanes l + G r, r < 32 / G (its "virtual lanes"):
+/// slot p = 8 r + j holds pixel i = detail::lane_pixel(l + G r, j, n), at grid column i % n and row i / n, and
+/// virtual lane r's partial sums are kept apart (acc[r]) until the butterfly's stages inside the lane
+/// (track_sums::group_allreduce_add_rn): every sum is the 32-lane warp's, bit for bit. When n divides 32 the
+/// pixels of a virtual lane are rows (l / n) R + j of column l % n (`column`, R = ceil(n^2 / 32)): their taps
+/// are at fixed offsets from one window address, so a sample is shared-memory loads with immediate offsets
+/// and the weights' arithmetic, and consecutive samples share a tap row (16 x 16, G = 16: lane l holds all of
+/// column l, 17 tap rows for 16 samples; G = 8: columns l and l + 8).
+template <int N, int G>
 struct WarpEngine {
+    static_assert(G == 32 || N == 16, "fewer lanes per track: 16 x 16 patches only");
     static constexpr bool kFixed = N > 0;
+    static constexpr int kR = 32 / G;                           // virtual lanes per lane
+    static constexpr int kP = detail::kLkMaxPerLane * kR;       // pixel slots per lane
     const detail::LkSetup& s;
     const detail::LkImage* ref;   // live templates (nullptr: stored)
     const float* slot_base;       // stored templates of this feature
@@ -217,7 +262,8 @@ struct WarpEngine {
     const detail::LkLevelPrep* lprep;  // their preparations (nullptr: none)
     int from_level;               // with ref and slot_base: the first level of stored templates
     bool from_store;              // the current level's template is the stored one
-    int lane;
+    int lane;                     // lane in the group
+    unsigned mask;                // the group's lanes in the warp
     Window cw;                    // current-image window (cw_level: the level it holds, -1: none)
     Window rw;                    // reference window (template extraction)
     int cw_level;
@@ -225,19 +271,20 @@ struct WarpEngine {
     bool full;                    // n == 16: every lane has kLkMaxPerLane pixels (and one_column)
     float half_k;                 // patch_half(n) of the level being tracked
     // T (after hessian_sums: T - mu), gx, gy of this lane's pixels
-    float t[detail::kLkMaxPerLane], gx[detail::kLkMaxPerLane], gy[detail::kLkMaxPerLane];
-    // Pixel j of this lane is grid pixel (org_x + pi[j], org_y + pj[j]): in the column layout org = (l % n,
-    // first row (l / n) R) and (pi, pj) = (0, j), so the taps are at compile-time offsets from one window
-    // address; otherwise org = (0, 0) and (pi, pj) = (i % n, i / n).
+    float t[kP], gx[kP], gy[kP];
+    // Pixel p of this lane is grid pixel (org_x + px(p), org_y + py(p)): in the column layout org = (l % n,
+    // first row (l / n) R) and, for N = 16, (px, py) compile-time offsets (virtual lane r = p / 8 sits
+    // (G r) % 16 columns right of and 8 ((G r) / 16) rows below lane l's first pixel); N = 0 keeps them in
+    // pi, pj ((0, j) in the column layout, else (i % n, i / n) with org = (0, 0)).
     int org_x, org_y;
-    int pi[detail::kLkMaxPerLane], pj[detail::kLkMaxPerLane];
-    unsigned slots;               // bit j: slot j holds a pixel (detail::lane_pixel >= 0)
+    int pi[kFixed ? 1 : kP], pj[kFixed ? 1 : kP];
+    unsigned slots;               // bit p: slot p holds a pixel (detail::lane_pixel >= 0)
 
     __device__ WarpEngine(const detail::LkSetup& setup, const detail::LkImage* r, const float* slots,
-                          const std::int32_t* flags, int l, float* cur_buf, float* ref_buf,
+                          const std::int32_t* flags, int l, unsigned m, float* cur_buf, float* ref_buf,
                           const detail::LkLevelPrep* prep = nullptr, int from = 0)
         : s(setup), ref(r), slot_base(slots), valid(flags), lprep(prep), from_level(from), from_store(false), lane(l),
-          cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
+          mask(m), cw{cur_buf, 0, 0, 0, 0}, rw{ref_buf, 0, 0, 0, 0},
           cw_level(-1), one_column(false), full(false), half_k(0.0f), org_x(0), org_y(0), slots(0u) {}
 
     __device__ __forceinline__ int side(int k) const { return kFixed ? N : s.patch[k]; }
@@ -251,11 +298,42 @@ struct WarpEngine {
         if constexpr (kFixed) return detail::kLkLanes % N == 0;
         else return one_column;
     }
-    /// Slot j of this lane holds a pixel.
-    __device__ __forceinline__ bool has(int j) const { return is_full() || ((slots >> j) & 1u) != 0u; }
-    /// The lane's taps on grid g from window w: at(pi[j] + di, pj[j] + dj) is tap (di, dj) of pixel j.
+    /// Slot p of this lane holds a pixel.
+    __device__ __forceinline__ bool has(int p) const { return is_full() || ((slots >> p) & 1u) != 0u; }
+    /// The patch pixel of slot p (detail::lane_pixel of its virtual lane), -1: none.
+    __device__ __forceinline__ int pixel(int p, int n) const {
+        return detail::lane_pixel(lane + G * (p / detail::kLkMaxPerLane), p % detail::kLkMaxPerLane, n);
+    }
+    /// Grid offsets of slot p from (org_x, org_y).
+    __device__ __forceinline__ int px(int p) const {
+        if constexpr (kFixed) return (G * (p / detail::kLkMaxPerLane)) % N;
+        else return pi[p];
+    }
+    __device__ __forceinline__ int py(int p) const {
+        if constexpr (kFixed)
+            return detail::kLkMaxPerLane * ((G * (p / detail::kLkMaxPerLane)) / N) + p % detail::kLkMaxPerLane;
+        else return pj[p];
+    }
+    /// The lane's taps on grid g from window w: at(px(p) + di, py(p) + dj) is tap (di, dj) of pixel p.
     __device__ __forceinline__ WinTaps taps(const Window& w, const detail::PatchGrid& g) const {
         return WinTaps{w.ptr(g.x0 + org_x, g.y0 + org_y)};
+    }
+
+    /// K sums over the patch: add(acc, p) adds slot p's terms to its virtual lane's partial sums acc (slot order),
+    /// then the 32-lane butterfly's tree (track_sums::group_allreduce_add_rn) into out[0 .. K-1].
+    template <int K, class Add>
+    __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
+        float acc[kR][K];
+#pragma unroll
+        for (int r = 0; r < kR; ++r)
+#pragma unroll
+            for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
+#pragma unroll
+        for (int p = 0; p < kP; ++p)
+            if (has(p)) add(acc[p / detail::kLkMaxPerLane], p);
+        track_sums::group_allreduce_add_rn<K, G>(acc, lane, mask);
+#pragma unroll
+        for (int q = 0; q < K; ++q) out[q] = acc[0][q];
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
@@ -268,91 +346,84 @@ struct WarpEngine {
         slots = 0u;
         org_x = is_column() ? lane % n : 0;
         org_y = is_column() ? (lane / n) * ((npx + detail::kLkLanes - 1) / detail::kLkLanes) : 0;  // (l / n) R
+        if constexpr (!kFixed) {
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            const int i = detail::lane_pixel(lane, j, n);
-            slots |= (i >= 0 ? 1u : 0u) << j;
-            pi[j] = is_column() ? 0 : i % n;
-            pj[j] = is_column() ? j : i / n;
+            for (int p = 0; p < kP; ++p) {
+                const int i = pixel(p, n);
+                slots |= (i >= 0 ? 1u : 0u) << p;
+                pi[p] = is_column() ? 0 : i % n;
+                pj[p] = is_column() ? p : i / n;
+            }
         }
-        cw.place(cx, cy, n, 0);
+        cw.place<kCurRows>(cx, cy, n, 0);
         cw_level = k;
         from_store = ref == nullptr || (slot_base != nullptr && k >= from_level);
         if (from_store) {  // the stored template
             if (valid[k] == 0) {
-                stage(cur, cw, lane);
+                stage<G>(cur, cw, lane, mask);
                 return false;
             }
             const float* base = slot_base + detail::store_level_offset(s, k);
 #pragma unroll
-            for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-                if (has(j)) {
-                    const int i = detail::lane_pixel(lane, j, n);
-                    t[j] = base[i];
-                    gx[j] = base[npx + i];
-                    gy[j] = base[2 * npx + i];
+            for (int p = 0; p < kP; ++p) {
+                if (has(p)) {
+                    const int i = pixel(p, n);
+                    t[p] = base[i];
+                    gx[p] = base[npx + i];
+                    gy[p] = base[2 * npx + i];
                 }
             }
-            stage(cur, cw, lane);
+            stage<G>(cur, cw, lane, mask);
             return true;
         }
         if (!detail::inside(ref[k], rx, ry, n, 1)) {
-            stage(cur, cw, lane);
+            stage<G>(cur, cw, lane, mask);
             return false;
         }
         // One buffer for both windows: every load of both is issued first (one memory latency), the
         // reference window is stored and the template taken from it, then the current window replaces it.
-        rw.place(rx, ry, n, 1);  // covers the template's taps (see Window::place)
-        unsigned vr[kWinLoads], vc[kWinLoads];
-        load_words(ref[k], rw, lane, vr);
-        load_words(cur, cw, lane, vc);
-        __syncwarp();  // every lane is done reading the previous contents
-        store_words(rw, lane, vr);
-        __syncwarp();
+        rw.place<kRefRows>(rx, ry, n, 1);  // covers the template's taps (see Window::place)
+        unsigned vr[kWinLoads<G, kRefRows>], vc[kWinLoads<G, kCurRows>];
+        load_words<G, kRefRows>(ref[k], rw, lane, vr);
+        load_words<G, kCurRows>(cur, cw, lane, vc);
+        __syncwarp(mask);  // every lane is done reading the previous contents
+        store_words<G, kRefRows>(rw, lane, vr);
+        __syncwarp(mask);
         const detail::PatchGrid g = detail::patch_grid(rx, ry, half_k);
         const WinTaps src = taps(rw, g);
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (has(j)) detail::grid_template(src, g, pi[j], pj[j], t[j], gx[j], gy[j]);
-        __syncwarp();  // the template is read before the current window overwrites it
-        store_words(cw, lane, vc);
-        __syncwarp();
+        for (int p = 0; p < kP; ++p)
+            if (has(p)) detail::grid_template(src, g, px(p), py(p), t[p], gx[p], gy[p]);
+        __syncwarp(mask);  // the template is read before the current window overwrites it
+        store_words<G, kCurRows>(cw, lane, vc);
+        __syncwarp(mask);
         return true;
     }
 
     /// Level k's preparation, read from the store when the level's template is a stored one with a preparation;
-    /// centres the template (t[j] <- T - mu) as hessian_sums would.
-    __device__ __forceinline__ bool prepared(int k, detail::LkLevelPrep& p) {
+    /// centres the template (t[p] <- T - mu) as hessian_sums would.
+    __device__ __forceinline__ bool prepared(int k, detail::LkLevelPrep& pr) {
         if (!from_store || lprep == nullptr) return false;
-        p = lprep[k];
+        pr = lprep[k];
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (has(j)) t[j] = detail::fsub(t[j], p.mu);
+        for (int p = 0; p < kP; ++p)
+            if (has(p)) t[p] = detail::fsub(t[p], pr.mu);
         return true;
     }
 
-    __device__ __forceinline__ float template_sum(int k) {
-        float acc[1] = {0.0f};
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (has(j)) acc[0] = detail::fadd(acc[0], t[j]);
-        track_sums::allreduce_add_rn<1>(acc, lane);
-        return acc[0];
+    __device__ __forceinline__ float template_sum(int) {
+        float out[1];
+        patch_sums<1>(out, [&](float* acc, int p) { acc[0] = detail::fadd(acc[0], t[p]); });
+        return out[0];
     }
 
-    /// Also centres the template in place: t[j] <- T - mu, which the level's iterations then use
+    /// Also centres the template in place: t[p] <- T - mu, which the level's iterations then use
     /// directly (the CPU reference computes the same fsub(T, mu) per use).
-    __device__ __forceinline__ void hessian_sums(int k, float mu, float* out) {
-#pragma unroll
-        for (int q = 0; q < detail::kLkHessianSums; ++q) out[q] = 0.0f;
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            if (has(j)) {
-                t[j] = detail::fsub(t[j], mu);
-                detail::add_hessian_centred(out, t[j], gx[j], gy[j]);
-            }
-        }
-        track_sums::allreduce_add_rn<detail::kLkHessianSums>(out, lane);
+    __device__ __forceinline__ void hessian_sums(int, float mu, float* out) {
+        patch_sums<detail::kLkHessianSums>(out, [&](float* acc, int p) {
+            t[p] = detail::fsub(t[p], mu);
+            detail::add_hessian_centred(acc, t[p], gx[p], gy[p]);
+        });
     }
 
     /// Current-image samples of this lane's pixels on the grid at (cx, cy) (precondition: inside(cur, cx,
@@ -361,59 +432,70 @@ struct WarpEngine {
         const int n = side(k);
         const detail::PatchGrid g = detail::patch_grid(cx, cy, half_k);
         if (!(cw_level == k && cw.covers(g.vx, g.vy))) {
-            cw = restaged(cw, &cur, cx, cy, n, lane);
+            cw = restaged<G>(cw, &cur, cx, cy, n, lane, mask);
             cw_level = k;
         }
         const WinTaps src = taps(cw, g);
 #pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (has(j)) img[j] = detail::grid_sample(src, g, pi[j], pj[j]);
-    }
-
-    /// The image sums of the lane's pixels (add_image_sums<Sad>), reduced over the warp: 4 values, 5 with Sad.
-    template <bool Sad>
-    __device__ __forceinline__ void reduce_image_sums(const float* img, float alpha, float beta_c, float* out) {
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j)
-            if (has(j))
-                detail::add_image_sums<Sad>(out, t[j], gx[j], gy[j], img[j], alpha, beta_c);
-        track_sums::allreduce_add_rn<detail::kLkImageSums + (Sad ? 1 : 0)>(out, lane);
+        for (int p = 0; p < kP; ++p)
+            if (has(p)) img[p] = detail::grid_sample(src, g, px(p), py(p));
     }
 
     /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
     /// test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
     __device__ __forceinline__ void image_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float /*mu: t is centred*/, float* out, bool with_sad) {
-        float img[detail::kLkMaxPerLane];
+        float img[kP];
         sample(k, cur, cx, cy, img);
-#pragma unroll
-        for (int q = 0; q <= detail::kLkImageSums; ++q) out[q] = 0.0f;
+        out[detail::kLkImageSums] = 0.0f;
         if (with_sad)
-            reduce_image_sums<true>(img, alpha, beta_c, out);
+            patch_sums<detail::kLkImageSums + 1>(out, [&](float* acc, int p) {
+                detail::add_image_sums<true>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
+            });
         else
-            reduce_image_sums<false>(img, alpha, beta_c, out);
+            patch_sums<detail::kLkImageSums>(out, [&](float* acc, int p) {
+                detail::add_image_sums<false>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
+            });
     }
 
     __device__ __forceinline__ void residual_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                   float beta_c, float alpha0, float beta_c0, float /*mu*/, float* sad,
                                                   float* sad0) {
-        float img[detail::kLkMaxPerLane];
+        float img[kP];
         sample(k, cur, cx, cy, img);
-        float v[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int j = 0; j < detail::kLkMaxPerLane; ++j) {
-            if (has(j)) {
-                v[0] = detail::fadd(v[0], fabsf(detail::pixel_error_centred(t[j], img[j], alpha, beta_c)));
-                v[1] = detail::fadd(v[1], fabsf(detail::pixel_error_centred(t[j], img[j], alpha0, beta_c0)));
-            }
-        }
-        track_sums::allreduce_add_rn<2>(v, lane);
+        float v[2];
+        patch_sums<2>(v, [&](float* acc, int p) {
+            acc[0] = detail::fadd(acc[0], fabsf(detail::pixel_error_centred(t[p], img[p], alpha, beta_c)));
+            acc[1] = detail::fadd(acc[1], fabsf(detail::pixel_error_centred(t[p], img[p], alpha0, beta_c0)));
+        });
         *sad = v[0];
         *sad0 = v[1];
     }
 };
 
 __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
+
+/// The tracking kernels' launch shape for G lanes per track: warps per block and tracks per block. An instance asks
+/// for B blocks per SM (its template argument): kMinBlocksPerSm, 128 registers per thread, for G = 32; kMinBlocks16,
+/// 168, for G = 16; G = 8 would take one warp per block at 255 registers (its lanes hold 32 pixels each). A block
+/// holds one window buffer per track.
+template <int G>
+struct LkShape {
+    static constexpr int kWarps = G == 8 ? 1 : kWarpsPerBlock;
+    static constexpr int kThreads = kWarps * 32;
+    static constexpr int kTracks = kThreads / G;
+};
+
+/// A track's G lanes: the track index, the lane in the group and the group's mask.
+template <int G>
+struct TrackLanes {
+    int f, lane;
+    unsigned mask;
+    __device__ __forceinline__ TrackLanes()
+        : f(static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / G)),
+          lane(static_cast<int>(threadIdx.x % G)),
+          mask(track_sums::group_mask<G>(static_cast<int>(threadIdx.x & 31u))) {}
+};
 
 // The launch descriptor is copied once per block into shared memory: the driver indexes the level
 // arrays with the runtime level k, which on kernel parameters would force a per-thread local copy.
@@ -422,36 +504,37 @@ __device__ __forceinline__ int warp_index() { return static_cast<int>((blockIdx.
     if (threadIdx.x == 0) p = p_in;            \
     __syncthreads();
 
-// The staged windows of the block: per warp one current-image and one reference window.
-#define KESTREL_LK_WINDOWS(cur_buf, ref_buf)                                       \
-    __shared__ __align__(16) float lk_windows[kWarpsPerBlock][kWinFloats];         \
-    float* cur_buf = lk_windows[threadIdx.x / detail::kLkLanes];                   \
+// The staged windows of the block: per track one buffer for the current-image and the reference window.
+#define KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)                                                  \
+    __shared__ __align__(16) float lk_windows[LkShape<G>::kTracks * kWinBufStride<G>];           \
+    float* cur_buf = lk_windows + (threadIdx.x / (G)) * kWinBufStride<G>;                        \
     float* ref_buf = cur_buf;
 
 /// The anchor fit of track f after its LK result (LkLaunch::with_anchor): in the same launch, so that the
 /// kernel lasts as long as the longest LK + fit of one track rather than the longest LK plus the longest fit
 /// (tracks that LK loses, the slow ones, skip the fit).
-/// The fit samples level 0 from the warp's staged window where its taps lie there (the window LK left around
+/// The fit samples level 0 from the track's staged window where its taps lie there (the window LK left around
 /// the track's final estimate, when LK ended on level 0), else from the image: the same values either way.
-template <class Engine>
-__device__ __forceinline__ void anchor_after(const LkLaunch& p, int f, int lane, const LkResult& res,
+template <int N, int G, class Engine>
+__device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes<G>& tl, const LkResult& res,
                                              const Engine* eng) {
     if (!p.with_anchor) return;
     AnchorWindow win;
-    if (eng != nullptr && eng->cw_level == 0) win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kWinStride};
-    const detail::AnchorResult a = anchor_track(p.anchor, p.cur[0], f, lane, res, win);
-    if (lane == 0) p.anchor.results[f] = a;
+    if (eng != nullptr && eng->cw_level == 0)
+        win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride};
+    const detail::AnchorResult a = anchor_track<N, G>(p.anchor, p.cur[0], tl.f, tl.lane, tl.mask, res, win);
+    if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
 
-template <int N>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_live_kernel(const LkLaunch p_in) {
+template <int N, int G, int B = kMinBlocksPerSm>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
-    const int f = warp_index();
-    if (f >= p.count) return;  // warp-uniform
-    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const TrackLanes<G> tl;
+    const int f = tl.f;
+    if (f >= p.count) return;  // uniform in the track's lanes
     const Point2f r = p.points[f];
     const LkGuess g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
-    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)
     // The levels from LkSetup::stored_from_level on from the track's stored reference patch, when the launch has a
     // store and the track's anchor warp allows it (detail::stored_patch_from: the coarse levels, or all).
     const int slot = p.store != nullptr ? p.slots[f] : -1;
@@ -460,37 +543,40 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
                                                      p.setup.levels)
                          : p.setup.levels;
     const bool stored = from < p.setup.levels;
-    WarpEngine<N> eng(p.setup, p.ref,
-                      stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup) : nullptr,
-                      stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, lane, cur_buf,
-                      ref_buf, stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
+    WarpEngine<N, G> eng(p.setup, p.ref,
+                         stored ? p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup)
+                                : nullptr,
+                         stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, tl.lane,
+                         tl.mask, cur_buf, ref_buf,
+                         stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
-    if (lane == 0) p.results[f] = res;
-    anchor_after(p, f, lane, res, &eng);
+    if (tl.lane == 0) p.results[f] = res;
+    anchor_after<N, G>(p, tl, res, &eng);
 }
 
-template <int N>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_stored_kernel(const LkLaunch p_in) {
+template <int N, int G, int B = kMinBlocksPerSm>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
-    const int f = warp_index();
+    const TrackLanes<G> tl;
+    const int f = tl.f;
     if (f >= p.count) return;
-    const int lane = static_cast<int>(threadIdx.x & 31u);
     const int slot = p.slots[f];
     const LkGuess g = p.guesses[f];
-    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)
     if (slot < 0 || slot >= p.capacity) {
         LkResult res;
         res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
-        if (lane == 0) p.results[f] = res;
-        anchor_after(p, f, lane, res, static_cast<const WarpEngine<N>*>(nullptr));
+        if (tl.lane == 0) p.results[f] = res;
+        anchor_after<N, G>(p, tl, res, static_cast<const WarpEngine<N, G>*>(nullptr));
     } else {
-        WarpEngine<N> eng(p.setup, nullptr,
-                       p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
-                       p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, lane, cur_buf, ref_buf);
+        WarpEngine<N, G> eng(p.setup, nullptr,
+                             p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
+                             p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, tl.lane, tl.mask, cur_buf,
+                             ref_buf);
         const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
-        if (lane == 0) p.results[f] = res;
-        anchor_after(p, f, lane, res, &eng);
+        if (tl.lane == 0) p.results[f] = res;
+        anchor_after<N, G>(p, tl, res, &eng);
     }
 }
 
@@ -573,12 +659,13 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// then back, template from `cur` at the forward result into `ref` from points[f] (a lost forward result starts
 /// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
-template <int N>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track_round_trip_kernel(const LkLaunch p_in) {
+template <int N, int G, int B = kMinBlocksPerSm>
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B)
+    lk_track_round_trip_kernel(const LkLaunch p_in) {
     KESTREL_LK_SHARED_PARAMS(p_in, p)
-    const int f = warp_index();
-    if (f >= p.count) return;  // warp-uniform
-    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const TrackLanes<G> tl;
+    const int f = tl.f;
+    if (f >= p.count) return;  // uniform in the track's lanes
     const float nan = __int_as_float(0x7fc00000);
     Point2f r;
     LkGuess g;
@@ -591,21 +678,21 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm) lk_track
         r = v.status == TrackStatus::Tracked ? Point2f{v.x, v.y} : Point2f{nan, nan};
         const Point2f off = p.stage.offsets[f];
         g = LkGuess{detail::fadd(r.x, off.x), detail::fadd(r.y, off.y), 1.0f, 0.0f};
-        if (lane == 0) p.stage.points[f] = r;
+        if (tl.lane == 0) p.stage.points[f] = r;
     } else {
         r = p.points[f];
         g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     }
-    KESTREL_LK_WINDOWS(cur_buf, ref_buf)
+    KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)
     const detail::LkSetup& su = (p.refine != nullptr && p.refine[f] != 0) ? p.refine_setup : p.setup;
-    WarpEngine<N> fwd(su, p.ref, nullptr, nullptr, lane, cur_buf, ref_buf);
+    WarpEngine<N, G> fwd(su, p.ref, nullptr, nullptr, tl.lane, tl.mask, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
-    if (lane == 0) p.results[f] = res;
+    if (tl.lane == 0) p.results[f] = res;
     const bool alive = res.status == TrackStatus::Tracked || res.status == TrackStatus::NotConverged;
-    WarpEngine<N> back(su, p.cur, nullptr, nullptr, lane, cur_buf, ref_buf);
+    WarpEngine<N, G> back(su, p.cur, nullptr, nullptr, tl.lane, tl.mask, cur_buf, ref_buf);
     const LkResult b = detail::lk_track_one(back, su, p.ref, alive ? res.x : nan, alive ? res.y : nan,
                                             LkGuess{r.x, r.y, 1.0f, 0.0f});
-    if (lane == 0) p.back_results[f] = b;
+    if (tl.lane == 0) p.back_results[f] = b;
 }
 
 dim3 grid_for(int count) {
@@ -620,27 +707,54 @@ bool every_patch_full(const detail::LkSetup& s) {
     return true;
 }
 
+/// The lanes per track of the 16 x 16 instances: kLkLanesPerTrack, or the environment variable KESTREL_LK_LANES
+/// (32 or 16; the instances are the same arithmetic in the same order, so both give the same results).
+int lanes_per_track() {
+    const char* v = std::getenv("KESTREL_LK_LANES");
+    if (v == nullptr || *v == '\0') return kLkLanesPerTrack;
+    const std::string s = v;
+    if (s == "32") return 32;
+    if (s == "16") return 16;
+    throw InvalidArgument("KESTREL_LK_LANES", "kestrel: environment variable KESTREL_LK_LANES = '" + s +
+                                                  "' must be 32 or 16 (or unset)");
+}
+
+/// Launches kernel<N, G> (G lanes per track) over count tracks.
+template <int G>
+void launch_tracks(void (*kernel)(const LkLaunch), const LkLaunch& p, cudaStream_t stream) {
+    const unsigned blocks = static_cast<unsigned>((p.count + LkShape<G>::kTracks - 1) / LkShape<G>::kTracks);
+    kernel<<<blocks, LkShape<G>::kThreads, 0, stream>>>(p);
+}
+
 }  // namespace
 
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    const auto kernel = every_patch_full(p.setup) ? lk_track_live_kernel<kMaxPatchSize> : lk_track_live_kernel<0>;
-    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_live_kernel<0, 32>, p, stream);
+    else switch (lanes_per_track()) {
+        case 16: launch_tracks<16>(lk_track_live_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
+        default: launch_tracks<32>(lk_track_live_kernel<kMaxPatchSize, 32>, p, stream); break;
+    }
     KESTREL_CUDA_LAUNCH("lk track");
 }
 
 void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    const auto kernel =
-        every_patch_full(p.setup) ? lk_track_round_trip_kernel<kMaxPatchSize> : lk_track_round_trip_kernel<0>;
-    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_round_trip_kernel<0, 32>, p, stream);
+    else switch (lanes_per_track()) {
+        case 16: launch_tracks<16>(lk_track_round_trip_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
+        default: launch_tracks<32>(lk_track_round_trip_kernel<kMaxPatchSize, 32>, p, stream); break;
+    }
     KESTREL_CUDA_LAUNCH("lk track round trip");
 }
 
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream) {
     if (p.count <= 0) return;
-    const auto kernel = every_patch_full(p.setup) ? lk_track_stored_kernel<kMaxPatchSize> : lk_track_stored_kernel<0>;
-    kernel<<<grid_for(p.count), kWarpsPerBlock * 32, 0, stream>>>(p);
+    if (!every_patch_full(p.setup)) launch_tracks<32>(lk_track_stored_kernel<0, 32>, p, stream);
+    else switch (lanes_per_track()) {
+        case 16: launch_tracks<16>(lk_track_stored_kernel<kMaxPatchSize, 16, kMinBlocks16>, p, stream); break;
+        default: launch_tracks<32>(lk_track_stored_kernel<kMaxPatchSize, 32>, p, stream); break;
+    }
     KESTREL_CUDA_LAUNCH("lk track stored");
 }
 

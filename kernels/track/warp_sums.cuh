@@ -79,4 +79,74 @@ __device__ __forceinline__ void allreduce_add_rn(float* v, int lane) {
     }
 }
 
+/// The lanes of a group of G consecutive lanes of the warp (G = 32, 16 or 8: the tracking kernels' lanes per
+/// track), as the mask of the group of warp lane wl.
+template <int G>
+__device__ __forceinline__ unsigned group_mask(int wl) {
+    static_assert(G == 32 || G == 16 || G == 8, "G: 32, 16 or 8 lanes per track");
+    if constexpr (G == 32) return kFullMask;
+    else return ((1u << G) - 1u) << (wl & (32 - G));
+}
+
+/// split_sum within a group of G lanes (lane: the lane in the group, mask: the group's lanes): the xor stages at
+/// offsets G/2 .. 1, then the broadcast from the lane in the group that holds each value.
+template <int P, int G>
+__device__ __forceinline__ void group_split_sum(float* v, int lane, unsigned mask) {
+    static_assert(P >= 2 && P <= G && (P & (P - 1)) == 0, "P: a power of two, at most G");
+    float w[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k) w[k] = v[k];
+    int off = G / 2;
+#pragma unroll
+    for (int cnt = P; cnt > 1; cnt /= 2, off /= 2) {
+        const int m = cnt / 2;
+        const bool upper = (lane & off) != 0;
+#pragma unroll
+        for (int q = 0; q < m; ++q) {
+            const float keep = upper ? w[m + q] : w[q];
+            const float send = upper ? w[q] : w[m + q];
+            w[q] = __fadd_rn(keep, __shfl_xor_sync(mask, send, off));
+        }
+    }
+#pragma unroll
+    for (; off >= 1; off >>= 1) w[0] = __fadd_rn(w[0], __shfl_xor_sync(mask, w[0], off));
+#pragma unroll
+    for (int k = 0; k < P; ++k) v[k] = __shfl_sync(mask, w[0], split_lane(P, k) / (32 / G), G);
+}
+
+/// The 32-lane butterfly's sums of K values when a group of G lanes does the work of the warp's 32: lane l of
+/// the group holds, in acc[r], the partial sums that lane l + G r of a 32-lane warp would hold (r < 32 / G).
+/// The butterfly's stages at offsets 32 / 2 .. G pair lane l + G r with lane l + G (r + cnt / 2) of the same
+/// group's lane: they are additions inside the lane (acc[r] + acc[r + cnt / 2], the butterfly's operands); the
+/// stages at offsets G / 2 .. 1 are shuffles within the group (group_split_sum, then the butterfly on what does
+/// not split). Every value is thus the same sum of the same partial sums in the same tree as the 32-lane
+/// butterfly's (allreduce_add_rn<K>, warp::allreduce_add_rn<K>), bit for bit, in every lane of the group.
+/// Result in acc[0][0 .. K-1].
+template <int K, int G>
+__device__ __forceinline__ void group_allreduce_add_rn(float (&acc)[32 / G][K], int lane, unsigned mask) {
+    constexpr int R = 32 / G;
+#pragma unroll
+    for (int cnt = R; cnt > 1; cnt /= 2) {
+#pragma unroll
+        for (int r = 0; r < cnt / 2; ++r) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) acc[r][k] = __fadd_rn(acc[r][k], acc[r + cnt / 2][k]);
+        }
+    }
+    if constexpr (G == 32) {
+        allreduce_add_rn<K>(acc[0], lane);
+    } else {
+        // The largest power of two P <= min(K, G) of the values split (none when K = 1), the rest by the butterfly.
+        constexpr int P = K >= G ? G : (K >= 16 ? 16 : (K >= 8 ? 8 : (K >= 4 ? 4 : (K >= 2 ? 2 : 0))));
+        if constexpr (P >= 2) group_split_sum<P, G>(acc[0], lane, mask);
+        if constexpr (K > P) {
+#pragma unroll
+            for (int off = G / 2; off >= 1; off >>= 1) {
+#pragma unroll
+                for (int k = P; k < K; ++k) acc[0][k] = __fadd_rn(acc[0][k], __shfl_xor_sync(mask, acc[0][k], off));
+            }
+        }
+    }
+}
+
 }  // namespace kestrel::kernels::track_sums

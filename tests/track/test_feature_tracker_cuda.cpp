@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "kestrel/feature_tracker.hpp"
 #include "test_data.hpp"
@@ -14,6 +16,19 @@
 
 namespace kestrel {
 namespace {
+
+/// Restores KESTREL_LK_LANES (the tracking kernels' lanes per track) as it was when constructed, so that a test
+/// that tries every value leaves the next tests the run's own choice.
+struct ScopedLkLanes {
+    bool had;
+    std::string old;
+    ScopedLkLanes()
+        : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
+    ~ScopedLkLanes() {
+        if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
+        else unsetenv("KESTREL_LK_LANES");
+    }
+};
 
 void expect_same_tracks(const std::vector<Track>& g, const std::vector<Track>& c, const std::string& what) {
     const int bad = test::count_mismatches(
@@ -130,6 +145,31 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
         cfg.anchor.max_residual = r.max_residual;
         cfg.lk.patch_size = r.patch;
         compare_backends(cfg, Form::PinnedAsync, 10, r.what);
+    }
+}
+
+// The tracking kernels' 16 x 16 instances run a track on 32 or 16 lanes (KESTREL_LK_LANES; unset: the library's
+// choice, 32), the same sums in the same order: each gives the CPU backend's tracks bit for bit, with anchoring (the
+// default: stored patches, the fit in the LK launch, re-anchoring often with a tight residual bound) and with
+// first-frame templates and the forward-backward check.
+TEST(FeatureTrackerGpu, MatchesCpuBackendWithEveryLanesPerTrack) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedLkLanes restore;
+    for (const char* lanes : {"32", "16"}) {
+        setenv("KESTREL_LK_LANES", lanes, 1);
+        const std::string what = std::string(lanes) + " lanes per track";
+        TrackerConfig cfg;
+        cfg.target_features = 200;
+        cfg.redetect_fraction = 0.8f;
+        compare_backends(cfg, Form::Sync, 12, what + ", anchoring");
+        cfg.anchor.max_residual = 3.0f;
+        compare_backends(cfg, Form::DeviceAsync, 8, what + ", re-anchoring often");
+        TrackerConfig ff;
+        ff.target_features = 150;
+        ff.redetect_fraction = 0.8f;
+        ff.lk.template_source = TemplateSource::FirstFrame;
+        ff.forward_backward = true;
+        compare_backends(ff, Form::PinnedAsync, 8, what + ", first-frame fb");
     }
 }
 

@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "kestrel/lk_tracker.hpp"
 #include "lk_test_util.hpp"
@@ -18,6 +20,19 @@
 
 namespace kestrel {
 namespace {
+
+/// Restores KESTREL_LK_LANES (the tracking kernels' lanes per track) as it was when constructed, so that a test
+/// that tries every value leaves the next tests the run's own choice.
+struct ScopedLkLanes {
+    bool had;
+    std::string old;
+    ScopedLkLanes()
+        : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
+    ~ScopedLkLanes() {
+        if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
+        else unsetenv("KESTREL_LK_LANES");
+    }
+};
 
 template <typename T>
 struct DevBuf {
@@ -171,6 +186,63 @@ TEST(LkGpu, StoredTemplatesMatchTheReference) {
         synchronize(nullptr);
         expect_match(dres.get(pts.size()), cpu, std::string("stored ") + c.image);
     }
+}
+
+// The 16 x 16 instances of the tracking kernels run a track on 32 or 16 lanes (KESTREL_LK_LANES; unset: the
+// library's choice, 32): lane l of a group of 16 does the work of the warp's lanes l and l + 16 and keeps their
+// partial sums apart until the butterfly's first stage, so both choices sum in the warp's order and equal the CPU
+// reference in every field, live and stored templates, with and without guesses (two tracks per warp: neighbours
+// in a warp that end at different iterations, levels and statuses, as the lost cases make them).
+TEST(LkGpu, EveryLanesPerTrackMatchesTheCpuReference) {
+    KESTREL_REQUIRE_GPU();
+    const ScopedLkLanes restore;
+    const test::FloatImage g = test::blurred(test::real_image("vtest_000.png"), 1.0);
+    const HostImage ref = test::moved(g, 0, 0), cur = test::moved(g, -5.2, 3.9, 1.3, -20.0);
+    LkConfig cfg;
+    cfg.template_source = TemplateSource::FirstFrame;
+    const auto rp = build_pyramid_cpu(ref.view(), cfg.pyramid), cp = build_pyramid_cpu(cur.view(), cfg.pyramid);
+    const DevicePyramid dr = device_pyramid(ref, cfg.pyramid), dc = device_pyramid(cur, cfg.pyramid);
+    auto pts = test::textured_points(ref, 20, 30);
+    pts.push_back({-50.0f, 10.0f});                                    // outside
+    pts.push_back({static_cast<float>(ref.width()) - 3.0f, 100.0f});  // template does not fit
+    const int n = static_cast<int>(pts.size());
+    std::vector<LkGuess> guesses;
+    for (std::size_t i = 0; i < pts.size(); ++i)
+        guesses.push_back({pts[i].x - 5.2f * (i % 2 ? 0.8f : 0.0f), pts[i].y + 3.9f * (i % 2 ? 0.8f : 0.0f),
+                           i % 3 ? 1.0f : 1.1f, i % 3 ? 0.0f : 4.0f});
+    std::vector<std::int32_t> slots(pts.size());
+    for (int i = 0; i < n; ++i) slots[static_cast<std::size_t>(i)] = i;
+    const auto cpu_live = lk_track_cpu(rp, cp, pts, cfg, &guesses);
+    DevBuf<Point2f> dpts(pts);
+    DevBuf<LkGuess> dguess(guesses);
+    DevBuf<std::int32_t> dslots(slots);
+    DevBuf<LkResult> dres(pts.size());
+    for (const char* lanes : {"32", "16"}) {
+        setenv("KESTREL_LK_LANES", lanes, 1);
+        DeviceLkTracker lk(cfg, n);
+        lk.track_async(dr, dc, dpts.p, dguess.p, dres.p, n, nullptr);
+        synchronize(nullptr);
+        const int live = expect_match(dres.get(pts.size()), cpu_live, std::string("live, lanes ") + lanes);
+        lk.store_templates_async(dr, dpts.p, dslots.p, n, nullptr);
+        lk.track_stored_async(dc, dslots.p, dguess.p, dres.p, n, nullptr);
+        synchronize(nullptr);
+        const auto gpu_stored = dres.get(pts.size());
+        // The stored templates are the reference pyramid's: the CPU's pair (ref, cur) from the guesses (the points
+        // whose template does not fit are lost either way).
+        const int stored = expect_match(gpu_stored, cpu_live, std::string("stored, lanes ") + lanes);
+        std::printf("[lk gpu] %s lanes per track: %d + %d of %d features equal to the CPU reference in every field\n",
+                    lanes, live, stored, n);
+    }
+    // Anything else is refused, naming the variable.
+    setenv("KESTREL_LK_LANES", "12", 1);
+    DeviceLkTracker lk(cfg, n);
+    try {
+        lk.track_async(dr, dc, dpts.p, dguess.p, dres.p, n, nullptr);
+        ADD_FAILURE() << "KESTREL_LK_LANES=12 accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.parameter(), "KESTREL_LK_LANES");
+    }
+    synchronize(nullptr);
 }
 
 TEST(LkGpu, SeveralTrackersOnSeveralStreamsAgree) {

@@ -452,8 +452,9 @@ KESTREL_HD void lk_solve(const LkSystem& sys, const float* b, int est_gain, int 
 
 /// What a level's template alone determines (the template mean mu, 0 without the offset; the 9 sums; the inverse
 /// of H): lk_prepare_level computes it; an engine may hand it in ready-made for a stored template (computed once,
-/// when the template was stored, by the same operations: the same values).
-struct LkLevelPrep {
+/// when the template was stored, by the same operations: the same values). Aligned: the GPU reads a stored one with
+/// 16-byte loads.
+struct alignas(16) LkLevelPrep {
     float hs[kLkHessianSums];
     LkSystem sys;
     float mu;
