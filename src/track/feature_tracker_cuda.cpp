@@ -275,17 +275,8 @@ private:
         if (hint == RedetectHint::Likely && plan_graph(cur_)) {
             PlanGraph& g = graphs_[cur_];
             kernels::RedetectPlanLaunch p = plan_launch(count);
-            p.condition = static_cast<unsigned long long>(g.handle);
-            p.set_condition = 1;
-            const kernels::RedetectPlanShape shape = kernels::redetect_plan_shape();
             void* args[] = {&p};
-            cudaKernelNodeParams kp{};
-            kp.func = const_cast<void*>(shape.func);
-            kp.gridDim = shape.grid;
-            kp.blockDim = shape.block;
-            kp.sharedMemBytes = 0;
-            kp.kernelParams = args;
-            kp.extra = nullptr;
+            const cudaKernelNodeParams kp = plan_node_params(p, g.handle, args);
             KESTREL_CUDA(cudaGraphExecKernelNodeSetParams(g.exec, g.plan, &kp), "FeatureTracker re-detection plan");
             KESTREL_CUDA(cudaGraphLaunch(g.exec, stream_), "FeatureTracker re-detection plan");
             planned_ = Planned::Graph;
@@ -296,6 +287,23 @@ private:
     }
 
 #if CUDART_VERSION >= 12040
+    /// The plan kernel as a graph node: `p` sets `handle` (the detection's condition); `args` must hold `&p` and
+    /// outlive the call that takes the result.
+    static cudaKernelNodeParams plan_node_params(kernels::RedetectPlanLaunch& p, cudaGraphConditionalHandle handle,
+                                                 void** args) {
+        p.condition = static_cast<unsigned long long>(handle);
+        p.set_condition = 1;
+        const kernels::RedetectPlanShape shape = kernels::redetect_plan_shape();
+        cudaKernelNodeParams kp{};
+        kp.func = const_cast<void*>(shape.func);
+        kp.gridDim = shape.grid;
+        kp.blockDim = shape.block;
+        kp.sharedMemBytes = 0;
+        kp.kernelParams = args;
+        kp.extra = nullptr;
+        return kp;
+    }
+
     /// The plan and its conditional detection as one graph per pyramid (the detection reads the frame's level 0):
     /// built on first use, once the detector has run at this size (its first call allocates). False when it
     /// cannot be built (an older driver, a detection that cannot be captured): Likely frames then re-detect
@@ -331,17 +339,8 @@ private:
         step = "cudaGraphConditionalHandleCreate";
         if (cudaGraphConditionalHandleCreate(&handle, graph, 0, cudaGraphCondAssignDefault) != cudaSuccess) return fail();
         kernels::RedetectPlanLaunch p = plan_launch(0);
-        p.condition = static_cast<unsigned long long>(handle);
-        p.set_condition = 1;
-        const kernels::RedetectPlanShape shape = kernels::redetect_plan_shape();
         void* args[] = {&p};
-        cudaKernelNodeParams kp{};
-        kp.func = const_cast<void*>(shape.func);
-        kp.gridDim = shape.grid;
-        kp.blockDim = shape.block;
-        kp.sharedMemBytes = 0;
-        kp.kernelParams = args;
-        kp.extra = nullptr;
+        const cudaKernelNodeParams kp = plan_node_params(p, handle, args);
         cudaGraphNode_t plan = nullptr, cond = nullptr;
         step = "cudaGraphAddKernelNode";
         if (cudaGraphAddKernelNode(&plan, graph, nullptr, 0, &kp) != cudaSuccess) return fail();

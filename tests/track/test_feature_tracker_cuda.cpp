@@ -12,23 +12,11 @@
 
 #include "kestrel/feature_tracker.hpp"
 #include "test_data.hpp"
+#include "scoped_env.hpp"
 #include "track_compare.hpp"
 
 namespace kestrel {
 namespace {
-
-/// Restores KESTREL_LK_LANES (the tracking kernels' lanes per track) as it was when constructed, so that a test
-/// that tries every value leaves the next tests the run's own choice.
-struct ScopedLkLanes {
-    bool had;
-    std::string old;
-    ScopedLkLanes()
-        : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
-    ~ScopedLkLanes() {
-        if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
-        else unsetenv("KESTREL_LK_LANES");
-    }
-};
 
 void expect_same_tracks(const std::vector<Track>& g, const std::vector<Track>& c, const std::string& what) {
     const int bad = test::count_mismatches(
@@ -154,7 +142,7 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
 // first-frame templates and the forward-backward check.
 TEST(FeatureTrackerGpu, MatchesCpuBackendWithEveryLanesPerTrack) {
     KESTREL_REQUIRE_GPU();
-    const ScopedLkLanes restore;
+    const test::ScopedEnv restore("KESTREL_LK_LANES");
     for (const char* lanes : {"32", "16"}) {
         setenv("KESTREL_LK_LANES", lanes, 1);
         const std::string what = std::string(lanes) + " lanes per track";

@@ -16,23 +16,11 @@
 #include "kestrel/lk_tracker.hpp"
 #include "lk_test_util.hpp"
 #include "test_data.hpp"
+#include "scoped_env.hpp"
 #include "track_compare.hpp"
 
 namespace kestrel {
 namespace {
-
-/// Restores KESTREL_LK_LANES (the tracking kernels' lanes per track) as it was when constructed, so that a test
-/// that tries every value leaves the next tests the run's own choice.
-struct ScopedLkLanes {
-    bool had;
-    std::string old;
-    ScopedLkLanes()
-        : had(std::getenv("KESTREL_LK_LANES") != nullptr), old(had ? std::getenv("KESTREL_LK_LANES") : "") {}
-    ~ScopedLkLanes() {
-        if (had) setenv("KESTREL_LK_LANES", old.c_str(), 1);
-        else unsetenv("KESTREL_LK_LANES");
-    }
-};
 
 template <typename T>
 struct DevBuf {
@@ -195,7 +183,7 @@ TEST(LkGpu, StoredTemplatesMatchTheReference) {
 // in a warp that end at different iterations, levels and statuses, as the lost cases make them).
 TEST(LkGpu, EveryLanesPerTrackMatchesTheCpuReference) {
     KESTREL_REQUIRE_GPU();
-    const ScopedLkLanes restore;
+    const test::ScopedEnv restore("KESTREL_LK_LANES");
     const test::FloatImage g = test::blurred(test::real_image("vtest_000.png"), 1.0);
     const HostImage ref = test::moved(g, 0, 0), cur = test::moved(g, -5.2, 3.9, 1.3, -20.0);
     LkConfig cfg;

@@ -19,6 +19,7 @@
 #include "kestrel/feature_tracker.hpp"
 #include "kestrel/multi_camera_tracker.hpp"
 #include "motion_scenes.hpp"
+#include "scoped_env.hpp"
 #include "src/track/feature_tracker_backend.hpp"
 #include "test_data.hpp"
 #include "track_compare.hpp"
@@ -263,10 +264,10 @@ TEST(RedetectPlanGpu, TheComparisonCanFail) {
 
 /// A CUDA tracker made with KESTREL_REDETECT_PLAN = mode (null: unset, the default).
 FeatureTracker cuda_tracker(int w, int h, const TrackerConfig& cfg, const char* mode) {
+    const test::ScopedEnv restore("KESTREL_REDETECT_PLAN");
     if (mode) setenv("KESTREL_REDETECT_PLAN", mode, 1);
-    FeatureTracker t(w, h, cfg, Backend::Cuda);
-    unsetenv("KESTREL_REDETECT_PLAN");
-    return t;
+    else unsetenv("KESTREL_REDETECT_PLAN");
+    return FeatureTracker(w, h, cfg, Backend::Cuda);
 }
 
 /// GPU (the plan's mode: KESTREL_REDETECT_PLAN, null = the default) against CPU over the frames, every track bit for
@@ -343,6 +344,7 @@ TEST(RedetectPlanGpu, TrackerUsesThePlannedDetection) {
 
 TEST(RedetectPlanGpu, AnUnknownModeIsRefusedNamingTheVariable) {
     KESTREL_REQUIRE_GPU();
+    const test::ScopedEnv restore("KESTREL_REDETECT_PLAN");
     setenv("KESTREL_REDETECT_PLAN", "sometimes", 1);
     try {
         FeatureTracker bad(320, 240, TrackerConfig{}, Backend::Cuda);
