@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -444,6 +445,47 @@ def run(opts) -> int:
         return _run_mono(opts, bag, cfg, backend, gyro, total)
 
 
+def _frame_loop(opts, source, f, step):
+    """Calls step(n, frame, read_ms) for each frame of source, from 0, until the source ends, --max-frames or an
+    interrupt (Ctrl-C or SIGTERM: the frame in work is finished); closes f. Returns (frames, interrupted, total_ms)."""
+    n = 0
+    interrupted = False
+    t_total = time.perf_counter()
+    try:
+        with _Stop() as stop:
+            while True:
+                if opts.max_frames > 0 and n >= opts.max_frames:
+                    break
+                t0 = time.perf_counter()
+                fr = next(source, None)
+                if fr is None:
+                    break
+                step(n, fr, (time.perf_counter() - t0) * 1e3)
+                n += 1
+                if stop.requested:
+                    interrupted = True
+                    break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        f.close()
+    return n, interrupted, (time.perf_counter() - t_total) * 1e3
+
+
+def _print_run_files(times, csv_path, n, interrupted):
+    print()
+    times.print("per-stage wall-clock times (frames after the first):")
+    print("\nwrote %s" % csv_path)
+    if interrupted:
+        print("interrupted: %s holds the %d frames done (0 to %d)" % (csv_path, n, n - 1))
+
+
+def _warn_16bit(sm, n):
+    if sm.frames_16bit:
+        sys.stderr.write("kestrel.track: note: %d of %d frames were 16-bit (the first: %s) and were reduced to 8 "
+                         "bits (v >> 8)\n" % (sm.frames_16bit, n, sm.first_16bit))
+
+
 def _open_csv(out_dir, header):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -458,97 +500,73 @@ def _run_mono(opts, bag, cfg, backend, gyro, total):
     f, csv_path = _open_csv(opts.out, "frame,timestamp,id,x,y,level,status")
     sm = _Summary()
     times = _Times()
-    tracker = None
-    n = 0
-    prev_t = None
-    live = ()
-    no_prior = 0
-    interrupted = False
-    t_total = time.perf_counter()
-    try:
-        with _Stop() as stop:
-            source = ros.frames(bag.path, opts.topic, notes=notes, bag=bag)
-            while True:
-                if opts.max_frames > 0 and n >= opts.max_frames:
-                    break
-                t0 = time.perf_counter()
-                fr = next(source, None)
-                if fr is None:
-                    break
-                where = "%s message %d" % (opts.topic, fr.index)
-                t1 = time.perf_counter()
-                times.add("read + decode", (t1 - t0) * 1e3)
-                _note_16bit(sm, fr, where)
-                h, w = fr.image.shape
-                if tracker is None:
-                    try:
-                        tracker = kestrel.FeatureTracker(w, h, cfg, backend)
-                    except kestrel.InvalidArgument as e:
-                        raise RuntimeError("frame (%s) is %dx%d: %s" % (where, w, h, e)) from None
-                    print("frames: %dx%d; tracker set up in %.1f ms" % (w, h, (time.perf_counter() - t1) * 1e3))
-                    t1 = time.perf_counter()
-                rot = predictions = None
-                if gyro is not None and prev_t is not None:
-                    rot = ros.gyro_rotation(gyro[0], gyro[1], prev_t, fr.timestamp_ns, gyro[2])
-                    no_prior += rot is None
-                    if rot is not None and gyro[3] is not None and len(live):
-                        predictions = ros.predict_rotation(gyro[3], rot, np.column_stack([live["x"], live["y"]]))
-                live = tracker.track(fr.image, predictions,
-                                     rotation_prior=rot if opts.reject_outliers else None)
-                lost = tracker.lost_tracks
-                t2 = time.perf_counter()
-                ms = (t2 - t1) * 1e3
-                redetected = tracker.redetected
-                if n > 0:
-                    sm.tracker_ms.append(ms)
-                    times.add("tracker total, with re-detection" if redetected else "tracker total, tracking only", ms)
+    st = types.SimpleNamespace(tracker=None, prev_t=None, live=(), no_prior=0)
+
+    def step(n, fr, read_ms):
+        where = "%s message %d" % (opts.topic, fr.index)
+        t1 = time.perf_counter()
+        times.add("read + decode", read_ms)
+        _note_16bit(sm, fr, where)
+        h, w = fr.image.shape
+        if st.tracker is None:
+            try:
+                st.tracker = kestrel.FeatureTracker(w, h, cfg, backend)
+            except kestrel.InvalidArgument as e:
+                raise RuntimeError("frame (%s) is %dx%d: %s" % (where, w, h, e)) from None
+            print("frames: %dx%d; tracker set up in %.1f ms" % (w, h, (time.perf_counter() - t1) * 1e3))
+            t1 = time.perf_counter()
+        rot = predictions = None
+        if gyro is not None and st.prev_t is not None:
+            rot = ros.gyro_rotation(gyro[0], gyro[1], st.prev_t, fr.timestamp_ns, gyro[2])
+            st.no_prior += rot is None
+            if rot is not None and gyro[3] is not None and len(st.live):
+                predictions = ros.predict_rotation(gyro[3], rot, np.column_stack([st.live["x"], st.live["y"]]))
+        live = st.tracker.track(fr.image, predictions, rotation_prior=rot if opts.reject_outliers else None)
+        st.live = live
+        lost = st.tracker.lost_tracks
+        t2 = time.perf_counter()
+        ms = (t2 - t1) * 1e3
+        redetected = st.tracker.redetected
+        if n > 0:
+            sm.tracker_ms.append(ms)
+            times.add("tracker total, with re-detection" if redetected else "tracker total, tracking only", ms)
+        else:
+            print("first frame (detection only, warm-up): %.2f ms" % ms)
+        sm.redetections += bool(redetected and n > 0)
+        sm.track_frames += len(live)
+        sm.live_min = len(live) if sm.live_min is None else min(sm.live_min, len(live))
+        sm.live_max = max(sm.live_max, len(live))
+        ts = _seconds(fr.timestamp_ns)
+        f.write(track_rows(n, ts, live) + track_rows(n, ts, lost))
+        f.flush()
+        for t in lost:
+            name = _status(t["status"])
+            sm.lost[name] = sm.lost.get(name, 0) + 1
+            b = sm.births.pop(int(t["id"]), None)
+            if b is not None:
+                sm.lengths.append(float(n - b))
+        for t in live:
+            tid = int(t["id"])
+            if tid not in sm.births:
+                sm.births[tid] = n
+                if n == 0:
+                    sm.born_first += 1
                 else:
-                    print("first frame (detection only, warm-up): %.2f ms" % ms)
-                sm.redetections += bool(redetected and n > 0)
-                sm.track_frames += len(live)
-                sm.live_min = len(live) if sm.live_min is None else min(sm.live_min, len(live))
-                sm.live_max = max(sm.live_max, len(live))
-                ts = _seconds(fr.timestamp_ns)
-                f.write(track_rows(n, ts, live) + track_rows(n, ts, lost))
-                f.flush()
-                for t in lost:
-                    name = _status(t["status"])
-                    sm.lost[name] = sm.lost.get(name, 0) + 1
-                    b = sm.births.pop(int(t["id"]), None)
-                    if b is not None:
-                        sm.lengths.append(float(n - b))
-                for t in live:
-                    tid = int(t["id"])
-                    if tid not in sm.births:
-                        sm.births[tid] = n
-                        if n == 0:
-                            sm.born_first += 1
-                        else:
-                            sm.born_redetected += 1
-                times.add("csv", (time.perf_counter() - t2) * 1e3)
-                if opts.print_every > 0 and n % opts.print_every == 0:
-                    print("frame %5d  t=%s  live %4d  lost %3d%s  tracker %.2f ms  (%d of %d messages)"
-                          % (n, ts, len(live), len(lost), "  re-detected" if redetected else "", ms, fr.index + 1,
-                             total), flush=True)
-                prev_t = fr.timestamp_ns
-                n += 1
-                if stop.requested:
-                    interrupted = True
-                    break
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        f.close()
-    total_ms = (time.perf_counter() - t_total) * 1e3
+                    sm.born_redetected += 1
+        times.add("csv", (time.perf_counter() - t2) * 1e3)
+        if opts.print_every > 0 and n % opts.print_every == 0:
+            print("frame %5d  t=%s  live %4d  lost %3d%s  tracker %.2f ms  (%d of %d messages)"
+                  % (n, ts, len(live), len(lost), "  re-detected" if redetected else "", ms, fr.index + 1, total),
+                  flush=True)
+        st.prev_t = fr.timestamp_ns
+
+    source = ros.frames(bag.path, opts.topic, notes=notes, bag=bag)
+    n, interrupted, total_ms = _frame_loop(opts, source, f, step)
     if n == 0:
         raise RuntimeError("topic %s gave no frames" % opts.topic)
     for b in sm.births.values():
         sm.lengths.append(float(n - 1 - b))
-    print()
-    times.print("per-stage wall-clock times (frames after the first):")
-    print("\nwrote %s" % csv_path)
-    if interrupted:
-        print("interrupted: %s holds the %d frames done (0 to %d)" % (csv_path, n, n - 1))
+    _print_run_files(times, csv_path, n, interrupted)
     print("\nsummary of the run")
     line = "  frames            %d in %.2f s: %.1f fps end to end (reading, decoding and writing included)" % (
         n, total_ms / 1000.0, 1000.0 * n / max(total_ms, 1e-9))
@@ -570,15 +588,13 @@ def _run_mono(opts, bag, cfg, backend, gyro, total):
     print("  track length      median %.0f frames, mean %.1f, longest %.0f (lost tracks, and live ones so far)"
           % (_percentile(sm.lengths, 0.5), sum(sm.lengths) / len(sm.lengths) if sm.lengths else 0.0,
              _percentile(sm.lengths, 1.0)))
-    if sm.frames_16bit:
-        sys.stderr.write("kestrel.track: note: %d of %d frames were 16-bit (the first: %s) and were reduced to 8 "
-                         "bits (v >> 8)\n" % (sm.frames_16bit, n, sm.first_16bit))
+    _warn_16bit(sm, n)
     if notes.gaps:
         print("  gaps              %d in %s (the first at message %d)" % (len(notes.gaps), opts.topic,
                                                                        notes.gaps[0][0]))
-    if gyro is not None and no_prior:
+    if gyro is not None and st.no_prior:
         sys.stderr.write("kestrel.track: note: %d frames had no gyro readings around them: tracked without the "
-                         "gyro\n" % no_prior)
+                         "gyro\n" % st.no_prior)
     print("  tracking error    no ground truth for this source (the synthetic default has one)")
     return INTERRUPT_EXIT if interrupted else 0
 
@@ -634,78 +650,56 @@ def _run_stereo(opts, bag, tcfg, backend, backend_text, sensor, right_sensor, in
     f, csv_path = _open_csv(opts.out, "frame,timestamp,id,x,y,level,status,right_x,right_y,disparity,depth,"
                                       "stereo_status")
     notes = ros.GapNotes(opts.topic, sys.stderr)
-    tracker = None
-    n = 0
     by_status, disparities, tracker_ms = {}, [], []
-    track_frames = 0
     times = _Times()
     sm = _Summary()
-    interrupted = False
-    t_total = time.perf_counter()
-    try:
-        with _Stop() as stop:
-            source = ros.stereo_frames(bag.path, opts.topic, opts.right_topic, notes=notes, bag=bag, warn=sys.stderr)
-            while True:
-                if opts.max_frames > 0 and n >= opts.max_frames:
-                    break
-                t0 = time.perf_counter()
-                fr = next(source, None)
-                if fr is None:
-                    break
-                t1 = time.perf_counter()
-                times.add("read + decode (both images)", (t1 - t0) * 1e3)
-                _note_16bit(sm, fr.left, "%s message %d" % (opts.topic, fr.left.index))
-                h, w = fr.left.image.shape
-                if tracker is None:
-                    try:
-                        tracker = kestrel.StereoTracker(w, h, rig, cfg, backend)
-                    except kestrel.InvalidArgument as e:
-                        raise RuntimeError("frame (%s message %d) is %dx%d: %s"
-                                           % (opts.topic, fr.left.index, w, h, e)) from None
-                    print("frames: 2 x %dx%d (%s rig); stereo tracker set up in %.1f ms"
-                          % (w, h, rig.type.name, (time.perf_counter() - t1) * 1e3))
-                    t1 = time.perf_counter()
-                live = tracker.track(fr.left.image, fr.right.image)
-                lost = tracker.lost_tracks
-                t2 = time.perf_counter()
-                ms = (t2 - t1) * 1e3
-                if n > 0:
-                    tracker_ms.append(ms)
-                    times.add("stereo tracker (track, matching)", ms)
-                else:
-                    print("first frame (detection and matching, warm-up): %.2f ms" % ms)
-                track_frames += len(live)
-                ts = _seconds(fr.timestamp_ns)
-                f.write(stereo_rows(n, ts, live, lost))
-                f.flush()
-                matched = 0
-                for t in live:
-                    s = _STEREO_STATUS.get(int(t["stereo_status"]), "unknown")
-                    by_status[s] = by_status.get(s, 0) + 1
-                    if s == "Matched":
-                        matched += 1
-                        disparities.append(float(t["disparity"]))
-                times.add("csv", (time.perf_counter() - t2) * 1e3)
-                if opts.print_every > 0 and n % opts.print_every == 0:
-                    print("frame %5d  t=%s  live %4d  matched %4d  lost %3d  stereo tracker %.2f ms  (%d of %d "
-                          "messages)" % (n, ts, len(live), matched, len(lost), ms, fr.left.index + 1, total),
-                          flush=True)
-                n += 1
-                if stop.requested:
-                    interrupted = True
-                    break
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        f.close()
-    total_ms = (time.perf_counter() - t_total) * 1e3
+    st = types.SimpleNamespace(tracker=None, track_frames=0)
+
+    def step(n, fr, read_ms):
+        t1 = time.perf_counter()
+        times.add("read + decode (both images)", read_ms)
+        _note_16bit(sm, fr.left, "%s message %d" % (opts.topic, fr.left.index))
+        h, w = fr.left.image.shape
+        if st.tracker is None:
+            try:
+                st.tracker = kestrel.StereoTracker(w, h, rig, cfg, backend)
+            except kestrel.InvalidArgument as e:
+                raise RuntimeError("frame (%s message %d) is %dx%d: %s"
+                                   % (opts.topic, fr.left.index, w, h, e)) from None
+            print("frames: 2 x %dx%d (%s rig); stereo tracker set up in %.1f ms"
+                  % (w, h, rig.type.name, (time.perf_counter() - t1) * 1e3))
+            t1 = time.perf_counter()
+        live = st.tracker.track(fr.left.image, fr.right.image)
+        lost = st.tracker.lost_tracks
+        t2 = time.perf_counter()
+        ms = (t2 - t1) * 1e3
+        if n > 0:
+            tracker_ms.append(ms)
+            times.add("stereo tracker (track, matching)", ms)
+        else:
+            print("first frame (detection and matching, warm-up): %.2f ms" % ms)
+        st.track_frames += len(live)
+        ts = _seconds(fr.timestamp_ns)
+        f.write(stereo_rows(n, ts, live, lost))
+        f.flush()
+        matched = 0
+        for t in live:
+            s = _STEREO_STATUS.get(int(t["stereo_status"]), "unknown")
+            by_status[s] = by_status.get(s, 0) + 1
+            if s == "Matched":
+                matched += 1
+                disparities.append(float(t["disparity"]))
+        times.add("csv", (time.perf_counter() - t2) * 1e3)
+        if opts.print_every > 0 and n % opts.print_every == 0:
+            print("frame %5d  t=%s  live %4d  matched %4d  lost %3d  stereo tracker %.2f ms  (%d of %d "
+                  "messages)" % (n, ts, len(live), matched, len(lost), ms, fr.left.index + 1, total), flush=True)
+
+    source = ros.stereo_frames(bag.path, opts.topic, opts.right_topic, notes=notes, bag=bag, warn=sys.stderr)
+    n, interrupted, total_ms = _frame_loop(opts, source, f, step)
+    track_frames = st.track_frames
     if n == 0:
         raise RuntimeError("topics %s and %s gave no frame pairs" % (opts.topic, opts.right_topic))
-    print()
-    times.print("per-stage wall-clock times (frames after the first):")
-    print("\nwrote %s" % csv_path)
-    if interrupted:
-        print("interrupted: %s holds the %d frames done (0 to %d)" % (csv_path, n, n - 1))
+    _print_run_files(times, csv_path, n, interrupted)
     print("\nsummary of the run (stereo)")
     line = "  frames            %d pairs in %.2f s: %.1f fps end to end" % (n, total_ms / 1000.0,
                                                                            1000.0 * n / max(total_ms, 1e-9))
@@ -718,9 +712,7 @@ def _run_stereo(opts, bag, tcfg, backend, backend_text, sensor, right_sensor, in
     if disparities:
         print("  disparity         Matched: median %.3f px, 5 %% %.3f px, 95 %% %.3f px"
               % (_percentile(disparities, 0.5), _percentile(disparities, 0.05), _percentile(disparities, 0.95)))
-    if sm.frames_16bit:
-        sys.stderr.write("kestrel.track: note: %d of %d frames were 16-bit (the first: %s) and were reduced to 8 "
-                         "bits (v >> 8)\n" % (sm.frames_16bit, n, sm.first_16bit))
+    _warn_16bit(sm, n)
     return INTERRUPT_EXIT if interrupted else 0
 
 
