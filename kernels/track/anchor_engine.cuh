@@ -186,20 +186,10 @@ struct AnchorWarpEngine {
         return detail::grid_sample(AnchorWinTaps{win.buf + (g.y0 * win.stride + g.x0 + bias), win.stride}, g, 0, 0);
     }
 
-    /// K sums over the patch (per virtual lane in slot order, then the 32-lane butterfly's tree) into out.
+    /// K sums over the patch (track_sums::patch_sums over the slots that hold a pixel) into out[0 .. K-1].
     template <int K, class Add>
     __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
-        float acc[kR][K];
-#pragma unroll
-        for (int r = 0; r < kR; ++r)
-#pragma unroll
-            for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
-#pragma unroll
-        for (int p = 0; p < kP; ++p)
-            if (holds(p)) add(acc[p / detail::kLkMaxPerLane], p);
-        track_sums::group_allreduce_add_rn<K, G>(acc, lane, mask);
-#pragma unroll
-        for (int q = 0; q < K; ++q) out[q] = acc[0][q];
+        track_sums::patch_sums<K, G, detail::kLkMaxPerLane>(out, lane, mask, [&](int p) { return holds(p); }, add);
     }
 
     __device__ float template_sum() {

@@ -319,21 +319,10 @@ struct WarpEngine {
         return WinTaps{w.ptr(g.x0 + org_x, g.y0 + org_y)};
     }
 
-    /// K sums over the patch: add(acc, p) adds slot p's terms to its virtual lane's partial sums acc (slot order),
-    /// then the 32-lane butterfly's tree (track_sums::group_allreduce_add_rn) into out[0 .. K-1].
+    /// K sums over the patch (track_sums::patch_sums over the slots that hold a pixel) into out[0 .. K-1].
     template <int K, class Add>
     __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
-        float acc[kR][K];
-#pragma unroll
-        for (int r = 0; r < kR; ++r)
-#pragma unroll
-            for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
-#pragma unroll
-        for (int p = 0; p < kP; ++p)
-            if (has(p)) add(acc[p / detail::kLkMaxPerLane], p);
-        track_sums::group_allreduce_add_rn<K, G>(acc, lane, mask);
-#pragma unroll
-        for (int q = 0; q < K; ++q) out[q] = acc[0][q];
+        track_sums::patch_sums<K, G, detail::kLkMaxPerLane>(out, lane, mask, [&](int p) { return has(p); }, add);
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
