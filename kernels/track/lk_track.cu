@@ -430,21 +430,30 @@ struct WarpEngine {
             if (has(p)) img[p] = detail::grid_sample(src, g, px(p), py(p));
     }
 
-    /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
-    /// test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
+    /// The image sums of this iteration, packed (detail::add_image_sums_packed): sum |e| (out[4]) only when with_sad
+    /// (the coarse levels' discard test needs it, level 0's iterations do not), sum a I (out[2]) only on a level that
+    /// estimates the gain (level 0; elsewhere its error term serves nothing): one value fewer in the pixel loop and
+    /// the warp sums each (the default: 4 values on every level instead of 5 and 4).
+    template <bool Sad, bool Gain>
+    __device__ __forceinline__ void packed_sums(const float* img, float alpha, float beta_c, float* out) {
+        float v[detail::kLkImageSumsPacked<Sad, Gain>];
+        patch_sums<detail::kLkImageSumsPacked<Sad, Gain>>(v, [&](float* acc, int p) {
+            detail::add_image_sums_packed<Sad, Gain>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
+        });
+        detail::unpack_image_sums<Sad, Gain>(v, out);
+    }
     __device__ __forceinline__ void image_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float /*mu: t is centred*/, float* out, bool with_sad) {
         float img[kP];
         sample(k, cur, cx, cy, img);
-        out[detail::kLkImageSums] = 0.0f;
-        if (with_sad)
-            patch_sums<detail::kLkImageSums + 1>(out, [&](float* acc, int p) {
-                detail::add_image_sums<true>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
-            });
-        else
-            patch_sums<detail::kLkImageSums>(out, [&](float* acc, int p) {
-                detail::add_image_sums<false>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
-            });
+        const bool gain = k == 0 && s.est_gain != 0;
+        if (with_sad) {
+            if (gain) packed_sums<true, true>(img, alpha, beta_c, out);
+            else packed_sums<true, false>(img, alpha, beta_c, out);
+        } else {
+            if (gain) packed_sums<false, true>(img, alpha, beta_c, out);
+            else packed_sums<false, false>(img, alpha, beta_c, out);
+        }
     }
 
     __device__ __forceinline__ void residual_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
