@@ -547,7 +547,8 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(
                          stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, tl.lane,
                          tl.mask, cur_buf, ref_buf,
                          stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
-    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
+    const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
+    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g, top);
     if (tl.lane == 0) p.results[f] = res;
     anchor_after<N, G>(p, tl, res, &eng);
 }
@@ -572,7 +573,8 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kerne
                              p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
                              p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, tl.lane, tl.mask, cur_buf,
                              ref_buf);
-        const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+        const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
+        const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g, top);
         if (tl.lane == 0) p.results[f] = res;
         anchor_after<N, G>(p, tl, res, &eng);
     }

@@ -483,6 +483,26 @@ template <class E>
 struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std::declval<LkLevelPrep&>()))>>
     : std::true_type {};
 
+// ---- motion prediction (FeatureTracker) ---------------------------------------------------------
+/// A track's start without a caller's prediction when TrackerConfig::motion.constant_velocity is on: its position
+/// plus its last frame's displacement, x + (x - x_prev) (level-0 px; a track born in the last frame: x).
+KESTREL_HD float constant_velocity_start(float x, float x_prev) { return fadd(x, fsub(x, x_prev)); }
+
+/// The levels a track with a predicted start (a caller's prediction, or its constant-velocity start) leaves out at
+/// the top of the pyramid: its search starts on the finest level k whose reach covers the predicted displacement
+/// (dx, dy) from its previous position, |dx|, |dy| <= reach * scale_k (level-0 px; TrackerConfig::motion.level_reach),
+/// and on the coarsest level when none does. With the defaults (reach 4 px, 3 levels of scale 2): level 0 alone
+/// within 4 px, levels 1 and 0 within 8 px, else all three. Returns levels - 1 - k.
+KESTREL_HD int predicted_levels_skipped(const LkSetup& s, float dx, float dy, float reach) {
+    const float d = fmaxf(fabsf(dx), fabsf(dy));
+    int k = 0;
+    while (k < s.levels - 1 && !(d <= fmul(reach, s.scale[k]))) ++k;
+    return s.levels - 1 - k;
+}
+
+/// The coarsest level LK searches: setup.levels - 1 - skip (predicted_levels_skipped), at least 0.
+KESTREL_HD int lk_top_level(const LkSetup& s, int skip) { return s.levels - 1 - skip >= 0 ? s.levels - 1 - skip : 0; }
+
 // ---- the driver -------------------------------------------------------------------------------
 /// Coarse-to-fine tracking of one feature. Engine (the warp on the GPU, a 32-lane emulation on the CPU):
 ///   bool  load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy)
@@ -496,7 +516,8 @@ struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std:
 ///   void  residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
 ///                       float beta_c0, float mu, float* sad, float* sad0)
 ///         // sum |e| at (alpha, beta_c) and at (alpha0, beta_c0), in the same pass (per-lane order, butterfly)
-/// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid.
+/// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid. top: the
+/// coarsest level searched (lk_top_level; -1 or out of range: setup.levels - 1).
 ///
 /// Level policy: the gain is estimated on level 0 only (coarser levels estimate translation and, when
 /// the mode has it, the offset, with the gain held): far from the optimum the joint fit drives the
@@ -520,7 +541,7 @@ struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std:
 KESTREL_HD_TEMPLATE_CHECK
 template <class Engine>
 KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* cur, float ref_x, float ref_y,
-                                 LkGuess g) {
+                                 LkGuess g, int top = -1) {
     LkResult res;
     float X = g.x, Y = g.y, alpha = g.gain, beta = g.offset;
     // Loop invariants held in locals: on the GPU `s` and `cur` live in shared memory, which the staging
@@ -534,7 +555,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         res.x = X; res.y = Y; res.gain = alpha; res.offset = beta;
         return res;
     }
-    for (int k = s.levels - 1; k >= 0; --k) {
+    for (int k = top >= 0 && top < s.levels ? top : s.levels - 1; k >= 0; --k) {
         const int n = s.patch[k];
         const float npx = static_cast<float>(n * n);
         const float sk = s.scale[k], inv_npx = s.inv_npx[k];
