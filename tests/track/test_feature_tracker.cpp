@@ -284,9 +284,9 @@ std::pair<std::size_t, double> first_tracks_at_end(const Path& p, const TrackerC
 }
 
 // TrackerConfig::motion.constant_velocity: each track starts from its position plus its last displacement. On a
-// path that speeds up by 8 px a frame (to 35 px a frame) the start is 8 px off, and the tracks follow over every level (today 105 of
-// the 134 first-frame tracks that stay in view, the median error 0.0001 px); started from their position (the rule
-// off) they are lost (1 of 134).
+// path that speeds up by 8 px a frame (to 35 px a frame) the start is 8 px off, and the tracks follow it over every
+// level (today all 134 first-frame tracks that stay in view, the median error 0.0001 px); started from their position
+// (the rule off) they are lost (1 of 134 follows).
 TEST(FeatureTrackerCpu, ConstantVelocityCarriesTracksThroughAcceleratingMotion) {
     const Path p = make_steps("graf1.png", {3.0, 11.0, 19.0, 27.0, 35.0}, {-1.0, -5.0, -9.0, -13.0, -17.0});
     TrackerConfig cfg = base_config();
@@ -301,7 +301,7 @@ TEST(FeatureTrackerCpu, ConstantVelocityCarriesTracksThroughAcceleratingMotion) 
                 eligible, kept, median, kept_off);
     ASSERT_GE(eligible, 100u);
     EXPECT_EQ(eligible, eligible_off);
-    EXPECT_GE(kept, eligible * 7 / 10);
+    EXPECT_GE(kept, eligible * 9 / 10);
     EXPECT_LE(median, 0.05);
     EXPECT_LE(kept_off, eligible / 10);  // the rule is what carries them
 }
