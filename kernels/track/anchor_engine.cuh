@@ -117,14 +117,30 @@ struct AnchorWarpEngine {
                                 unsigned m = track_sums::kFullMask)
         : lane(l), mask(m), n(kFixed ? N : s.n) {
         set_geometry();
-        const int npx = n * n;
+        if constexpr (kFixed) {
+            // Slot p's pixel is the lane's first one plus a compile-time offset (its column and row steps): one
+            // address, and every load at an immediate offset from it.
+            const float* q = tmpl + pixel(0);
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {
-            const int i = pixel(p);
-            if (holds(p) && i >= 0) {
-                t[p] = tmpl[i];
-                gx[p] = tmpl[npx + i];
-                gy[p] = tmpl[2 * npx + i];
+            for (int p = 0; p < kP; ++p) {
+                constexpr int kNpx = N * N;
+                const int d = (G * (p / detail::kLkMaxPerLane)) % N +
+                              N * (detail::kLkMaxPerLane * ((G * (p / detail::kLkMaxPerLane)) / N) +
+                                   p % detail::kLkMaxPerLane);
+                t[p] = q[d];
+                gx[p] = q[kNpx + d];
+                gy[p] = q[2 * kNpx + d];
+            }
+        } else {
+            const int npx = n * n;
+#pragma unroll
+            for (int p = 0; p < kP; ++p) {
+                const int i = pixel(p);
+                if (holds(p) && i >= 0) {
+                    t[p] = tmpl[i];
+                    gx[p] = tmpl[npx + i];
+                    gy[p] = tmpl[2 * npx + i];
+                }
             }
         }
     }

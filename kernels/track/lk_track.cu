@@ -68,6 +68,7 @@
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
+#include "kernels/detect/grid_constant.cuh"
 #include "kernels/track/anchor_engine.cuh"
 #include "kernels/track/warp_sums.cuh"
 #include "kestrel/error.hpp"
@@ -171,7 +172,7 @@ struct WinTaps {
 };
 
 /// The 4-byte words of window `win` (Rows rows) that this lane copies: word (lane % 8) of rows lane / 8 + (G / 8) i.
-/// Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
+/// A window inside the image is read with plain strided loads. Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
 /// levels start 4-byte aligned with a pitch that is a multiple of 4, checked on the host), a word that
 /// reaches past either end of the row is assembled from its pixels with clamped columns (the border
 /// rule: the edge pixel is replicated, as detail::GridTaps reads it).
@@ -180,6 +181,15 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
                                            unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = win.x0 + (lane % kWinWords) * 4, row = win.y0 + lane / kWinWords;
     const int last_x = im.width - 1, last_y = im.height - 1;
+    if (win.x0 >= 0 && win.x0 + kWin - 1 <= last_x && win.y0 >= 0 && win.y0 + Rows - 1 <= last_y) {
+        // The window lies inside the image (the usual case; uniform in the track's lanes): no row is clamped and
+        // every word is one aligned load, rows kWinRowsPerLoad<G> apart.
+        const std::uint8_t* r = im.data + static_cast<std::size_t>(row) * im.pitch + col;
+        const std::size_t step = static_cast<std::size_t>(kWinRowsPerLoad<G>) * im.pitch;
+#pragma unroll
+        for (int i = 0; i < kWinLoads<G, Rows>; ++i) v[i] = __ldg(reinterpret_cast<const unsigned*>(r + i * step));
+        return;
+    }
     const bool whole = col >= 0 && col + 3 <= last_x;
     int c[4];
 #pragma unroll
@@ -496,10 +506,28 @@ struct TrackLanes {
 };
 
 // The launch descriptor is copied once per block into shared memory: the driver indexes the level
-// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy.
-#define KESTREL_LK_SHARED_PARAMS(p_in, p)      \
-    __shared__ LkLaunch p;                     \
-    if (threadIdx.x == 0) p = p_in;            \
+// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy. With
+// __grid_constant__ (KESTREL_GRID_CONSTANT) every thread of the block copies a share of its 4-byte words, read from
+// the parameter in place (about 20 instructions a warp instead of 220 for the one thread that copied it whole);
+// without it, thread 0 copies it.
+static_assert(sizeof(LkLaunch) % 4 == 0 && alignof(LkLaunch) >= 4, "the launch descriptor copies as 4-byte words");
+template <int Threads, class T>
+__device__ __forceinline__ void copy_params(T& dst, const T& src) {
+#if KESTREL_HAS_GRID_CONSTANT
+    constexpr int kWords = static_cast<int>(sizeof(T) / 4);
+    const unsigned* from = reinterpret_cast<const unsigned*>(&src);
+    unsigned* to = reinterpret_cast<unsigned*>(&dst);
+    const int t = static_cast<int>(threadIdx.x);
+#pragma unroll
+    for (int i = 0; i < kWords; i += Threads)
+        if (i + t < kWords) to[i + t] = from[i + t];
+#else
+    if (threadIdx.x == 0) dst = src;
+#endif
+}
+#define KESTREL_LK_SHARED_PARAMS(p_in, p, threads) \
+    __shared__ LkLaunch p;                         \
+    copy_params<threads>(p, p_in);                 \
     __syncthreads();
 
 // The staged windows of the block: per track one buffer for the current-image and the reference window.
@@ -525,8 +553,8 @@ __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes
 }
 
 template <int N, int G, int B = kMinBlocksPerSm>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;  // uniform in the track's lanes
@@ -554,8 +582,8 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(
 }
 
 template <int N, int G, int B = kMinBlocksPerSm>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;
@@ -611,8 +639,9 @@ struct StoredLevelEngine {
 /// One warp per point and level (w = f * per + k, per = levels, plus one with the anchor store): the levels of a
 /// point are stored side by side instead of one after the other (the store's latency is that of one level), and
 /// warp k == levels runs the point's anchor store (anchor_store_one).
-__global__ void lk_store_kernel(const LkLaunch p_in, const AnchorStoreLaunch a, int with_anchor_store) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void lk_store_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in, const AnchorStoreLaunch a,
+                                int with_anchor_store) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, kWarpsPerBlock * 32)
     const int per = p.setup.levels + with_anchor_store;
     const int w = warp_index();
     const int f = w / per, k = w - f * per;
@@ -661,8 +690,8 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
 template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
-    lk_track_round_trip_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    lk_track_round_trip_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;  // uniform in the track's lanes
