@@ -23,10 +23,12 @@ namespace kestrel::kernels {
 /// A staged copy of level 0 that the anchor fit may read instead of the image (the LK kernel's window of the
 /// current image around the track's final estimate): pixel (x, y) at buf[(y - y0) * stride + (x - x0)] for
 /// x0 <= x < x0 + cols, y0 <= y < y0 + rows, edge pixels replicated where it reaches past the image, so a
-/// sample from it equals detail::anchor_sample's (the border rule's clamped taps). buf null: none.
+/// sample from it equals detail::anchor_sample's (the border rule's clamped taps). valid false: none (buf may still
+/// point at the caller's buffer: always the same shared-memory buffer, so that the compiler reads it as shared memory).
 struct AnchorWindow {
     const float* buf = nullptr;
     int x0 = 0, y0 = 0, cols = 0, rows = 0, stride = 0;
+    bool valid = false;
 };
 
 /// Taps of one sample from an AnchorWindow (detail::grid_sample's tap source): p = the address of its
@@ -149,7 +151,7 @@ struct AnchorWarpEngine {
     /// values), else from the image.
     __device__ __forceinline__ float sample(const detail::LkImage& cur, const detail::AnchorState& w, float uu,
                                             float vv) const {
-        if (win.buf != nullptr) {
+        if (win.valid) {
             const float px = detail::ffma(w.a00, uu, detail::ffma(w.a01, vv, w.x));
             const float py = detail::ffma(w.a10, uu, detail::ffma(w.a11, vv, w.y));
             const detail::PatchGrid g = detail::patch_grid(px, py, 0.0f);
@@ -166,7 +168,7 @@ struct AnchorWarpEngine {
     /// u, v = +-h) to within 1/4 px: its taps floor(p) and floor(p) + 1 lie in [floor(lo) - 1, floor(hi) + 2].
     /// Those bounds inside the window's columns and rows (float compares: false for NaN) suffice.
     __device__ __forceinline__ bool window_holds(const detail::AnchorState& w) const {
-        if (win.buf == nullptr) return false;
+        if (!win.valid) return false;
         float lx = 0.0f, hx = 0.0f, ly = 0.0f, hy = 0.0f;
 #pragma unroll
         for (int c = 0; c < 4; ++c) {

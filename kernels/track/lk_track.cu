@@ -541,13 +541,15 @@ __device__ __forceinline__ void copy_params(T& dst, const T& src) {
 /// (tracks that LK loses, the slow ones, skip the fit).
 /// The fit samples level 0 from the track's staged window where its taps lie there (the window LK left around
 /// the track's final estimate, when LK ended on level 0), else from the image: the same values either way.
+/// buf: the track's window buffer (the fit's window, when valid, is always this one: shared memory to the compiler).
 template <int N, int G, class Engine>
 __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes<G>& tl, const LkResult& res,
-                                             const Engine* eng) {
+                                             const Engine* eng, const float* buf) {
     if (!p.with_anchor) return;
     AnchorWindow win;
+    win.buf = buf;
     if (eng != nullptr && eng->cw_level == 0)
-        win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride};
+        win = AnchorWindow{buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride, true};
     const detail::AnchorResult a = anchor_track<N, G>(p.anchor, p.cur[0], tl.f, tl.lane, tl.mask, res, win);
     if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
@@ -578,7 +580,7 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(
     const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
     const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g, top);
     if (tl.lane == 0) p.results[f] = res;
-    anchor_after<N, G>(p, tl, res, &eng);
+    anchor_after<N, G>(p, tl, res, &eng, cur_buf);
 }
 
 template <int N, int G, int B = kMinBlocksPerSm>
@@ -595,7 +597,7 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kerne
         res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
         if (tl.lane == 0) p.results[f] = res;
-        anchor_after<N, G>(p, tl, res, static_cast<const WarpEngine<N, G>*>(nullptr));
+        anchor_after<N, G>(p, tl, res, static_cast<const WarpEngine<N, G>*>(nullptr), cur_buf);
     } else {
         WarpEngine<N, G> eng(p.setup, nullptr,
                              p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
@@ -604,7 +606,7 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kerne
         const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
         const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g, top);
         if (tl.lane == 0) p.results[f] = res;
-        anchor_after<N, G>(p, tl, res, &eng);
+        anchor_after<N, G>(p, tl, res, &eng, cur_buf);
     }
 }
 
