@@ -18,9 +18,9 @@
 //     dq = -(J^T J)^-1 J^T e = -diag(1/alpha, 1/alpha, 1, 1) H1^-1 b1,
 // which is the exact Gauss-Newton step for the current alpha with H1 computed once per level.
 // H1 is built from 9 template sums (gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a; a = T - mu, n pixels),
-// factorized once per level (LDL^T, with the reciprocal pivots 1/d_j: an iteration's solve is two
-// triangular substitutions and four multiplies, dt = dq_t * (1/alpha)); inactive parameters (by LkMode)
-// get an identity row and column.
+// factorized and inverted once per level (LDL^T, then H1^-1 = L^-T D^-1 L^-1: an iteration's solve is one
+// product with H1^-1, dt = dq_t * (1/alpha); a level without the gain inverts the 3x3 system over translation
+// and offset); inactive parameters (by LkMode) get an identity row and column.
 // Update, inverse composition of the translation warp W(x; t) = x + t with W(x; dt)^-1:
 //     t <- t - dt,   alpha <- alpha + dalpha,   beta_c <- beta_c + dbeta_c.
 // Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
