@@ -342,11 +342,13 @@ void register_gpu() {
             // features in the default mode, the geometric check off and on (TrackerConfig::geometric_check with a
             // 752x480 pinhole camera, f = 458 px; five-point), and on with a gyro-like rotation prior every frame
             // (two-point; the identity: the sequence's camera stands still; target: <= 1.25 x off).
-            for (const int variant : {0, 1, 2, 3, 4}) {
+            // Variant 5: every track from its previous position and over every level (TrackerConfig::motion off).
+            for (const int variant : {0, 1, 2, 3, 4, 5}) {
             const bool anchor = variant != 1;
             if (variant != 0 && n != 200) continue;
             if (variant >= 2 && mode != LkConfig{}.mode) continue;
-            static const char* const kSuffix[5] = {"", "/no-anchor", "/check-off", "/check-on", "/check-on-prior"};
+            static const char* const kSuffix[6] = {"",          "/no-anchor",       "/check-off",
+                                                   "/check-on", "/check-on-prior", "/no-prediction"};
             add("tracker/frame/" + std::to_string(n) + "/" + mode_name(mode) + kSuffix[variant], 500,
                 [n, mode, anchor, variant](benchmark::State& st) {
                 if (!g_gpu) return st.SkipWithError(kNoGpu);
@@ -357,7 +359,11 @@ void register_gpu() {
                 c.detector.per_cell = n > 360 ? 2 : 1;  // 752x480 has 24 x 15 = 360 cells of 32x32
                 c.target_features = n;
                 c.anchor.enabled = anchor;
-                if (variant >= 3) {
+                if (variant == 5) {
+                    c.motion.constant_velocity = false;
+                    c.motion.fewer_levels = false;
+                }
+                if (variant == 3 || variant == 4) {
                     c.geometric_check.enabled = true;
                     Camera& cam = c.geometric_check.camera;
                     cam.width = 752;

@@ -40,6 +40,20 @@ struct AnchorConfig {
                                  ///< frame-to-frame estimate (one of the two is wrong), (0, 100]
 };
 
+/// Where LK starts each track and how many pyramid levels it searches (docs/tracker.md, "Motion prediction").
+/// Without the caller's predictions, a track born before the last frame starts at its constant-velocity prediction:
+/// its position plus its last frame's displacement (one born in the last frame, at its position). A track with a
+/// predicted start (that one, or the caller's prediction) searches from the finest level whose reach covers its
+/// predicted displacement: level k when the displacement is within level_reach * scale_k px in x and y (scale_k:
+/// level k's scale, 1, 2, 4, ...), the coarsest level when none is. With the defaults: level 0 alone within 4 px,
+/// levels 1 and 0 within 8 px, all three beyond. Fewer levels is less work per track; a sudden jump beyond the
+/// levels searched is lost. Both backends follow the same rules (detail/lk_rules.hpp) and give the same tracks.
+struct MotionConfig {
+    bool constant_velocity = true;  ///< start from the track's last displacement (false: from its position)
+    bool fewer_levels = true;       ///< a track with a predicted start searches only the levels its displacement needs
+    float level_reach = 4.0f;       ///< level-0 px per unit of level scale, (0, 1000]
+};
+
 /// The detector settings FeatureTracker re-detects with by default: DetectorConfig's defaults, except that new
 /// tracks are born at least 20 px from the image's edges (a full patch around them, and not about to leave
 /// the view; ORB-SLAM keeps 19) and candidates are ranked by the MaxThreshold score (the corner's contrast).
@@ -102,6 +116,7 @@ struct TrackerConfig {
     bool forward_backward = false;   ///< track back from the new frame and drop round trips that miss
     float fb_max_error = 0.5f;       ///< level-0 px, (0, 100]: largest accepted round-trip error
     AnchorConfig anchor{};           ///< refinement against each track's first observation
+    MotionConfig motion{};           ///< the tracks' start (constant velocity) and the levels searched
     /// CPU backend: threads of this tracker's own pool (its pyramid, tracks, anchoring and re-detection; the
     /// tracker's detection uses this, not detector.threads), [0, 256]; 0 = the hardware threads. Created with
     /// the tracker (none per frame), shared with no other object. Same results with any count.

@@ -23,10 +23,12 @@ namespace kestrel::kernels {
 /// A staged copy of level 0 that the anchor fit may read instead of the image (the LK kernel's window of the
 /// current image around the track's final estimate): pixel (x, y) at buf[(y - y0) * stride + (x - x0)] for
 /// x0 <= x < x0 + cols, y0 <= y < y0 + rows, edge pixels replicated where it reaches past the image, so a
-/// sample from it equals detail::anchor_sample's (the border rule's clamped taps). buf null: none.
+/// sample from it equals detail::anchor_sample's (the border rule's clamped taps). valid false: none (buf may still
+/// point at the caller's buffer: always the same shared-memory buffer, so that the compiler reads it as shared memory).
 struct AnchorWindow {
     const float* buf = nullptr;
     int x0 = 0, y0 = 0, cols = 0, rows = 0, stride = 0;
+    bool valid = false;
 };
 
 /// Taps of one sample from an AnchorWindow (detail::grid_sample's tap source): p = the address of its
@@ -117,14 +119,30 @@ struct AnchorWarpEngine {
                                 unsigned m = track_sums::kFullMask)
         : lane(l), mask(m), n(kFixed ? N : s.n) {
         set_geometry();
-        const int npx = n * n;
+        if constexpr (kFixed) {
+            // Slot p's pixel is the lane's first one plus a compile-time offset (its column and row steps): one
+            // address, and every load at an immediate offset from it.
+            const float* q = tmpl + pixel(0);
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {
-            const int i = pixel(p);
-            if (holds(p) && i >= 0) {
-                t[p] = tmpl[i];
-                gx[p] = tmpl[npx + i];
-                gy[p] = tmpl[2 * npx + i];
+            for (int p = 0; p < kP; ++p) {
+                constexpr int kNpx = N * N;
+                const int d = (G * (p / detail::kLkMaxPerLane)) % N +
+                              N * (detail::kLkMaxPerLane * ((G * (p / detail::kLkMaxPerLane)) / N) +
+                                   p % detail::kLkMaxPerLane);
+                t[p] = q[d];
+                gx[p] = q[kNpx + d];
+                gy[p] = q[2 * kNpx + d];
+            }
+        } else {
+            const int npx = n * n;
+#pragma unroll
+            for (int p = 0; p < kP; ++p) {
+                const int i = pixel(p);
+                if (holds(p) && i >= 0) {
+                    t[p] = tmpl[i];
+                    gx[p] = tmpl[npx + i];
+                    gy[p] = tmpl[2 * npx + i];
+                }
             }
         }
     }
@@ -133,7 +151,7 @@ struct AnchorWarpEngine {
     /// values), else from the image.
     __device__ __forceinline__ float sample(const detail::LkImage& cur, const detail::AnchorState& w, float uu,
                                             float vv) const {
-        if (win.buf != nullptr) {
+        if (win.valid) {
             const float px = detail::ffma(w.a00, uu, detail::ffma(w.a01, vv, w.x));
             const float py = detail::ffma(w.a10, uu, detail::ffma(w.a11, vv, w.y));
             const detail::PatchGrid g = detail::patch_grid(px, py, 0.0f);
@@ -150,7 +168,7 @@ struct AnchorWarpEngine {
     /// u, v = +-h) to within 1/4 px: its taps floor(p) and floor(p) + 1 lie in [floor(lo) - 1, floor(hi) + 2].
     /// Those bounds inside the window's columns and rows (float compares: false for NaN) suffice.
     __device__ __forceinline__ bool window_holds(const detail::AnchorState& w) const {
-        if (win.buf == nullptr) return false;
+        if (!win.valid) return false;
         float lx = 0.0f, hx = 0.0f, ly = 0.0f, hy = 0.0f;
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
@@ -186,20 +204,10 @@ struct AnchorWarpEngine {
         return detail::grid_sample(AnchorWinTaps{win.buf + (g.y0 * win.stride + g.x0 + bias), win.stride}, g, 0, 0);
     }
 
-    /// K sums over the patch (per virtual lane in slot order, then the 32-lane butterfly's tree) into out.
+    /// K sums over the patch (track_sums::patch_sums over the slots that hold a pixel) into out[0 .. K-1].
     template <int K, class Add>
     __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
-        float acc[kR][K];
-#pragma unroll
-        for (int r = 0; r < kR; ++r)
-#pragma unroll
-            for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
-#pragma unroll
-        for (int p = 0; p < kP; ++p)
-            if (holds(p)) add(acc[p / detail::kLkMaxPerLane], p);
-        track_sums::group_allreduce_add_rn<K, G>(acc, lane, mask);
-#pragma unroll
-        for (int q = 0; q < K; ++q) out[q] = acc[0][q];
+        track_sums::patch_sums<K, G, detail::kLkMaxPerLane>(out, lane, mask, [&](int p) { return holds(p); }, add);
     }
 
     __device__ float template_sum() {

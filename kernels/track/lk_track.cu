@@ -18,9 +18,9 @@
 //     dq = -(J^T J)^-1 J^T e = -diag(1/alpha, 1/alpha, 1, 1) H1^-1 b1,
 // which is the exact Gauss-Newton step for the current alpha with H1 computed once per level.
 // H1 is built from 9 template sums (gx^2, gx gy, gy^2, gx a, gy a, a^2, gx, gy, a; a = T - mu, n pixels),
-// factorized once per level (LDL^T, with the reciprocal pivots 1/d_j: an iteration's solve is two
-// triangular substitutions and four multiplies, dt = dq_t * (1/alpha)); inactive parameters (by LkMode)
-// get an identity row and column.
+// factorized and inverted once per level (LDL^T, then H1^-1 = L^-T D^-1 L^-1: an iteration's solve is one
+// product with H1^-1, dt = dq_t * (1/alpha); a level without the gain inverts the 3x3 system over translation
+// and offset); inactive parameters (by LkMode) get an identity row and column.
 // Update, inverse composition of the translation warp W(x; t) = x + t with W(x; dt)^-1:
 //     t <- t - dt,   alpha <- alpha + dalpha,   beta_c <- beta_c + dbeta_c.
 // Sign check (1-D): T(x) = x, I(x) = x - d, t = 0: e = d, H = n, b = n d, dt = -d, t <- d. Correct.
@@ -68,6 +68,7 @@
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/common/warp_scan.cuh"
+#include "kernels/detect/grid_constant.cuh"
 #include "kernels/track/anchor_engine.cuh"
 #include "kernels/track/warp_sums.cuh"
 #include "kestrel/error.hpp"
@@ -171,7 +172,7 @@ struct WinTaps {
 };
 
 /// The 4-byte words of window `win` (Rows rows) that this lane copies: word (lane % 8) of rows lane / 8 + (G / 8) i.
-/// Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
+/// A window inside the image is read with plain strided loads. Rows outside the image read its nearest row; a word inside the row is one aligned load (DevicePyramid
 /// levels start 4-byte aligned with a pitch that is a multiple of 4, checked on the host), a word that
 /// reaches past either end of the row is assembled from its pixels with clamped columns (the border
 /// rule: the edge pixel is replicated, as detail::GridTaps reads it).
@@ -180,6 +181,15 @@ __device__ __forceinline__ void load_words(const detail::LkImage& im, const Wind
                                            unsigned (&v)[kWinLoads<G, Rows>]) {
     const int col = win.x0 + (lane % kWinWords) * 4, row = win.y0 + lane / kWinWords;
     const int last_x = im.width - 1, last_y = im.height - 1;
+    if (win.x0 >= 0 && win.x0 + kWin - 1 <= last_x && win.y0 >= 0 && win.y0 + Rows - 1 <= last_y) {
+        // The window lies inside the image (the usual case; uniform in the track's lanes): no row is clamped and
+        // every word is one aligned load, rows kWinRowsPerLoad<G> apart.
+        const std::uint8_t* r = im.data + static_cast<std::size_t>(row) * im.pitch + col;
+        const std::size_t step = static_cast<std::size_t>(kWinRowsPerLoad<G>) * im.pitch;
+#pragma unroll
+        for (int i = 0; i < kWinLoads<G, Rows>; ++i) v[i] = __ldg(reinterpret_cast<const unsigned*>(r + i * step));
+        return;
+    }
     const bool whole = col >= 0 && col + 3 <= last_x;
     int c[4];
 #pragma unroll
@@ -319,21 +329,10 @@ struct WarpEngine {
         return WinTaps{w.ptr(g.x0 + org_x, g.y0 + org_y)};
     }
 
-    /// K sums over the patch: add(acc, p) adds slot p's terms to its virtual lane's partial sums acc (slot order),
-    /// then the 32-lane butterfly's tree (track_sums::group_allreduce_add_rn) into out[0 .. K-1].
+    /// K sums over the patch (track_sums::patch_sums over the slots that hold a pixel) into out[0 .. K-1].
     template <int K, class Add>
     __device__ __forceinline__ void patch_sums(float* out, Add&& add) {
-        float acc[kR][K];
-#pragma unroll
-        for (int r = 0; r < kR; ++r)
-#pragma unroll
-            for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
-#pragma unroll
-        for (int p = 0; p < kP; ++p)
-            if (has(p)) add(acc[p / detail::kLkMaxPerLane], p);
-        track_sums::group_allreduce_add_rn<K, G>(acc, lane, mask);
-#pragma unroll
-        for (int q = 0; q < K; ++q) out[q] = acc[0][q];
+        track_sums::patch_sums<K, G, detail::kLkMaxPerLane>(out, lane, mask, [&](int p) { return has(p); }, add);
     }
 
     __device__ __forceinline__ bool load_template(int k, float rx, float ry, const detail::LkImage& cur, float cx,
@@ -441,21 +440,30 @@ struct WarpEngine {
             if (has(p)) img[p] = detail::grid_sample(src, g, px(p), py(p));
     }
 
-    /// The image sums of this iteration; sum |e| (out[4]) only when with_sad (the coarse levels' discard
-    /// test needs it, level 0's iterations do not): one butterfly of 4 values instead of 5 there.
+    /// The image sums of this iteration, packed (detail::add_image_sums_packed): sum |e| (out[4]) only when with_sad
+    /// (the coarse levels' discard test needs it, level 0's iterations do not), sum a I (out[2]) only on a level that
+    /// estimates the gain (level 0; elsewhere its error term serves nothing): one value fewer in the pixel loop and
+    /// the warp sums each (the default: 4 values on every level instead of 5 and 4).
+    template <bool Sad, bool Gain>
+    __device__ __forceinline__ void packed_sums(const float* img, float alpha, float beta_c, float* out) {
+        float v[detail::kLkImageSumsPacked<Sad, Gain>];
+        patch_sums<detail::kLkImageSumsPacked<Sad, Gain>>(v, [&](float* acc, int p) {
+            detail::add_image_sums_packed<Sad, Gain>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
+        });
+        detail::unpack_image_sums<Sad, Gain>(v, out);
+    }
     __device__ __forceinline__ void image_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
                                                float beta_c, float /*mu: t is centred*/, float* out, bool with_sad) {
         float img[kP];
         sample(k, cur, cx, cy, img);
-        out[detail::kLkImageSums] = 0.0f;
-        if (with_sad)
-            patch_sums<detail::kLkImageSums + 1>(out, [&](float* acc, int p) {
-                detail::add_image_sums<true>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
-            });
-        else
-            patch_sums<detail::kLkImageSums>(out, [&](float* acc, int p) {
-                detail::add_image_sums<false>(acc, t[p], gx[p], gy[p], img[p], alpha, beta_c);
-            });
+        const bool gain = k == 0 && s.est_gain != 0;
+        if (with_sad) {
+            if (gain) packed_sums<true, true>(img, alpha, beta_c, out);
+            else packed_sums<true, false>(img, alpha, beta_c, out);
+        } else {
+            if (gain) packed_sums<false, true>(img, alpha, beta_c, out);
+            else packed_sums<false, false>(img, alpha, beta_c, out);
+        }
     }
 
     __device__ __forceinline__ void residual_sums(int k, const detail::LkImage& cur, float cx, float cy, float alpha,
@@ -498,10 +506,28 @@ struct TrackLanes {
 };
 
 // The launch descriptor is copied once per block into shared memory: the driver indexes the level
-// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy.
-#define KESTREL_LK_SHARED_PARAMS(p_in, p)      \
-    __shared__ LkLaunch p;                     \
-    if (threadIdx.x == 0) p = p_in;            \
+// arrays with the runtime level k, which on kernel parameters would force a per-thread local copy. With
+// __grid_constant__ (KESTREL_GRID_CONSTANT) every thread of the block copies a share of its 4-byte words, read from
+// the parameter in place (about 20 instructions a warp instead of 220 for the one thread that copied it whole);
+// without it, thread 0 copies it.
+static_assert(sizeof(LkLaunch) % 4 == 0 && alignof(LkLaunch) >= 4, "the launch descriptor copies as 4-byte words");
+template <int Threads, class T>
+__device__ __forceinline__ void copy_params(T& dst, const T& src) {
+#if KESTREL_HAS_GRID_CONSTANT
+    constexpr int kWords = static_cast<int>(sizeof(T) / 4);
+    const unsigned* from = reinterpret_cast<const unsigned*>(&src);
+    unsigned* to = reinterpret_cast<unsigned*>(&dst);
+    const int t = static_cast<int>(threadIdx.x);
+#pragma unroll
+    for (int i = 0; i < kWords; i += Threads)
+        if (i + t < kWords) to[i + t] = from[i + t];
+#else
+    if (threadIdx.x == 0) dst = src;
+#endif
+}
+#define KESTREL_LK_SHARED_PARAMS(p_in, p, threads) \
+    __shared__ LkLaunch p;                         \
+    copy_params<threads>(p, p_in);                 \
     __syncthreads();
 
 // The staged windows of the block: per track one buffer for the current-image and the reference window.
@@ -515,20 +541,22 @@ struct TrackLanes {
 /// (tracks that LK loses, the slow ones, skip the fit).
 /// The fit samples level 0 from the track's staged window where its taps lie there (the window LK left around
 /// the track's final estimate, when LK ended on level 0), else from the image: the same values either way.
+/// buf: the track's window buffer (the fit's window, when valid, is always this one: shared memory to the compiler).
 template <int N, int G, class Engine>
 __device__ __forceinline__ void anchor_after(const LkLaunch& p, const TrackLanes<G>& tl, const LkResult& res,
-                                             const Engine* eng) {
+                                             const Engine* eng, const float* buf) {
     if (!p.with_anchor) return;
     AnchorWindow win;
+    win.buf = buf;
     if (eng != nullptr && eng->cw_level == 0)
-        win = AnchorWindow{eng->cw.buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride};
+        win = AnchorWindow{buf, eng->cw.x0, eng->cw.y0, kWin, kCurRows, kWinStride, true};
     const detail::AnchorResult a = anchor_track<N, G>(p.anchor, p.cur[0], tl.f, tl.lane, tl.mask, res, win);
     if (tl.lane == 0) p.anchor.results[tl.f] = a;
 }
 
 template <int N, int G, int B = kMinBlocksPerSm>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;  // uniform in the track's lanes
@@ -549,14 +577,15 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_live_kernel(
                          stored ? p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, tl.lane,
                          tl.mask, cur_buf, ref_buf,
                          stored && p.prep ? p.prep + static_cast<std::size_t>(slot) * p.setup.levels : nullptr, from);
-    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g);
+    const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
+    const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, r.x, r.y, g, top);
     if (tl.lane == 0) p.results[f] = res;
-    anchor_after<N, G>(p, tl, res, &eng);
+    anchor_after<N, G>(p, tl, res, &eng, cur_buf);
 }
 
 template <int N, int G, int B = kMinBlocksPerSm>
-__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;
@@ -568,15 +597,16 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B) lk_track_stored_kerne
         res.x = g.x; res.y = g.y; res.gain = g.gain; res.offset = g.offset;
         res.status = TrackStatus::LostOutOfBounds;  // no such slot
         if (tl.lane == 0) p.results[f] = res;
-        anchor_after<N, G>(p, tl, res, static_cast<const WarpEngine<N, G>*>(nullptr));
+        anchor_after<N, G>(p, tl, res, static_cast<const WarpEngine<N, G>*>(nullptr), cur_buf);
     } else {
         WarpEngine<N, G> eng(p.setup, nullptr,
                              p.store + static_cast<std::size_t>(slot) * detail::store_floats_per_slot(p.setup),
                              p.store_valid + static_cast<std::size_t>(slot) * p.setup.levels, tl.lane, tl.mask, cur_buf,
                              ref_buf);
-        const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g);
+        const int top = detail::lk_top_level(p.setup, p.skips != nullptr ? p.skips[f] : 0);
+        const LkResult res = detail::lk_track_one(eng, p.setup, p.cur, 0.0f, 0.0f, g, top);
         if (tl.lane == 0) p.results[f] = res;
-        anchor_after<N, G>(p, tl, res, &eng);
+        anchor_after<N, G>(p, tl, res, &eng, cur_buf);
     }
 }
 
@@ -611,8 +641,9 @@ struct StoredLevelEngine {
 /// One warp per point and level (w = f * per + k, per = levels, plus one with the anchor store): the levels of a
 /// point are stored side by side instead of one after the other (the store's latency is that of one level), and
 /// warp k == levels runs the point's anchor store (anchor_store_one).
-__global__ void lk_store_kernel(const LkLaunch p_in, const AnchorStoreLaunch a, int with_anchor_store) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+__global__ void lk_store_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in, const AnchorStoreLaunch a,
+                                int with_anchor_store) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, kWarpsPerBlock * 32)
     const int per = p.setup.levels + with_anchor_store;
     const int w = warp_index();
     const int f = w / per, k = w - f * per;
@@ -661,8 +692,8 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 /// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
 template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
-    lk_track_round_trip_kernel(const LkLaunch p_in) {
-    KESTREL_LK_SHARED_PARAMS(p_in, p)
+    lk_track_round_trip_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
+    KESTREL_LK_SHARED_PARAMS(p_in, p, LkShape<G>::kThreads)
     const TrackLanes<G> tl;
     const int f = tl.f;
     if (f >= p.count) return;  // uniform in the track's lanes

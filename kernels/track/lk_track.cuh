@@ -28,6 +28,8 @@ struct LkLaunch {
     detail::LkImage cur[kMaxLevels];  // pyramid tracked into
     const Point2f* points;            // live: template positions; store: positions to store
     const LkGuess* guesses;           // initial estimates; live mode may pass nullptr (= points)
+    const std::uint8_t* skips;        // tracking launches, nullable: non-zero = track i skips the coarsest level
+                                      // (detail::lk_top_level)
     const std::int32_t* slots;        // stored-template slots (store / tracking from the store)
     LkResult* results;
     LkResult* back_results;           // round trip: the backward results

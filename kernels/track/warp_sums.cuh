@@ -39,15 +39,26 @@ __host__ __device__ constexpr int split_lane(int P, int k) {
     return lane;
 }
 
-/// Reduce-scatter of P values (P a power of two, 2 <= P <= 32), then the butterfly on the single value held,
-/// then the broadcast: v[0..P-1] = the butterfly's sums, in every lane.
-template <int P>
-__device__ __forceinline__ void split_sum(float* v, int lane) {
-    static_assert(P >= 2 && P <= 32 && (P & (P - 1)) == 0, "P: a power of two");
+/// The lanes of a group of G consecutive lanes of the warp (G = 32, 16 or 8: the tracking kernels' lanes per
+/// track), as the mask of the group of warp lane wl.
+template <int G>
+__device__ __forceinline__ unsigned group_mask(int wl) {
+    static_assert(G == 32 || G == 16 || G == 8, "G: 32, 16 or 8 lanes per track");
+    if constexpr (G == 32) return kFullMask;
+    else return ((1u << G) - 1u) << (wl & (32 - G));
+}
+
+/// Reduce-scatter of P values (P a power of two, 2 <= P <= G) within a group of G lanes (lane: the lane in the group,
+/// mask: the group's lanes; G = 32: the warp): the split stages at offsets G/2 .. down to the one where each lane
+/// holds one value, the plain butterfly on that value for the remaining offsets, then the broadcast from the lane in
+/// the group that holds each value (split_lane): v[0..P-1] = the butterfly's sums, in every lane of the group.
+template <int P, int G>
+__device__ __forceinline__ void group_split_sum(float* v, int lane, unsigned mask) {
+    static_assert(P >= 2 && P <= G && (P & (P - 1)) == 0, "P: a power of two, at most G");
     float w[P];
 #pragma unroll
     for (int k = 0; k < P; ++k) w[k] = v[k];
-    int off = 16;
+    int off = G / 2;
 #pragma unroll
     for (int cnt = P; cnt > 1; cnt /= 2, off /= 2) {
         const int m = cnt / 2;
@@ -58,12 +69,21 @@ __device__ __forceinline__ void split_sum(float* v, int lane) {
         for (int q = 0; q < m; ++q) {
             const float keep = upper ? w[m + q] : w[q];
             const float send = upper ? w[q] : w[m + q];
-            w[q] = __fadd_rn(keep, __shfl_xor_sync(kFullMask, send, off));
+            w[q] = __fadd_rn(keep, __shfl_xor_sync(mask, send, off));
         }
     }
-    butterfly<1>(w, off);
 #pragma unroll
-    for (int k = 0; k < P; ++k) v[k] = __shfl_sync(kFullMask, w[0], split_lane(P, k));
+    for (; off >= 1; off >>= 1) w[0] = __fadd_rn(w[0], __shfl_xor_sync(mask, w[0], off));
+#pragma unroll
+    for (int k = 0; k < P; ++k) v[k] = __shfl_sync(mask, w[0], split_lane(P, k) / (32 / G), G);
+}
+
+/// Reduce-scatter of P values over the whole warp (P a power of two, 2 <= P <= 32), then the butterfly on the single
+/// value held, then the broadcast: v[0..P-1] = the butterfly's sums, in every lane (group_split_sum with G = 32: the
+/// same stages, offsets 16 .. 1, and the same bits).
+template <int P>
+__device__ __forceinline__ void split_sum(float* v, int lane) {
+    group_split_sum<P, 32>(v, lane, kFullMask);
 }
 
 /// Sum of K floats over the warp, bit-identical to warp::allreduce_add_rn<K> (every lane gets the sums): the
@@ -77,41 +97,6 @@ __device__ __forceinline__ void allreduce_add_rn(float* v, int lane) {
     } else {
         butterfly<K>(v, 16);  // one value: the butterfly itself
     }
-}
-
-/// The lanes of a group of G consecutive lanes of the warp (G = 32, 16 or 8: the tracking kernels' lanes per
-/// track), as the mask of the group of warp lane wl.
-template <int G>
-__device__ __forceinline__ unsigned group_mask(int wl) {
-    static_assert(G == 32 || G == 16 || G == 8, "G: 32, 16 or 8 lanes per track");
-    if constexpr (G == 32) return kFullMask;
-    else return ((1u << G) - 1u) << (wl & (32 - G));
-}
-
-/// split_sum within a group of G lanes (lane: the lane in the group, mask: the group's lanes): the xor stages at
-/// offsets G/2 .. 1, then the broadcast from the lane in the group that holds each value.
-template <int P, int G>
-__device__ __forceinline__ void group_split_sum(float* v, int lane, unsigned mask) {
-    static_assert(P >= 2 && P <= G && (P & (P - 1)) == 0, "P: a power of two, at most G");
-    float w[P];
-#pragma unroll
-    for (int k = 0; k < P; ++k) w[k] = v[k];
-    int off = G / 2;
-#pragma unroll
-    for (int cnt = P; cnt > 1; cnt /= 2, off /= 2) {
-        const int m = cnt / 2;
-        const bool upper = (lane & off) != 0;
-#pragma unroll
-        for (int q = 0; q < m; ++q) {
-            const float keep = upper ? w[m + q] : w[q];
-            const float send = upper ? w[q] : w[m + q];
-            w[q] = __fadd_rn(keep, __shfl_xor_sync(mask, send, off));
-        }
-    }
-#pragma unroll
-    for (; off >= 1; off >>= 1) w[0] = __fadd_rn(w[0], __shfl_xor_sync(mask, w[0], off));
-#pragma unroll
-    for (int k = 0; k < P; ++k) v[k] = __shfl_sync(mask, w[0], split_lane(P, k) / (32 / G), G);
 }
 
 /// The 32-lane butterfly's sums of K values when a group of G lanes does the work of the warp's 32: lane l of
@@ -147,6 +132,26 @@ __device__ __forceinline__ void group_allreduce_add_rn(float (&acc)[32 / G][K], 
             }
         }
     }
+}
+
+/// K sums over a track's patch by its G lanes (the LK and anchor engines): lane l of the group does the work of the
+/// 32-lane warp's lanes l + G r, r < 32 / G, its slot p = PerLane r + j holding pixel j of virtual lane r. add(acc, p)
+/// adds slot p's terms to its virtual lane's partial sums acc (slots in order, those where holds(p)), then the 32-lane
+/// butterfly's tree (group_allreduce_add_rn) gives out[0 .. K-1] in every lane of the group.
+template <int K, int G, int PerLane, class Holds, class Add>
+__device__ __forceinline__ void patch_sums(float* out, int lane, unsigned mask, Holds&& holds, Add&& add) {
+    constexpr int kR = 32 / G;
+    float acc[kR][K];
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+#pragma unroll
+        for (int q = 0; q < K; ++q) acc[r][q] = 0.0f;
+#pragma unroll
+    for (int p = 0; p < PerLane * kR; ++p)
+        if (holds(p)) add(acc[p / PerLane], p);
+    group_allreduce_add_rn<K, G>(acc, lane, mask);
+#pragma unroll
+    for (int q = 0; q < K; ++q) out[q] = acc[0][q];
 }
 
 }  // namespace kestrel::kernels::track_sums

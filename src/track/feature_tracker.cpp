@@ -23,6 +23,7 @@
 #include <array>
 #include <cmath>
 
+#include "anchor_internal.hpp"
 #include "feature_tracker_backend.hpp"
 #include "geometric_check.hpp"
 #include "kestrel/camera.hpp"
@@ -43,6 +44,9 @@ void validate(const TrackerConfig& cfg, const char* where) {
                   "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
     detail::check_range(where, "anchor.max_iterations", cfg.anchor.max_iterations, 1, 100);
     detail::check_range(where, "threads", cfg.threads, 0, 256);
+    detail::check(std::isfinite(cfg.motion.level_reach) && cfg.motion.level_reach > 0.0f &&
+                      cfg.motion.level_reach <= 1000.0f,
+                  where, "motion.level_reach", "= " + detail::to_text(cfg.motion.level_reach) + " must be in (0, 1000]");
     detail::check(std::isfinite(cfg.anchor.max_residual) && cfg.anchor.max_residual > 0.0f &&
                       cfg.anchor.max_residual <= 255.0f,
                   where, "anchor.max_residual", "= " + detail::to_text(cfg.anchor.max_residual) + " must be in (0, 255]");
@@ -76,6 +80,7 @@ struct FeatureTracker::Impl {
     std::vector<Keypoint> candidates;
     detail::LkImage frame_box{};  // level-0 geometry only, for the template-fits test
     int template_side = 0;  // level 0's patch side
+    detail::LkSetup lk_setup{};  // the tracking setup (the levels' scales, for the levels a predicted start skips)
     std::uint64_t next_id = 1;
     std::int64_t frames = 0;
     bool redetected = false;
@@ -133,11 +138,26 @@ struct FeatureTracker::Impl {
         Point2f* o = be->origins();
         LkGuess* g = be->guesses();
         std::int32_t* s = be->slots();
+        std::uint8_t* skip = be->coarse_skips();
+        const MotionConfig& mo = cfg.motion;
         for (int i = 0; i < n; ++i) {
             const Track& t = tracks[static_cast<std::size_t>(i)];
             o[i] = {t.x, t.y};
-            const Point2f p = predictions ? (*predictions)[static_cast<std::size_t>(i)] : Point2f{t.x, t.y};
+            // The start: the caller's prediction; else the constant-velocity one (a track with a last displacement:
+            // born before the last frame); else the position. A predicted start searches from the coarsest level
+            // whose reach covers its predicted displacement.
+            const bool velocity = mo.constant_velocity && t.age >= 1;
+            const Point2f p = predictions ? (*predictions)[static_cast<std::size_t>(i)]
+                              : velocity  ? Point2f{detail::constant_velocity_start(t.x, t.prev_x),
+                                                   detail::constant_velocity_start(t.y, t.prev_y)}
+                                          : Point2f{t.x, t.y};
             g[i] = first_frame_templates ? LkGuess{p.x, p.y, t.gain, t.offset} : LkGuess{p.x, p.y, 1.0f, 0.0f};
+            const bool predicted = predictions != nullptr || velocity;
+            skip[i] = static_cast<std::uint8_t>(
+                predicted && mo.fewer_levels
+                    ? detail::predicted_levels_skipped(lk_setup, detail::fsub(p.x, t.x), detail::fsub(p.y, t.y),
+                                                       mo.level_reach)
+                    : 0);
             s[i] = slots[static_cast<std::size_t>(i)];
         }
         return n;
@@ -395,6 +415,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->cell_mask.assign(static_cast<std::size_t>(m->grid.width) * m->grid.height, 0);
     m->frame_box = {nullptr, width, height, static_cast<std::size_t>(width)};
     m->template_side = cfg.lk.patch_size;
+    m->lk_setup = detail::make_tracker_lk_setup(cfg);
     const auto cap = static_cast<std::size_t>(cfg.target_features);
     m->tracks.reserve(cap);
     m->lost.reserve(cap);

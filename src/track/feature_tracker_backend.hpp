@@ -34,6 +34,8 @@ public:
     // template slots (first-frame templates) of the live tracks; positions and slots of new tracks.
     virtual Point2f* origins() = 0;
     virtual LkGuess* guesses() = 0;
+    /// Per live track: non-zero when its search skips the pyramid's coarsest level (detail::lk_top_level).
+    virtual std::uint8_t* coarse_skips() = 0;
     virtual std::int32_t* slots() = 0;
     virtual Point2f* new_points() = 0;
     virtual std::int32_t* new_slots() = 0;

@@ -26,6 +26,7 @@ public:
         const auto cap = static_cast<std::size_t>(cfg.target_features);
         origins_.resize(cap);
         guesses_.resize(cap);
+        skips_.resize(cap);
         slots_.resize(cap);
         new_points_.resize(cap);
         new_slots_.resize(cap);
@@ -43,6 +44,7 @@ public:
 
     Point2f* origins() override { return origins_.data(); }
     LkGuess* guesses() override { return guesses_.data(); }
+    std::uint8_t* coarse_skips() override { return skips_.data(); }
     std::int32_t* slots() override { return slots_.data(); }
     Point2f* new_points() override { return new_points_.data(); }
     std::int32_t* new_slots() override { return new_slots_.data(); }
@@ -68,18 +70,20 @@ public:
                 const int from = !stored && stored_levels() ? stored_patch_from(anchor_setup_, anchor_states_[i],
                                                                                 setup_.stored_from_level, setup_.levels)
                                                             : setup_.levels;
+                // The coarsest level searched (a track with a predicted start may skip the pyramid's coarsest).
+                const int top = lk_top_level(setup_, skips_[i]);
                 if (stored) {
                     CpuLkEngine eng(setup_, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels);
-                    results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i]);
+                    results_[i] = lk_track_one(eng, setup_, cur, 0.0f, 0.0f, guesses_[i], top);
                 } else if (from < setup_.levels) {
                     CpuLkEngine eng(setup_, prev, store_.data() + slot_offset(slots_[i]),
                                     valid_.data() + slots_[i] * setup_.levels,
                                     lk_prep_.data() + static_cast<std::size_t>(slots_[i]) * setup_.levels, from);
-                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
+                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i], top);
                 } else {
                     CpuLkEngine eng(setup_, prev);
-                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i]);
+                    results_[i] = lk_track_one(eng, setup_, cur, origins_[i].x, origins_[i].y, guesses_[i], top);
                 }
                 const LkResult& f = results_[i];
                 const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
@@ -197,6 +201,7 @@ private:
     std::vector<Keypoint> detected_;       // the last detection (detect_async -> detect_wait)
     std::vector<Point2f> origins_, new_points_;
     std::vector<LkGuess> guesses_;
+    std::vector<std::uint8_t> skips_;
     std::vector<std::int32_t> slots_, new_slots_;
     std::vector<LkResult> results_, back_;
     std::vector<HostImage> prev_, cur_;

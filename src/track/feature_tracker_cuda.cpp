@@ -47,7 +47,7 @@ public:
           pyr_{DevicePyramid(width, height, pyramid), DevicePyramid(width, height, pyramid)},
           det_(cfg.detector, Backend::Cuda),
           cap_(static_cast<std::size_t>(cfg.target_features)),
-          origins_(cap_), guesses_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
+          origins_(cap_), guesses_(cap_), skips_(cap_), slots_(cap_), new_points_(cap_), new_slots_(cap_), results_(cap_),
           back_(cap_), back_points_(cap_), back_guesses_(cap_),
           lk_store_(lk_stored() ? cap_ * static_cast<std::size_t>(store_floats_per_slot(setup_)) : 0),
           lk_valid_(lk_stored() ? cap_ * static_cast<std::size_t>(setup_.levels) : 0),
@@ -118,6 +118,7 @@ public:
 
     Point2f* origins() override { return origins_.get(); }
     LkGuess* guesses() override { return guesses_.get(); }
+    std::uint8_t* coarse_skips() override { return skips_.get(); }
     std::int32_t* slots() override { return slots_.get(); }
     Point2f* new_points() override { return new_points_.get(); }
     std::int32_t* new_slots() override { return new_slots_.get(); }
@@ -438,6 +439,7 @@ private:
         p.setup = setup_;
         device_lk_levels(cur, setup_.levels, p.cur);
         p.guesses = guesses_.get();
+        p.skips = skips_.get();
         p.results = results_.get();
         p.capacity = static_cast<int>(cap_);
         p.count = count;
@@ -491,6 +493,7 @@ private:
     std::size_t cap_;
     Pinned<Point2f> origins_;
     Pinned<LkGuess> guesses_;
+    Pinned<std::uint8_t> skips_;
     Pinned<std::int32_t> slots_;
     Pinned<Point2f> new_points_;
     Pinned<std::int32_t> new_slots_;

@@ -3,6 +3,7 @@
 // the patch's samples are computed once per call (each row interpolation once), the butterfly is summed as
 // the tree it is for lane 0, and the hot functions get an FMA build (lk_internal.hpp): the same values.
 #include <cstring>
+#include <type_traits>
 
 #include "kestrel/detail/anchor_rules.hpp"
 #include "lk_internal.hpp"
@@ -44,16 +45,17 @@ KESTREL_CPU_INLINE void sample_block(const GridTaps& src, const PatchGrid& g, in
     }
 }
 
-/// add_image_sums (lk_rules.hpp) restated operation for operation (GCC would not inline the rule's own into
+/// add_image_sums_packed (lk_rules.hpp) restated operation for operation (GCC would not inline the rule's own into
 /// the FMA build, which then called the plain build per pixel); tests/track/test_track_cpu_oracle.cpp checks
 /// the bits against the rule.
-template <bool Sad>
+template <bool Sad, bool Gain>
 KESTREL_CPU_INLINE void image_sums_of(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    constexpr int q = Gain ? 3 : 2;
     acc[0] = ffma(gx, image, acc[0]);
     acc[1] = ffma(gy, image, acc[1]);
-    acc[2] = ffma(a, image, acc[2]);
-    acc[3] = fadd(acc[3], image);
-    if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(fsub(ffma(alpha, a, beta_c), image)));
+    if constexpr (Gain) acc[2] = ffma(a, image, acc[2]);
+    acc[q] = fadd(acc[q], image);
+    if constexpr (Sad) acc[q + 1] = fadd(acc[q + 1], fabsf(fsub(ffma(alpha, a, beta_c), image)));
 }
 
 }  // namespace
@@ -168,15 +170,26 @@ KESTREL_CPU_CLONES void CpuLkEngine::image_sums(int k, const LkImage& cur, float
     sample_block(src, g, 0, n, S);
     float I[kLkMaxPerLane][kLkLanes];  // the samples lane-major
     lanes_->gather(S, I);
-    if (with_sad)
-        lane_major_sums<kLkImageSums + 1>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
-            image_sums_of<true>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
-        }, out);
-    else
-        lane_major_sums<kLkImageSums>(lanes_->slots, lanes_->valid, [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
-            image_sums_of<false>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
-        }, out);
-    if (!with_sad) out[kLkImageSums] = 0.0f;  // as the emulated warp leaves it: no |e| summed
+    // The packed sums (add_image_sums_packed): a I only where the level estimates the gain.
+    const auto sums = [&](auto sad, auto gain) KESTREL_CPU_LAMBDA {
+        constexpr bool kSad = decltype(sad)::value, kGain = decltype(gain)::value;
+        float packed[kLkImageSumsPacked<kSad, kGain>];
+        lane_major_sums<kLkImageSumsPacked<kSad, kGain>>(lanes_->slots, lanes_->valid,
+                                                         [&](float* acc, int j, int l) KESTREL_CPU_LAMBDA {
+            image_sums_of<kSad, kGain>(acc, fsub(lt_[j][l], mu), lgx_[j][l], lgy_[j][l], I[j][l], alpha, beta_c);
+        }, packed);
+        unpack_image_sums<kSad, kGain>(packed, out);
+    };
+    using T = std::true_type;
+    using F = std::false_type;
+    const bool gain = k == 0 && s_.est_gain != 0;
+    if (with_sad) {
+        if (gain) sums(T{}, T{});
+        else sums(T{}, F{});
+    } else {
+        if (gain) sums(F{}, T{});
+        else sums(F{}, F{});
+    }
 }
 
 KESTREL_CPU_CLONES void CpuLkEngine::residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha,

@@ -148,7 +148,7 @@ public:
     }
     float template_sum(int k);
     void hessian_sums(int k, float mu, float* out);
-    /// out[0..3]; out[4] (sum |e|) when with_sad.
+    /// out[0..3]; out[4] (sum |e|) when with_sad (else 0); out[2] (sum a I) only on a level with the gain (else 0).
     void image_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float mu, float* out,
                     bool with_sad);
     void residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,

@@ -111,6 +111,8 @@ std::vector<Row> tracker_rows(Backend be) {
                          [](TrackerConfig& c) { c.anchor.max_residual = std::nanf(""); }));
     r.push_back(ctor_row(be, "tracker_anchor_distance_zero", "anchor.max_distance", "(0, 100]", 320, 240,
                          [](TrackerConfig& c) { c.anchor.max_distance = 0.0f; }));
+    r.push_back(ctor_row(be, "tracker_motion_level_reach_negative", "motion.level_reach", "(0, 1000]", 320, 240,
+                         [](TrackerConfig& c) { c.motion.level_reach = -1.0f; }));
     r.push_back(ctor_row(be, "tracker_lk_patch_size_2", "patch_size", "[4, 16]", 320, 240,
                          [](TrackerConfig& c) { c.lk.patch_size = 2; }));
     r.push_back(ctor_row(be, "tracker_detector_cell_width_40", "cell_width", "multiple of 32", 320, 240,

@@ -1,12 +1,15 @@
 // FeatureTracker (CPU backend; the CUDA backend against it in test_feature_tracker_cuda.cpp): accuracy
 // on a real image moved along a known path, track bookkeeping and the re-detection policy on a real
-// sequence, predictions, the forward-backward check, and every validation.
+// sequence, predictions, the motion rules (constant-velocity start, the coarsest level skipped), the
+// forward-backward check, and every validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "examples/common/synthetic.hpp"
 #include "kestrel/feature_tracker.hpp"
@@ -239,6 +242,96 @@ TEST(FeatureTrackerCpu, PredictionsCarryTracksThroughLargeMotion) {
     const std::size_t n0 = blind.track(p.frame(0).view()).size();
     blind.track(p.frame(1).view());
     EXPECT_GE(blind.lost_tracks().size(), n0 / 2);
+}
+
+// A path with the given per-frame displacements (x, y: d[i] from frame i - 1 to i).
+Path make_steps(const char* name, const std::vector<double>& dx_step, const std::vector<double>& dy_step) {
+    Path p{test::blurred(test::real_image(name), 1.0), {0.0}, {0.0}, {1.0}, {0.0}};
+    for (std::size_t i = 0; i < dx_step.size(); ++i) {
+        p.dx.push_back(p.dx.back() + dx_step[i]);
+        p.dy.push_back(p.dy.back() + dy_step[i]);
+        p.gain.push_back(1.0);
+        p.offset.push_back(0.0);
+    }
+    return p;
+}
+
+/// Tracks every frame of p from frame 0 (no predictions). Of the first frame's tracks whose true position at the end
+/// lies at least 24 px inside the frame (*eligible), those live and within 1 px of it at the end, and the median error
+/// of the live ones.
+std::pair<std::size_t, double> first_tracks_at_end(const Path& p, const TrackerConfig& cfg, std::size_t* eligible) {
+    FeatureTracker tracker(p.g.width, p.g.height, cfg, Backend::Cpu);
+    const std::size_t last = p.dx.size() - 1;
+    std::map<std::uint64_t, Point2f> first;
+    *eligible = 0;
+    for (const Track& t : tracker.track(p.frame(0).view())) {
+        const double x = t.x + p.dx[last], y = t.y + p.dy[last];
+        if (x < 24.0 || y < 24.0 || x > p.g.width - 25.0 || y > p.g.height - 25.0) continue;
+        first[t.id] = {t.x, t.y};
+        ++*eligible;
+    }
+    for (std::size_t f = 1; f < last; ++f) tracker.track(p.frame(f).view());
+    std::size_t accurate = 0;
+    std::vector<double> err;
+    for (const Track& t : tracker.track(p.frame(last).view())) {
+        const auto it = first.find(t.id);
+        if (it == first.end()) continue;
+        const double e = std::hypot(t.x - (it->second.x + p.dx[last]), t.y - (it->second.y + p.dy[last]));
+        err.push_back(e);
+        if (e <= 1.0) ++accurate;
+    }
+    return {accurate, err.empty() ? 1e9 : test::median_of(err)};
+}
+
+// TrackerConfig::motion.constant_velocity: each track starts from its position plus its last displacement. On a
+// path that speeds up by 8 px a frame (to 35 px a frame) the start is 8 px off, and the tracks follow it over every
+// level (today all 134 first-frame tracks that stay in view, the median error 0.0001 px); started from their position
+// (the rule off) they are lost (1 of 134 follows).
+TEST(FeatureTrackerCpu, ConstantVelocityCarriesTracksThroughAcceleratingMotion) {
+    const Path p = make_steps("graf1.png", {3.0, 11.0, 19.0, 27.0, 35.0}, {-1.0, -5.0, -9.0, -13.0, -17.0});
+    TrackerConfig cfg = base_config();
+    cfg.motion.fewer_levels = false;  // every level (an 8 px error is beyond level 0 alone: the next test)
+    std::size_t eligible = 0;
+    const auto [kept, median] = first_tracks_at_end(p, cfg, &eligible);
+    cfg.motion.constant_velocity = false;
+    std::size_t eligible_off = 0;
+    const auto [kept_off, median_off] = first_tracks_at_end(p, cfg, &eligible_off);
+    std::printf("[constant velocity] %zu first-frame tracks in view: %zu live within 1 px after 5 frames (median "
+                "%.4f px); without the prediction %zu\n",
+                eligible, kept, median, kept_off);
+    ASSERT_GE(eligible, 100u);
+    EXPECT_EQ(eligible, eligible_off);
+    EXPECT_GE(kept, eligible * 9 / 10);
+    EXPECT_LE(median, 0.05);
+    EXPECT_LE(kept_off, eligible / 10);  // the rule is what carries them
+}
+
+// TrackerConfig::motion.fewer_levels: a track with a predicted start searches only the levels its predicted
+// displacement needs (detail::predicted_levels_skipped). After steady motion of 2 px a frame (level 0 alone: within
+// level_reach = 4 px) a sudden jump 8 px past the prediction is beyond level 0's reach for most tracks (today 47 of
+// 148 follow it) and within the three levels' for all (148, the rule off); 2 px past it, level 0 alone follows it
+// (147 of 147). Where the camera may start or change its motion abruptly, pass predictions or turn the rule off.
+TEST(FeatureTrackerCpu, PredictedTracksSearchOnlyTheLevelsTheyNeed) {
+    const auto run = [](double jump, bool fewer, std::size_t* eligible) {
+        const Path p = make_steps("graf1.png", {2.0, 2.0, 2.0, 2.0, 2.0 + jump}, {1.0, 1.0, 1.0, 1.0, 1.0 - 0.5 * jump});
+        TrackerConfig cfg = base_config();
+        cfg.motion.fewer_levels = fewer;
+        return first_tracks_at_end(p, cfg, eligible);
+    };
+    const double J = 8.0, S = 2.0;
+    std::size_t eligible = 0, eligible_all = 0, eligible_small = 0;
+    const auto [kept, median] = run(J, true, &eligible);
+    const auto [kept_all, median_all] = run(J, false, &eligible_all);
+    const auto [kept_small, median_small] = run(S, true, &eligible_small);
+    std::printf("[fewer levels] %zu first-frame tracks in view; %.0f px past the prediction: %zu live within 1 px "
+                "searching level 0 alone, %zu searching every level; %.0f px past it: %zu of %zu (median %.4f px)\n",
+                eligible, J, kept, kept_all, S, kept_small, eligible_small, median_small);
+    ASSERT_GE(eligible, 100u);
+    EXPECT_EQ(eligible, eligible_all);
+    EXPECT_LE(kept, eligible * 6 / 10);
+    EXPECT_GE(kept_all, eligible * 85 / 100);
+    EXPECT_GE(kept_small, eligible_small * 95 / 100);
+    EXPECT_LE(median_small, 0.05);
 }
 
 TEST(FeatureTrackerCpu, ForwardBackwardCheckDropsTracksOnReplacedContent) {

@@ -2,13 +2,15 @@
 // template gradients against numeric derivatives of a smooth reconstruction, the Jacobian (gain,
 // offset, translation) against numeric differences of the error, the exact SIC step against a
 // double-precision least-squares solve with the full Jacobian, the singularity tests, the divisions by powers
-// of two as multiplies, the normal equations over the active parameters only, and the levels prepared once.
+// of two as multiplies, the normal equations over the active parameters only (the 3 x 3 system of the levels without
+// the gain, the packed image sums), and the levels prepared once.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kestrel/detail/lk_rules.hpp"
@@ -457,6 +459,107 @@ TEST(LkRules, ReducedSystemsSolveTheActiveParameters) {
                 if (!gain) EXPECT_EQ(x[2], 0.0f);
                 if (!offset) EXPECT_EQ(x[3], 0.0f);
             }
+    }
+}
+
+/// The 4 x 4 inverse of the sums with the gain inactive, as the factorisation computed it before the levels without
+/// the gain had a 3 x 3 system of their own: the gain's identity row and column in H, lk_invert<4>.
+bool inverse_4x4_without_gain(const float* hs, float n, int est_offset, float (&hinv)[4][4]) {
+    float h[4][4] = {{hs[0], hs[1], 0.0f, est_offset ? hs[6] : 0.0f},
+                     {hs[1], hs[2], 0.0f, est_offset ? hs[7] : 0.0f},
+                     {0.0f, 0.0f, 1.0f, 0.0f},
+                     {est_offset ? hs[6] : 0.0f, est_offset ? hs[7] : 0.0f, 0.0f, est_offset ? n : 1.0f}};
+    return lk_invert<4>(h, hinv);
+}
+
+// The levels without the gain (every coarse level) factorize the 3 x 3 system over (tx, ty, offset): exactly the
+// inverse, and so the steps, of the 4 x 4 system with the gain's identity row (the zeros it adds change nothing),
+// on random patches and on ill-conditioned ones. A 3 x 3 inverse put back in the wrong places (the offset's row in
+// the gain's) gives other steps (so the comparison can fail).
+TEST(LkRules, CoarseLevelsSolveTheirThreeByThreeSystemExactly) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    int compared = 0, misplaced_differs = 0;
+    for (int t = 0; t < 20000; ++t) {
+        float hs[kLkHessianSums] = {};
+        const int npx = t % 3 == 0 ? 16 : 256;
+        const float cond = t % 5 == 0 ? 0.01f : 1.0f;  // some nearly singular translation blocks
+        for (int i = 0; i < npx; ++i) {
+            const float gx = 30.0f * u(rng) + 4.0f * u(rng);
+            add_hessian_centred(hs, 20.0f * u(rng), gx, cond * 25.0f * u(rng) + (1.0f - cond) * gx);
+        }
+        const float n = static_cast<float>(npx);
+        const float b[4] = {u(rng) * 500, u(rng) * 500, u(rng) * 800, u(rng) * 100};
+        for (int offset = 0; offset <= 1; ++offset) {
+            LkSystem sys;
+            float want[4][4];
+            const bool ok = lk_factorize(hs, n, 0, offset, 0.0f, sys);
+            ASSERT_EQ(ok, inverse_4x4_without_gain(hs, n, offset, want)) << "trial " << t;
+            if (!ok) continue;
+            ++compared;
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) ASSERT_EQ(sys.hinv[i][j], want[i][j]) << "trial " << t << " (" << i << ", " << j << ")";
+            float x[4], xw[4];
+            lk_solve(sys, b, 0, offset, x);
+            LkSystem ref;
+            std::memcpy(ref.hinv, want, sizeof want);
+            lk_solve(ref, b, 0, offset, xw);
+            for (int i = 0; i < 4; ++i) ASSERT_EQ(bits_of(x[i]), bits_of(xw[i])) << "trial " << t;
+            // The same inverse with the offset's row and column in the gain's places.
+            LkSystem bad = sys;
+            for (int i = 0; i < 4; ++i) {
+                std::swap(bad.hinv[i][2], bad.hinv[i][3]);
+            }
+            for (int i = 0; i < 4; ++i) std::swap(bad.hinv[2][i], bad.hinv[3][i]);
+            float xb[4];
+            lk_solve(bad, b, 0, offset, xb);
+            if (bits_of(xb[0]) != bits_of(x[0]) || bits_of(xb[3]) != bits_of(x[3])) ++misplaced_differs;
+        }
+    }
+    EXPECT_GT(compared, 30000);
+    EXPECT_GT(misplaced_differs, compared / 3);
+    // With the gain the 4 x 4 system is factorized as it is (the same function).
+    float hs[kLkHessianSums] = {};
+    for (int i = 0; i < 256; ++i) add_hessian_centred(hs, 20.0f * u(rng), 30.0f * u(rng), 25.0f * u(rng));
+    float h[4][4] = {{hs[0], hs[1], hs[3], hs[6]}, {hs[1], hs[2], hs[4], hs[7]}, {hs[3], hs[4], hs[5], hs[8]},
+                     {hs[6], hs[7], hs[8], 256.0f}}, want[4][4];
+    LkSystem sys;
+    ASSERT_TRUE(lk_factorize(hs, 256.0f, 1, 1, 0.0f, sys));
+    ASSERT_TRUE(lk_invert<4>(h, want));
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) EXPECT_EQ(sys.hinv[i][j], want[i][j]);
+}
+
+// The packed image sums (a I left out without the gain) are the full sums' values in their places, a I = 0; the
+// error terms the driver solves with are then those of the full sums wherever lk_solve reads them.
+TEST(LkRules, PackedImageSumsAreTheFullSums) {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (int t = 0; t < 2000; ++t) {
+        float full[kLkImageSums + 1] = {}, p_sad[kLkImageSumsPacked<true, false>] = {},
+              p_gain[kLkImageSumsPacked<false, true>] = {}, p_none[kLkImageSumsPacked<false, false>] = {},
+              p_both[kLkImageSumsPacked<true, true>] = {};
+        const float alpha = 1.0f + 0.2f * u(rng), beta_c = 100.0f + 50.0f * u(rng);
+        for (int i = 0; i < 64; ++i) {
+            const float a = 40.0f * u(rng), gx = 30.0f * u(rng), gy = 30.0f * u(rng), image = 128.0f + 120.0f * u(rng);
+            add_image_sums<true>(full, a, gx, gy, image, alpha, beta_c);
+            add_image_sums_packed<true, false>(p_sad, a, gx, gy, image, alpha, beta_c);
+            add_image_sums_packed<false, true>(p_gain, a, gx, gy, image, alpha, beta_c);
+            add_image_sums_packed<false, false>(p_none, a, gx, gy, image, alpha, beta_c);
+            add_image_sums_packed<true, true>(p_both, a, gx, gy, image, alpha, beta_c);
+        }
+        float o[4][kLkImageSums + 1];
+        unpack_image_sums<true, false>(p_sad, o[0]);
+        unpack_image_sums<false, true>(p_gain, o[1]);
+        unpack_image_sums<false, false>(p_none, o[2]);
+        unpack_image_sums<true, true>(p_both, o[3]);
+        for (int q = 0; q <= kLkImageSums; ++q) {
+            ASSERT_EQ(bits_of(o[3][q]), bits_of(full[q]));
+            const bool sad = q == kLkImageSums;
+            ASSERT_EQ(bits_of(o[0][q]), bits_of(q == 2 ? 0.0f : full[q]));
+            ASSERT_EQ(bits_of(o[1][q]), bits_of(sad ? 0.0f : full[q]));
+            ASSERT_EQ(bits_of(o[2][q]), bits_of(q == 2 || sad ? 0.0f : full[q]));
+        }
     }
 }
 

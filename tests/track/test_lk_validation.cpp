@@ -105,6 +105,9 @@ TEST(LkValidation, EveryTrackerConfigField) {
     expect_tc([](TrackerConfig& c) { c.fb_max_error = 0.0f; }, "fb_max_error");
     expect_tc([](TrackerConfig& c) { c.fb_max_error = 101.0f; }, "fb_max_error");
     expect_tc([](TrackerConfig& c) { c.fb_max_error = kNaN; }, "fb_max_error");
+    expect_tc([](TrackerConfig& c) { c.motion.level_reach = 0.0f; }, "motion.level_reach");
+    expect_tc([](TrackerConfig& c) { c.motion.level_reach = 1001.0f; }, "motion.level_reach");
+    expect_tc([](TrackerConfig& c) { c.motion.level_reach = kNaN; }, "motion.level_reach");
     // The detector part is the detector's validation.
     TrackerConfig bad_det;
     bad_det.detector.nms_radius = 0;

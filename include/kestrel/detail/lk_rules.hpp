@@ -263,13 +263,34 @@ KESTREL_HD float pixel_error_centred(float a, float image, float alpha, float be
 /// The image sums of one pixel, the only per-pixel work of an iteration: gx I, gy I, a I, I (a = T - mu,
 /// I = the current image's sample); with Sad also |e|, e = alpha a + beta_c - I (the coarse levels'
 /// discard test). error_terms() turns them into the error terms.
-template <bool Sad>
-KESTREL_HD void add_image_sums(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+/// Packed form (add_image_sums_packed<Sad, Gain>): a I serves only the gain's error term b[2], which lk_solve reads
+/// only on a level that estimates the gain; without Gain it is left out and the others move up (gx I, gy I, I, |e|),
+/// so that an engine sums one value fewer per pixel and per warp reduction. Every value is the same sum in the same
+/// order either way; unpack_image_sums puts them back in add_image_sums' places, with a I = 0.
+template <bool Sad, bool Gain>
+constexpr int kLkImageSumsPacked = 3 + (Gain ? 1 : 0) + (Sad ? 1 : 0);
+template <bool Sad, bool Gain>
+KESTREL_HD void add_image_sums_packed(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    constexpr int q = Gain ? 3 : 2;  // I's place
     acc[0] = ffma(gx, image, acc[0]);
     acc[1] = ffma(gy, image, acc[1]);
-    acc[2] = ffma(a, image, acc[2]);
-    acc[3] = fadd(acc[3], image);
-    if constexpr (Sad) acc[4] = fadd(acc[4], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
+    if constexpr (Gain) acc[2] = ffma(a, image, acc[2]);
+    acc[q] = fadd(acc[q], image);
+    if constexpr (Sad) acc[q + 1] = fadd(acc[q + 1], fabsf(pixel_error_centred(a, image, alpha, beta_c)));
+}
+template <bool Sad>
+KESTREL_HD void add_image_sums(float* acc, float a, float gx, float gy, float image, float alpha, float beta_c) {
+    add_image_sums_packed<Sad, true>(acc, a, gx, gy, image, alpha, beta_c);
+}
+/// out[0 .. kLkImageSums] (add_image_sums' places; |e| = 0 without Sad, a I = 0 without Gain) from the packed sums.
+template <bool Sad, bool Gain>
+KESTREL_HD void unpack_image_sums(const float* packed, float* out) {
+    constexpr int q = Gain ? 3 : 2;
+    out[0] = packed[0];
+    out[1] = packed[1];
+    out[2] = Gain ? packed[2] : 0.0f;
+    out[3] = packed[q];
+    out[4] = Sad ? packed[q + 1] : 0.0f;
 }
 
 /// The error terms b = sum J(1)^T e (gx e, gy e, a e, e) of e = alpha a + beta_c - I, from the template's
@@ -361,73 +382,55 @@ KESTREL_HD bool lk_invert(const float (&h)[P][P], float (&hinv)[P][P]) {
 }
 
 /// Builds H from the 9 sums (n = pixel count), factorizes it (H = L D L^T, L_ij = v_ij * (1 / d_j)) and
-/// inverts it. Returns false when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
+/// inverts it (lk_invert): the 4 x 4 system with the gain, else the 3 x 3 one over (tx, ty, offset), whose inverse
+/// goes into the 4 x 4 places with the gain's identity row and column (the values of the 4 x 4 computation).
+/// Returns false when singular: the translation block's smaller eigenvalue / n below min_eigenvalue (tested without a
 /// square root: lambda_min(G - m I) >= 0 <=> trace >= 0 and det >= 0, with m = min_eigenvalue * n), or a
 /// pivot d_j <= kLkPivotEps * H_jj.
 /// Inverse: M = L^-1 (unit lower triangular, M_ij = -(L_ij + sum_{k=j+1}^{i-1} L_ik M_kj) for i > j), then
 /// (H^-1)_ij = sum_{k >= max(i, j)} M_ki (1 / d_k) M_kj, summed in increasing k.
 KESTREL_HD bool lk_factorize(const float* s, float n, int est_gain, int est_offset, float min_eigenvalue,
                              LkSystem& sys) {
-    float h[4][4];
-    h[0][0] = s[0]; h[0][1] = s[1]; h[1][1] = s[2];
-    h[0][2] = est_gain ? s[3] : 0.0f;
-    h[1][2] = est_gain ? s[4] : 0.0f;
-    h[2][2] = est_gain ? s[5] : 1.0f;
-    h[0][3] = est_offset ? s[6] : 0.0f;
-    h[1][3] = est_offset ? s[7] : 0.0f;
-    h[2][3] = (est_gain && est_offset) ? s[8] : 0.0f;
-    h[3][3] = est_offset ? n : 1.0f;
-    KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i)
-        KESTREL_UNROLL
-        for (int j = 0; j < i; ++j) h[i][j] = h[j][i];
-
     const float m = fmul(min_eigenvalue, n);
-    const float a = fsub(h[0][0], m), c = fsub(h[1][1], m);
-    if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(h[0][1], h[0][1])) >= 0.0f)) return false;
-
-    float l[4][4], d[4], inv_d[4];  // the factors, inv_d[j] = 1 / d[j]
-    KESTREL_UNROLL
-    for (int j = 0; j < 4; ++j) {
-        float dj = h[j][j];
+    const float a = fsub(s[0], m), c = fsub(s[2], m);
+    if (!(fadd(a, c) >= 0.0f && fsub(fmul(a, c), fmul(s[1], s[1])) >= 0.0f)) return false;
+    if (est_gain) {
+        float h[4][4];
+        h[0][0] = s[0]; h[0][1] = s[1]; h[1][1] = s[2];
+        h[0][2] = s[3];
+        h[1][2] = s[4];
+        h[2][2] = s[5];
+        h[0][3] = est_offset ? s[6] : 0.0f;
+        h[1][3] = est_offset ? s[7] : 0.0f;
+        h[2][3] = est_offset ? s[8] : 0.0f;
+        h[3][3] = est_offset ? n : 1.0f;
         KESTREL_UNROLL
-        for (int k = 0; k < j; ++k) dj = fsub(dj, fmul(fmul(l[j][k], l[j][k]), d[k]));
-        if (!(dj > fmul(kLkPivotEps, h[j][j])) || !finite(dj)) return false;
-        d[j] = dj;
-        inv_d[j] = fdiv(1.0f, dj);
-        l[j][j] = 1.0f;
-        KESTREL_UNROLL
-        for (int i = j + 1; i < 4; ++i) {
-            float v = h[i][j];
+        for (int i = 0; i < 4; ++i)
             KESTREL_UNROLL
-            for (int k = 0; k < j; ++k) v = fsub(v, fmul(fmul(l[i][k], l[j][k]), d[k]));
-            l[i][j] = fmul(v, inv_d[j]);  // not a division: v is often 0 (inactive parameters), which
-                                          // sends the GPU's division to its slow path
-        }
+            for (int j = 0; j < i; ++j) h[i][j] = h[j][i];
+        return lk_invert<4>(h, sys.hinv);
     }
-    float mi[4][4];  // L^-1
-    KESTREL_UNROLL
-    for (int i = 0; i < 4; ++i) {
-        mi[i][i] = 1.0f;
-        KESTREL_UNROLL
-        for (int j = i - 1; j >= 0; --j) {
-            float v = l[i][j];
-            KESTREL_UNROLL
-            for (int k = j + 1; k < i; ++k) v = fadd(v, fmul(l[i][k], mi[k][j]));
-            mi[i][j] = -v;
-        }
-    }
+    // Without the gain (every coarse level): the 3 x 3 system over (tx, ty, offset), the gain's identity row and
+    // column left out. The same values as the 4 x 4 factorisation with that identity row: its pivot is exactly 1,
+    // its entries of L and L^-1 are zeros, and the terms they add to the other entries are zeros.
+    float h[3][3];
+    h[0][0] = s[0]; h[0][1] = s[1]; h[1][1] = s[2];
+    h[0][2] = est_offset ? s[6] : 0.0f;
+    h[1][2] = est_offset ? s[7] : 0.0f;
+    h[2][2] = est_offset ? n : 1.0f;
+    h[1][0] = h[0][1]; h[2][0] = h[0][2]; h[2][1] = h[1][2];
+    float hi[3][3];
+    if (!lk_invert<3>(h, hi)) return false;
+    constexpr int kAt[3] = {0, 1, 3};  // (tx, ty, offset) in the 4 x 4 order
     KESTREL_UNROLL
     for (int i = 0; i < 4; ++i) {
-        KESTREL_UNROLL
-        for (int j = 0; j <= i; ++j) {
-            float v = fmul(fmul(mi[i][i], inv_d[i]), mi[i][j]);
-            KESTREL_UNROLL
-            for (int k = i + 1; k < 4; ++k) v = fadd(v, fmul(fmul(mi[k][i], inv_d[k]), mi[k][j]));
-            sys.hinv[i][j] = v;
-            sys.hinv[j][i] = v;
-        }
+        sys.hinv[i][2] = i == 2 ? 1.0f : 0.0f;
+        sys.hinv[2][i] = i == 2 ? 1.0f : 0.0f;
     }
+    KESTREL_UNROLL
+    for (int i = 0; i < 3; ++i)
+        KESTREL_UNROLL
+        for (int j = 0; j < 3; ++j) sys.hinv[kAt[i]][kAt[j]] = hi[i][j];
     return true;
 }
 
@@ -480,6 +483,26 @@ template <class E>
 struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std::declval<LkLevelPrep&>()))>>
     : std::true_type {};
 
+// ---- motion prediction (FeatureTracker) ---------------------------------------------------------
+/// A track's start without a caller's prediction when TrackerConfig::motion.constant_velocity is on: its position
+/// plus its last frame's displacement, x + (x - x_prev) (level-0 px; a track born in the last frame: x).
+KESTREL_HD float constant_velocity_start(float x, float x_prev) { return fadd(x, fsub(x, x_prev)); }
+
+/// The levels a track with a predicted start (a caller's prediction, or its constant-velocity start) leaves out at
+/// the top of the pyramid: its search starts on the finest level k whose reach covers the predicted displacement
+/// (dx, dy) from its previous position, |dx|, |dy| <= reach * scale_k (level-0 px; TrackerConfig::motion.level_reach),
+/// and on the coarsest level when none does. With the defaults (reach 4 px, 3 levels of scale 2): level 0 alone
+/// within 4 px, levels 1 and 0 within 8 px, else all three. Returns levels - 1 - k.
+KESTREL_HD int predicted_levels_skipped(const LkSetup& s, float dx, float dy, float reach) {
+    const float d = fmaxf(fabsf(dx), fabsf(dy));
+    int k = 0;
+    while (k < s.levels - 1 && !(d <= fmul(reach, s.scale[k]))) ++k;
+    return s.levels - 1 - k;
+}
+
+/// The coarsest level LK searches: setup.levels - 1 - skip (predicted_levels_skipped), at least 0.
+KESTREL_HD int lk_top_level(const LkSetup& s, int skip) { return s.levels - 1 - skip >= 0 ? s.levels - 1 - skip : 0; }
+
 // ---- the driver -------------------------------------------------------------------------------
 /// Coarse-to-fine tracking of one feature. Engine (the warp on the GPU, a 32-lane emulation on the CPU):
 ///   bool  load_template(int k, float rx, float ry, const LkImage& cur, float cx, float cy)
@@ -493,7 +516,8 @@ struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std:
 ///   void  residual_sums(int k, const LkImage& cur, float cx, float cy, float alpha, float beta_c, float alpha0,
 ///                       float beta_c0, float mu, float* sad, float* sad0)
 ///         // sum |e| at (alpha, beta_c) and at (alpha0, beta_c0), in the same pass (per-lane order, butterfly)
-/// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid.
+/// ref_x, ref_y: the template position (level 0), only used by load_template. cur: current pyramid. top: the
+/// coarsest level searched (lk_top_level; -1 or out of range: setup.levels - 1).
 ///
 /// Level policy: the gain is estimated on level 0 only (coarser levels estimate translation and, when
 /// the mode has it, the offset, with the gain held): far from the optimum the joint fit drives the
@@ -517,7 +541,7 @@ struct LkHasPrepared<E, std::void_t<decltype(std::declval<E&>().prepared(0, std:
 KESTREL_HD_TEMPLATE_CHECK
 template <class Engine>
 KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* cur, float ref_x, float ref_y,
-                                 LkGuess g) {
+                                 LkGuess g, int top = -1) {
     LkResult res;
     float X = g.x, Y = g.y, alpha = g.gain, beta = g.offset;
     // Loop invariants held in locals: on the GPU `s` and `cur` live in shared memory, which the staging
@@ -531,7 +555,7 @@ KESTREL_HD LkResult lk_track_one(Engine& eng, const LkSetup& s, const LkImage* c
         res.x = X; res.y = Y; res.gain = alpha; res.offset = beta;
         return res;
     }
-    for (int k = s.levels - 1; k >= 0; --k) {
+    for (int k = top >= 0 && top < s.levels ? top : s.levels - 1; k >= 0; --k) {
         const int n = s.patch[k];
         const float npx = static_cast<float>(n * n);
         const float sk = s.scale[k], inv_npx = s.inv_npx[k];
