@@ -39,6 +39,7 @@ from ._kestrel import (  # noqa: F401  (the public API, re-exported)
     TrackStatus,
     LkConfig,
     AnchorConfig,
+    MotionConfig,
     GeometricCheckConfig,
     GeometricCheckResult,
     CheckModel,
@@ -90,7 +91,8 @@ def _config_repr(self):
                        ", ".join("%s=%r" % (f, getattr(self, f)) for f in fields))
 
 
-for _cls in (PyramidConfig, FastConfig, PycaConfig, OrbSlamConfig, DetectorConfig, LkConfig, AnchorConfig, GeometricCheckConfig,
+for _cls in (PyramidConfig, FastConfig, PycaConfig, OrbSlamConfig, DetectorConfig, LkConfig, AnchorConfig, MotionConfig,
+             GeometricCheckConfig,
              TrackerConfig,
              MatcherConfig, Camera, UndistortConfig, CameraConfig, RelativePoseConfig, StereoRig, StereoMatchConfig,
              StereoConfig):

@@ -535,6 +535,36 @@ class AnchorConfig:
     @max_distance.setter
     def max_distance(self, arg: float, /) -> None: ...
 
+class MotionConfig:
+    """
+    Where LK starts each track (constant velocity) and how many levels it searches.
+    """
+
+    def __init__(self, *, constant_velocity: bool = True, fewer_levels: bool = True, level_reach: float = 4.0) -> None: ...
+
+    @property
+    def constant_velocity(self) -> bool:
+        """start from the track's last displacement (False: from its position)"""
+
+    @constant_velocity.setter
+    def constant_velocity(self, arg: bool, /) -> None: ...
+
+    @property
+    def fewer_levels(self) -> bool:
+        """
+        a track with a predicted start searches only the levels its displacement needs
+        """
+
+    @fewer_levels.setter
+    def fewer_levels(self, arg: bool, /) -> None: ...
+
+    @property
+    def level_reach(self) -> float:
+        """level-0 px per unit of level scale, (0, 1000]"""
+
+    @level_reach.setter
+    def level_reach(self, arg: float, /) -> None: ...
+
 class CheckModel(enum.Enum):
     """The motion model that decided a frame's geometric check."""
 
@@ -641,9 +671,9 @@ class TrackerConfig:
     FeatureTracker's settings (docs/tracker.md). Keyword arguments, validated on construction (InvalidArgument names the parameter and the bound).
     """
 
-    def __init__(self, *, lk: LkConfig | None = None, detector: DetectorConfig | None = None, target_features: int = 200, redetect_fraction: float = 0.30000001192092896, forward_backward: bool = False, fb_max_error: float = 0.5, anchor: AnchorConfig | None = None, threads: int = 0, geometric_check: GeometricCheckConfig | None = None) -> None:
+    def __init__(self, *, lk: LkConfig | None = None, detector: DetectorConfig | None = None, target_features: int = 200, redetect_fraction: float = 0.30000001192092896, forward_backward: bool = False, fb_max_error: float = 0.5, anchor: AnchorConfig | None = None, motion: MotionConfig | None = None, threads: int = 0, geometric_check: GeometricCheckConfig | None = None) -> None:
         """
-        lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); anchor: default AnchorConfig(); geometric_check: default GeometricCheckConfig() (off).
+        lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); anchor: default AnchorConfig(); motion: default MotionConfig(); geometric_check: default GeometricCheckConfig() (off).
         """
 
     @property
@@ -694,6 +724,13 @@ class TrackerConfig:
 
     @anchor.setter
     def anchor(self, arg: AnchorConfig, /) -> None: ...
+
+    @property
+    def motion(self) -> MotionConfig:
+        """the tracks' start (constant velocity) and the levels searched"""
+
+    @motion.setter
+    def motion(self, arg: MotionConfig, /) -> None: ...
 
     @property
     def threads(self) -> int:

@@ -1,6 +1,6 @@
-// Bindings of the track area: LkConfig, AnchorConfig, GeometricCheckConfig, TrackerConfig, TrackStatus and the other
-// enums, FeatureTracker (host or CUDA frames, predictions, the rotation prior, lost tracks, the geometric check's
-// result), CameraConfig and MultiCameraTracker.
+// Bindings of the track area: LkConfig, AnchorConfig, MotionConfig, GeometricCheckConfig, TrackerConfig, TrackStatus
+// and the other enums, FeatureTracker (host or CUDA frames, predictions, the rotation prior, lost tracks, the geometric
+// check's result), CameraConfig and MultiCameraTracker.
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -161,6 +161,22 @@ void init_track(nb::module_& m) {
         .def_rw("max_residual", &AnchorConfig::max_residual, "(0, 255] grey levels")
         .def_rw("max_distance", &AnchorConfig::max_distance, "(0, 100] level-0 px from the frame-to-frame estimate");
 
+    const MotionConfig md;
+    nb::class_<MotionConfig>(m, "MotionConfig",
+                             "Where LK starts each track (constant velocity) and how many levels it searches.")
+        .def(
+            "__init__",
+            [](MotionConfig* self, bool constant_velocity, bool fewer_levels, float level_reach) {
+                new (self) MotionConfig{constant_velocity, fewer_levels, level_reach};
+            },
+            nb::kw_only(), "constant_velocity"_a = md.constant_velocity, "fewer_levels"_a = md.fewer_levels,
+            "level_reach"_a = md.level_reach)
+        .def_rw("constant_velocity", &MotionConfig::constant_velocity,
+                "start from the track's last displacement (False: from its position)")
+        .def_rw("fewer_levels", &MotionConfig::fewer_levels,
+                "a track with a predicted start searches only the levels its displacement needs")
+        .def_rw("level_reach", &MotionConfig::level_reach, "level-0 px per unit of level scale, (0, 1000]");
+
     nb::enum_<CheckModel>(m, "CheckModel", "The motion model that decided a frame's geometric check.")
         .value("None_", CheckModel::None)
         .value("Essential", CheckModel::Essential)
@@ -221,7 +237,7 @@ void init_track(nb::module_& m) {
             "__init__",
             [](TrackerConfig* self, const LkConfig* lk, const DetectorConfig* detector, int target_features,
                float redetect_fraction, bool forward_backward, float fb_max_error, const AnchorConfig* anchor,
-               int threads, const GeometricCheckConfig* geometric_check) {
+               const MotionConfig* motion, int threads, const GeometricCheckConfig* geometric_check) {
                 TrackerConfig c;
                 if (lk) c.lk = *lk;
                 if (detector) c.detector = *detector;
@@ -230,6 +246,7 @@ void init_track(nb::module_& m) {
                 c.forward_backward = forward_backward;
                 c.fb_max_error = fb_max_error;
                 if (anchor) c.anchor = *anchor;
+                if (motion) c.motion = *motion;
                 c.threads = threads;
                 if (geometric_check) c.geometric_check = *geometric_check;
                 validate(c);
@@ -238,9 +255,10 @@ void init_track(nb::module_& m) {
             nb::kw_only(), "lk"_a.none() = nb::none(), "detector"_a.none() = nb::none(),
             "target_features"_a = td.target_features, "redetect_fraction"_a = td.redetect_fraction,
             "forward_backward"_a = td.forward_backward, "fb_max_error"_a = td.fb_max_error,
-            "anchor"_a.none() = nb::none(), "threads"_a = td.threads, "geometric_check"_a.none() = nb::none(),
+            "anchor"_a.none() = nb::none(), "motion"_a.none() = nb::none(), "threads"_a = td.threads, "geometric_check"_a.none() = nb::none(),
             "lk: default LkConfig(); detector: default tracking_detector_config() (DetectorConfig with border=20); "
-            "anchor: default AnchorConfig(); geometric_check: default GeometricCheckConfig() (off).")
+            "anchor: default AnchorConfig(); motion: default MotionConfig(); geometric_check: default "
+            "GeometricCheckConfig() (off).")
         .def_rw("lk", &TrackerConfig::lk, "tracking settings")
         .def_rw("detector", &TrackerConfig::detector, "re-detection settings")
         .def_rw("target_features", &TrackerConfig::target_features, "wanted live tracks, [1, 65536]")
@@ -248,6 +266,7 @@ void init_track(nb::module_& m) {
         .def_rw("forward_backward", &TrackerConfig::forward_backward, "drop round trips that miss")
         .def_rw("fb_max_error", &TrackerConfig::fb_max_error, "largest accepted round-trip error, (0, 100] px")
         .def_rw("anchor", &TrackerConfig::anchor, "refinement against each track's first observation")
+        .def_rw("motion", &TrackerConfig::motion, "the tracks' start (constant velocity) and the levels searched")
         .def_rw("threads", &TrackerConfig::threads, "CPU backend: threads of the tracker's pool, [0, 256]; 0 = all")
         .def_rw("geometric_check", &TrackerConfig::geometric_check, "tracks against one relative pose per frame")
         .def("validate", [](const TrackerConfig& c) { validate(c); },

@@ -34,6 +34,7 @@ def test_config_defaults_mirror_cpp():
     (lambda: kestrel.LkConfig(max_iterations=0), "max_iterations", "[1, 100]"),
     (lambda: kestrel.LkConfig(coarse_max_iterations=0), "coarse_max_iterations", "[1, 100]"),
     (lambda: kestrel.TrackerConfig(anchor=kestrel.AnchorConfig(max_iterations=0)), "max_iterations", "[1, 100]"),
+    (lambda: kestrel.TrackerConfig(motion=kestrel.MotionConfig(level_reach=0.0)), "motion.level_reach", "(0, 1000]"),
 ])
 def test_config_validation_names_parameter_and_bound(make, param, bound):
     with pytest.raises(kestrel.InvalidArgument) as e:
@@ -97,6 +98,35 @@ def test_predictions():
     trk2 = cpu_tracker(**cfg)
     trk2.track(base)
     np.testing.assert_array_equal(trk2.track(moved, guess.astype(np.float64).tolist()), with_guess)
+
+
+def test_motion_prediction_follows_steady_motion():
+    # A camera panning 9 px a frame, one pyramid level and an 8 px patch: 9 px is beyond what LK reaches from the
+    # track's position. The first step is given as predictions; after it, the constant-velocity start puts every
+    # track on its point, and without it (start at the position) the tracks are lost.
+    base = textured_image(H, W, seed=10)
+    frames = [shifted(base, 9 * k, 0) for k in range(4)]
+    lk = kestrel.LkConfig(pyramid=kestrel.PyramidConfig(levels=1), patch_size=8)
+
+    def run(motion):
+        trk = cpu_tracker(lk=lk, target_features=80, redetect_fraction=0.0,
+                          anchor=kestrel.AnchorConfig(enabled=False), motion=motion)
+        first = trk.track(frames[0])
+        trk.track(frames[1], np.stack([first["x"] + 9, first["y"]], axis=1))
+        survivors = len(trk.tracks)
+        for f in frames[2:]:
+            last = trk.track(f)
+        return survivors, last[last["status"] == kestrel.TrackStatus.Tracked]
+
+    d = kestrel.MotionConfig()
+    assert d.constant_velocity and d.fewer_levels and d.level_reach == 4.0
+    assert kestrel.TrackerConfig().motion.constant_velocity
+    survivors, ok = run(kestrel.MotionConfig())
+    assert survivors > 20 and len(ok) > 0.7 * survivors, (survivors, len(ok))
+    on_point = np.abs(ok["x"] - ok["prev_x"] - 9.0) < 0.05
+    assert on_point.mean() > 0.9, (ok["x"] - ok["prev_x"])
+    _, ok_off = run(kestrel.MotionConfig(constant_velocity=False))
+    assert len(ok_off) < 0.2 * len(ok), (len(ok_off), len(ok))
 
 
 def test_bad_inputs_raise_clear_exceptions():
