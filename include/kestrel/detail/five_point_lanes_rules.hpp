@@ -37,8 +37,18 @@ constexpr int kFplExtremumSteps = 8;                 ///< steps locating an extr
 
 /// The shared workspace of one solve (kernel: shared memory).
 struct FplWork {
+    /// The null space's Householder QR of the 9x5 system (column c: point c's row of the 5x9 system), behind the
+    /// input (the first phase reads the input and writes the columns).
+    struct Null {
+        double input[30];  ///< aliases `sample`
+        double qa[5][9];   ///< the system, column by column (lane c updates column c)
+        double hv[5][9];   ///< the Householder vectors (entries j..8 of hv[j])
+        double hvv[5];     ///< hv[j]^T hv[j]
+        double colmax[5];  ///< the largest |entry| of each column as built
+    };
     union {
         double sample[30];   ///< x1 (15) then x2 (15): the five points as 3-vectors (input)
+        Null nul;
         double M[10][21];    ///< the constraints, eliminated in place (rows padded to 21: the ten lanes that
                              ///< each touch one row hit distinct shared-memory banks)
         double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
@@ -46,8 +56,11 @@ struct FplWork {
     double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
     double eet[6][21];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics (padded as M)
     double rowmax[10];
+    double rinv[10];  ///< 1 / (row r's entry in the column eliminated next), formed by its lane ahead of the pivot
     double bx[3][4], by[3][4], b1[3][5];
     double poly[11];
+    double pmag[11];               ///< per coefficient of det B(z): the sum of its terms' magnitudes
+    double c7a[8], c7b[8], c6[7];  ///< the 2x2 minors of B(z)'s rows 1 and 2 (det B's cofactor expansion)
     double split[kFplLanes][2];     ///< the extremum splitting a lane's cells of cells2
     unsigned int cells[kFplLanes];  ///< bit j of lane l: cell l * kFplCellsPerLane + j holds one root
     unsigned int cells2[kFplLanes]; ///< bit j of lane l: the cell holds two roots, split at the extremum
@@ -158,21 +171,88 @@ KESTREL_HD int fpl_popcount(unsigned int x) {
 #endif
 }
 
-/// Phase: the null space (lane 0).
-KESTREL_HD void fpl_phase_null(FplWork& w, int lane) {
-    if (lane != 0) return;
-    double s1[15], s2[15];
+/// The null space X, Y, Z, W of the 5x9 epipolar system: fp_null_space's Householder QR (five_point_rules.hpp),
+/// the same operations in the same order, spread over the lanes: lane c holds column c of the 9x5 transpose, each
+/// reflection is formed by every lane from the column it eliminates and applied by the lanes of the later
+/// columns, then lanes 0..3 apply the five reflections to one basis vector each.
+///
+/// Phase: lane c < 5 builds column c (point c: x2_c (x) x1_c) and its largest magnitude; lane 0 sets the flag to
+/// kFivePointOk (the later phases only set a failure).
+KESTREL_HD void fpl_phase_null_build(FplWork& w, int lane) {
+    if (lane == 0) w.state = kFivePointOk;
+    if (lane >= 5) return;
+    const double* p = w.nul.input + 3 * lane;
+    const double* q = w.nul.input + 15 + 3 * lane;
+    double col[9];
+    double mx = 0.0;
     KESTREL_UNROLL
-    for (int i = 0; i < 15; ++i) {
-        s1[i] = w.sample[i];
-        s2[i] = w.sample[15 + i];
-    }
-    double basis[4][9];
-    w.state = fp_null_space(s1, s2, basis) ? kFivePointOk : kFivePointRankDeficient;
-    KESTREL_UNROLL
-    for (int k = 0; k < 9; ++k)
+    for (int r = 0; r < 3; ++r)
         KESTREL_UNROLL
-        for (int t = 0; t < 4; ++t) w.e[k][t] = basis[t][k];
+        for (int c = 0; c < 3; ++c) {
+            col[3 * r + c] = q[r] * p[c];
+            const double m = std::fabs(col[3 * r + c]);
+            mx = m > mx ? m : mx;
+        }
+    KESTREL_UNROLL
+    for (int r = 0; r < 9; ++r) w.nul.qa[lane][r] = col[r];
+    w.nul.colmax[lane] = mx;
+}
+
+/// Phase: reflection J. Every lane forms it from column J (rows J..8); lane c in (J, 5) applies it to its column,
+/// lane 0 keeps it for the basis and flags a rank below 5 (every lane sees the same values).
+template <int J>
+KESTREL_HD void fpl_phase_null_step(FplWork& w, int lane) {
+    double scale = 0.0;
+    KESTREL_UNROLL
+    for (int c = 0; c < 5; ++c) scale = w.nul.colmax[c] > scale ? w.nul.colmax[c] : scale;
+    double v[9];
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) v[r] = w.nul.qa[J][r];
+    double norm2 = 0.0;
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) norm2 += v[r] * v[r];
+    const double norm = std::sqrt(norm2);
+    const double alpha = v[J] >= 0.0 ? -norm : norm;
+    v[J] -= alpha;
+    double vv = 0.0;
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) vv += v[r] * v[r];
+    const bool ok = norm > 1e-10 * scale && vv > 0.0;
+    if (lane == 0) {
+        if (!ok) w.state = kFivePointRankDeficient;
+        KESTREL_UNROLL
+        for (int r = J; r < 9; ++r) w.nul.hv[J][r] = v[r];
+        w.nul.hvv[J] = vv;
+    }
+    if (!ok || lane <= J || lane >= 5) return;
+    double a[9];
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) a[r] = w.nul.qa[lane][r];
+    double d = 0.0;
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) d += v[r] * a[r];
+    const double f = 2.0 * d / vv;
+    KESTREL_UNROLL
+    for (int r = J; r < 9; ++r) w.nul.qa[lane][r] = a[r] - f * v[r];
+}
+
+/// Phase: lane t < 4 forms basis vector t, Q e_(5 + t) = H_0 H_1 ... H_4 e_(5 + t), into w.e[.][t].
+KESTREL_HD void fpl_phase_null_basis(FplWork& w, int lane) {
+    if (lane >= 4) return;
+    double e[9];
+    KESTREL_UNROLL
+    for (int r = 0; r < 9; ++r) e[r] = r == 5 + lane ? 1.0 : 0.0;
+    KESTREL_UNROLL
+    for (int j = 4; j >= 0; --j) {
+        double d = 0.0;
+        KESTREL_UNROLL
+        for (int r = j; r < 9; ++r) d += w.nul.hv[j][r] * e[r];
+        const double f = 2.0 * d / w.nul.hvv[j];
+        KESTREL_UNROLL
+        for (int r = j; r < 9; ++r) e[r] -= f * w.nul.hv[j][r];
+    }
+    KESTREL_UNROLL
+    for (int r = 0; r < 9; ++r) w.e[r][lane] = e[r];
 }
 
 /// E E^T entry (i, k) as a quadratic over the 20 columns: sum_l e[3i + l] e[3k + l].
@@ -245,26 +325,35 @@ KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
         mx = std::fabs(row[m]) > mx ? std::fabs(row[m]) : mx;
     }
     w.rowmax[lane] = mx;
+    w.rinv[lane] = 1.0 / row[0];
 }
 
 /// The pivot row of column c among the rows not in `used` (bit r): the largest |M[r][c]|, the lowest r on ties;
-/// -1 when it is not above 1e-12 of the matrix's largest entry.
+/// -1 when it is not above 1e-12 of the matrix's largest entry. A tournament over pairs of rows (the lower rows
+/// on the left, kept on ties): the same row as a scan in row order, in four rounds of comparisons instead of ten.
 KESTREL_HD int fpl_pivot(const FplWork& w, int c, int used, double mscale) {
-    int p = -1;
-    double best = -1.0;
+    double v[10];
+    int id[10];
+    KESTREL_UNROLL
     for (int r = 0; r < 10; ++r) {
-        if (used & (1 << r)) continue;
-        const double v = std::fabs(w.M[r][c]);
-        if (v > best) {
-            best = v;
-            p = r;
-        }
+        const double a = std::fabs(w.M[r][c]);
+        v[r] = (used & (1 << r)) || !(a >= 0.0) ? -1.0 : a;  // used rows and NaN never win
+        id[r] = r;
     }
-    return best > 1e-12 * mscale ? p : -1;
+    KESTREL_UNROLL
+    for (int step = 1; step < 10; step *= 2)
+        KESTREL_UNROLL
+        for (int r = 0; r + step < 10; r += 2 * step) {
+            const bool right = v[r + step] > v[r];
+            v[r] = right ? v[r + step] : v[r];
+            id[r] = right ? id[r + step] : id[r];
+        }
+    return v[0] > 1e-12 * mscale ? id[0] : -1;
 }
 
 /// Phase: elimination of column C with pivot row p (every lane r < 10 other than p updates its row's columns
-/// C + 1 .. 19: M[r][m] -= (M[r][C] / M[p][C]) M[p][m], as fma(-f, M[p][m], M[r][m])). Both rows are read before
+/// C + 1 .. 19: M[r][m] -= (M[r][C] (1 / M[p][C])) M[p][m], as fma(-f, M[p][m], M[r][m]); the reciprocal is the
+/// one lane p formed in the phase before, so that no division waits for the pivot). Both rows are read before
 /// the row is written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load
 /// would wait for the previous store).
 template <int C>
@@ -276,9 +365,14 @@ KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int p) {
     for (int m = 0; m < kN; ++m) pv[m] = w.M[p][C + 1 + m];
     KESTREL_UNROLL
     for (int m = 0; m < kN; ++m) mv[m] = w.M[lane][C + 1 + m];
-    const double f = w.M[lane][C] * (1.0 / w.M[p][C]);
+    const double f = w.M[lane][C] * w.rinv[p];
+    double nv[kN];
     KESTREL_UNROLL
-    for (int m = 0; m < kN; ++m) w.M[lane][C + 1 + m] = std::fma(-f, pv[m], mv[m]);
+    for (int m = 0; m < kN; ++m) nv[m] = std::fma(-f, pv[m], mv[m]);
+    // the reciprocal of the next column's entry, while the other lanes look for its pivot
+    if (C < 9) w.rinv[lane] = 1.0 / nv[0];
+    KESTREL_UNROLL
+    for (int m = 0; m < kN; ++m) w.M[lane][C + 1 + m] = nv[m];
 }
 
 /// Gauss-Jordan from column C on: each column's pivot (fpl_pivot, the same on every lane), then its elimination
@@ -307,60 +401,107 @@ KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int used, double 
     }
 }
 
-/// Phase: B(z) and det B(z) (lane 0). Row k of B from the scaled rows of pivots 4 + 2k and 5 + 2k.
+/// det B(z), spread over the lanes. Phase: lane k < 3 forms row k of B(z) from the scaled rows of pivots 4 + 2k
+/// and 5 + 2k.
+KESTREL_HD void fpl_phase_b(FplWork& w, int lane) {
+    if (lane >= 3) return;
+    const int k = lane;
+    double A[10], S[10];
+    {
+        const int p = w.piv[4 + 2 * k];
+        const double inv = 1.0 / w.M[p][4 + 2 * k];
+        KESTREL_UNROLL
+        for (int m = 0; m < 10; ++m) A[m] = w.M[p][10 + m] * inv;
+    }
+    {
+        const int p = w.piv[5 + 2 * k];
+        const double inv = 1.0 / w.M[p][5 + 2 * k];
+        KESTREL_UNROLL
+        for (int m = 0; m < 10; ++m) S[m] = w.M[p][10 + m] * inv;
+    }
+    w.bx[k][0] = A[2];
+    w.bx[k][1] = A[1] - S[2];
+    w.bx[k][2] = A[0] - S[1];
+    w.bx[k][3] = -S[0];
+    w.by[k][0] = A[5];
+    w.by[k][1] = A[4] - S[5];
+    w.by[k][2] = A[3] - S[4];
+    w.by[k][3] = -S[3];
+    w.b1[k][0] = A[9];
+    w.b1[k][1] = A[8] - S[9];
+    w.b1[k][2] = A[7] - S[8];
+    w.b1[k][3] = A[6] - S[7];
+    w.b1[k][4] = -S[6];
+}
+
+/// Phase: the minors of rows 1 and 2, one coefficient per lane (lanes 0..7: c7a and c6, lanes 8..15: c7b), each a
+/// sum over ascending powers of the first factor.
+KESTREL_HD void fpl_phase_minors(FplWork& w, int lane) {
+    const int k = lane & 7;
+    if (lane < 8) {
+        double a = 0.0;
+        KESTREL_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            const int j = k - i;
+            if (j >= 0 && j < 5) a += w.by[1][i] * w.b1[2][j] - w.by[2][i] * w.b1[1][j];
+        }
+        w.c7a[k] = a;
+        if (k < 7) {
+            double c = 0.0;
+            KESTREL_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                const int j = k - i;
+                if (j >= 0 && j < 4) c += w.bx[1][i] * w.by[2][j] - w.by[1][i] * w.bx[2][j];
+            }
+            w.c6[k] = c;
+        }
+    } else {
+        double b = 0.0;
+        KESTREL_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            const int j = k - i;
+            if (j >= 0 && j < 5) b += w.bx[1][i] * w.b1[2][j] - w.bx[2][i] * w.b1[1][j];
+        }
+        w.c7b[k] = b;
+    }
+}
+
+/// Phase: lane k < 11 forms coefficient k of det B(z) = bx0 c7a - by0 c7b + b10 c6 (ascending powers of row 0's
+/// factor, the c7 terms first) and the sum of its terms' magnitudes.
 KESTREL_HD void fpl_phase_poly(FplWork& w, int lane) {
-    if (lane != 0) return;
-    double rows[6][10];
-    for (int q = 0; q < 6; ++q) {
-        const int p = w.piv[4 + q];
-        const double inv = 1.0 / w.M[p][4 + q];
-        for (int m = 0; m < 10; ++m) rows[q][m] = w.M[p][10 + m] * inv;
+    if (lane > 10) return;
+    const int k = lane;
+    double c = 0.0, mag = 0.0;
+    KESTREL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        const int j = k - i;
+        if (j >= 0 && j < 8) {
+            c += w.bx[0][i] * w.c7a[j] - w.by[0][i] * w.c7b[j];
+            mag += std::fabs(w.bx[0][i] * w.c7a[j]) + std::fabs(w.by[0][i] * w.c7b[j]);
+        }
     }
-    for (int k = 0; k < 3; ++k) {
-        const double* A = rows[2 * k];
-        const double* S = rows[2 * k + 1];
-        w.bx[k][0] = A[2];
-        w.bx[k][1] = A[1] - S[2];
-        w.bx[k][2] = A[0] - S[1];
-        w.bx[k][3] = -S[0];
-        w.by[k][0] = A[5];
-        w.by[k][1] = A[4] - S[5];
-        w.by[k][2] = A[3] - S[4];
-        w.by[k][3] = -S[3];
-        w.b1[k][0] = A[9];
-        w.b1[k][1] = A[8] - S[9];
-        w.b1[k][2] = A[7] - S[8];
-        w.b1[k][3] = A[6] - S[7];
-        w.b1[k][4] = -S[6];
+    KESTREL_UNROLL
+    for (int i = 0; i < 5; ++i) {
+        const int j = k - i;
+        if (j >= 0 && j < 7) {
+            c += w.b1[0][i] * w.c6[j];
+            mag += std::fabs(w.b1[0][i] * w.c6[j]);
+        }
     }
-    double c7a[8], c7b[8], c6[7], poly[11];
-    for (int i = 0; i < 8; ++i) c7a[i] = c7b[i] = 0.0;
-    for (int i = 0; i < 7; ++i) c6[i] = 0.0;
-    for (int i = 0; i < 11; ++i) poly[i] = 0.0;
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 5; ++j) {
-            c7a[i + j] += w.by[1][i] * w.b1[2][j] - w.by[2][i] * w.b1[1][j];
-            c7b[i + j] += w.bx[1][i] * w.b1[2][j] - w.bx[2][i] * w.b1[1][j];
-        }
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) c6[i + j] += w.bx[1][i] * w.by[2][j] - w.by[1][i] * w.bx[2][j];
-    double pmag = 0.0;
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 8; ++j) {
-            poly[i + j] += w.bx[0][i] * c7a[j] - w.by[0][i] * c7b[j];
-            pmag += std::fabs(w.bx[0][i] * c7a[j]) + std::fabs(w.by[0][i] * c7b[j]);
-        }
-    for (int i = 0; i < 5; ++i)
-        for (int j = 0; j < 7; ++j) {
-            poly[i + j] += w.b1[0][i] * c6[j];
-            pmag += std::fabs(w.b1[0][i] * c6[j]);
-        }
-    double pmax = 0.0;
+    w.poly[k] = c;
+    w.pmag[k] = mag;
+}
+
+/// A polynomial that cancels to rounding noise (its largest coefficient below 1e-11 of the magnitudes summed
+/// coefficient by coefficient) means det B(z) == 0 for every z: a family of solutions.
+KESTREL_HD bool fpl_poly_degenerate(const FplWork& w) {
+    double pmax = 0.0, pmag = 0.0;
+    KESTREL_UNROLL
     for (int i = 0; i < 11; ++i) {
-        pmax = std::fabs(poly[i]) > pmax ? std::fabs(poly[i]) : pmax;
-        w.poly[i] = poly[i];
+        pmax = std::fabs(w.poly[i]) > pmax ? std::fabs(w.poly[i]) : pmax;
+        pmag += w.pmag[i];
     }
-    if (!(pmax > 1e-11 * pmag) || !(pmax < 1e300)) w.state = kFivePointDegeneratePolynomial;
+    return !(pmax > 1e-11 * pmag) || !(pmax < 1e300);
 }
 
 /// Phase: the scan; lane l marks its cells j (grid points l * 16 + j, + 1) that hold roots: a sign change of
@@ -377,6 +518,7 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
     double v0 = fpl_eval_c(cf, u0, &d0);
     // The sign pass: the cells with a sign change, and those where |p| falls, then rises (along ascending t: the
     // outer domains' w descends) without one, the candidates for two roots.
+    KESTREL_UNROLL
     for (int j = 0; j < kFplCellsPerLane; ++j) {
         const double u1 = fpl_grid_u(i0 + j + 1, inner);
         double d1;
@@ -494,24 +636,9 @@ KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
             B[k][1] = fpl_horner(w.by[k], 3, z);
             B[k][2] = fpl_horner(w.b1[k], 4, z);
         }
-        double best[3] = {0.0, 0.0, 0.0};
-        double bn = -1.0;
-        const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-        for (int p = 0; p < 3; ++p) {
-            const double* u = B[pr[p][0]];
-            const double* v = B[pr[p][1]];
-            const double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
-            const double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-            if (n2 > bn) {
-                bn = n2;
-                best[0] = c[0];
-                best[1] = c[1];
-                best[2] = c[2];
-            }
-        }
-        ok = std::fabs(best[2]) > 1e-14 * std::sqrt(bn) ? 1 : 0;
+        double x = 0.0, y = 0.0;
+        ok = fp_xy_from_b(B, &x, &y) ? 1 : 0;
         if (ok) {
-            const double x = best[0] / best[2], y = best[1] / best[2];
             double n2 = 0.0;
             for (int k = 0; k < 9; ++k) {
                 Eo[k] = std::fma(x, w.e[k][0], std::fma(y, w.e[k][1], std::fma(z, w.e[k][2], w.e[k][3])));
@@ -534,15 +661,28 @@ KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
 /// leaves the flag in w.state (0 solutions unless kFivePointOk). Every lane gets the same return value.
 template <class Lanes>
 KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
-    L.each([&](int lane) { fpl_phase_null(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_build(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_step<0>(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_step<1>(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_step<2>(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_step<3>(w, lane); });
+    L.each([&](int lane) { fpl_phase_null_step<4>(w, lane); });
     if (w.state != kFivePointOk) return 0;
+    L.each([&](int lane) { fpl_phase_null_basis(w, lane); });
     L.each([&](int lane) { fpl_phase_eet(w, lane); });
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r) mscale = w.rowmax[r] > mscale ? w.rowmax[r] : mscale;
     if (!fpl_eliminate_from<0>(L, w, 0, mscale)) return 0;
+    L.each([&](int lane) { fpl_phase_b(w, lane); });
+    L.each([&](int lane) { fpl_phase_minors(w, lane); });
     L.each([&](int lane) { fpl_phase_poly(w, lane); });
-    if (w.state != kFivePointOk) return 0;
+    if (fpl_poly_degenerate(w)) {  // the same on every lane
+        L.each([&](int lane) {
+            if (lane == 0) w.state = kFivePointDegeneratePolynomial;
+        });
+        return 0;
+    }
     L.each([&](int lane) { fpl_phase_scan(w, lane); });
     const int nroots = fpl_root_cells(w);
     L.each([&](int lane) { fpl_phase_solutions(w, lane, nroots); });
