@@ -504,6 +504,38 @@ KESTREL_HD bool fpl_poly_degenerate(const FplWork& w) {
     return !(pmax > 1e-11 * pmag) || !(pmax < 1e300);
 }
 
+/// True when the domain's polynomial (fpl_eval_c's c, |u| <= 1) has no root in the cell [ua, ub] (either order), by
+/// its Taylor expansion at the midpoint m: c_k = p^(k)(m) / k! (repeated synthetic division) and, with r the half
+/// width, |p(m + h)| >= min |c_0 + c_1 h + c_2 h^2| - sum_(k >= 3) |c_k| r^k for |h| <= r. The test asks the
+/// quadratic's smallest value (of the sign of c_0) to exceed twice that sum plus 1e-12 of the coefficients'
+/// magnitudes `amag` (far above the rounding of the c_k and of the value anywhere in the cell), so a cell it clears
+/// has no sign change at any point in double either.
+KESTREL_HD bool fpl_cell_root_free(const double* cf, double ua, double ub, double amag) {
+    const double m = 0.5 * (ua + ub), r = 0.5 * std::fabs(ub - ua);
+    double a[11];
+    KESTREL_UNROLL
+    for (int i = 0; i <= 10; ++i) a[i] = cf[i];
+    // after pass k, a[10 - k] = c_k
+    KESTREL_UNROLL
+    for (int k = 0; k < 10; ++k)
+        KESTREL_UNROLL
+        for (int i = 1; i <= 10 - k; ++i) a[i] = std::fma(a[i - 1], m, a[i]);
+    double t = std::fabs(a[0]);  // c_10
+    KESTREL_UNROLL
+    for (int k = 9; k >= 3; --k) t = std::fma(t, r, std::fabs(a[10 - k]));
+    const double r2 = r * r;
+    const double rest = t * (r2 * r);  // sum_(k >= 3) |c_k| r^k
+    // The smallest of s (c_0 + c_1 h + c_2 h^2) over |h| <= r, s the sign of c_0: at the worse end, or at the vertex.
+    const double c0 = std::fabs(a[10]), c1 = std::fabs(a[9]);
+    const double c2 = fpl_neg(a[10]) ? -a[8] : a[8];
+    double low = c0 - c1 * r + c2 * r2;
+    if (c2 > 0.0 && c1 < 2.0 * c2 * r) {
+        const double v = c0 - c1 * c1 / (4.0 * c2);
+        low = v < low ? v : low;
+    }
+    return low > 2.0 * (rest + 1e-12 * amag);
+}
+
 /// Phase: the scan; lane l marks its cells j (grid points l * 16 + j, + 1) that hold roots: a sign change of
 /// the polynomial (one root; a zero at the cell's left end counts for that cell), or, without one, an extremum
 /// (a sign change of the derivative towards zero) whose value has the other sign (two roots, split at the
@@ -537,10 +569,15 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
     // when the value there has the other sign than at the cell's left end.
     unsigned int two = 0u;
     int nsplit = 0;
+    // A candidate whose cell provably holds no root (fpl_cell_root_free) cannot split: skipped.
+    double amag = 0.0;
+    KESTREL_UNROLL
+    for (int i = 0; i <= 10; ++i) amag += std::fabs(cf[i]);
     while (cand != 0u && nsplit < 2) {
         const int j = fpl_ctz(cand);
         cand &= cand - 1u;
         const double ua = fpl_grid_u(i0 + j, inner), ub = fpl_grid_u(i0 + j + 1, inner);
+        if (fpl_cell_root_free(cf, ua, ub, amag)) continue;
         const double m = fpl_illinois<true>(cf, ua, ub);
         const double vm = fpl_value_c(cf, m);
         const double va = fpl_value_c(cf, ua);
