@@ -611,33 +611,24 @@ KESTREL_HD bool fpl_bracket(const FplWork& w, int k, int* lane_out, double* a, d
         found = found || hit;
         seen += here;
     }
-    const bool inner = fpl_lane_inner(L);
+    // The cell (integers only): part 0 the whole cell, 1 its left part up to the split, 2 its right part.
     const unsigned int c1 = w.cells[L], c2 = w.cells2[L];
-    int cnt = 0, q = 0;
-    double ra = 0.0, rb = 0.0;
+    int cnt = 0, q = 0, jsel = 0, part = 0, qsel = 0;
     for (int j = 0; j < kFplCellsPerLane; ++j) {
-        const int i = L * kFplCellsPerLane + j;
         const bool one = ((c1 >> j) & 1u) != 0u, two = ((c2 >> j) & 1u) != 0u;
-        const double ui = fpl_grid_u(i, inner), ui1 = fpl_grid_u(i + 1, inner);
-        const double sp = two ? w.split[L][q] : 0.0;
-        if (one && cnt == within) {
-            ra = ui;
-            rb = ui1;
-        }
-        if (two && cnt == within) {
-            ra = ui;
-            rb = sp;
-        }
-        if (two && cnt + 1 == within) {
-            ra = sp;
-            rb = ui1;
-        }
+        const bool hit1 = one && cnt == within, hitl = two && cnt == within, hitr = two && cnt + 1 == within;
+        jsel = hit1 || hitl || hitr ? j : jsel;
+        part = hit1 ? 0 : (hitl ? 1 : (hitr ? 2 : part));
+        qsel = hitl || hitr ? q : qsel;
         cnt += one ? 1 : (two ? 2 : 0);
         q += two ? 1 : 0;
     }
+    const bool inner = fpl_lane_inner(L);
+    const int i = L * kFplCellsPerLane + jsel;
+    const double sp = part != 0 ? w.split[L][qsel] : 0.0;
     *lane_out = L;
-    *a = ra;
-    *b = rb;
+    *a = part == 2 ? sp : fpl_grid_u(i, inner);
+    *b = part == 1 ? sp : fpl_grid_u(i + 1, inner);
     return found;
 }
 
