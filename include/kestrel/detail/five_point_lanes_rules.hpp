@@ -54,7 +54,8 @@ struct FplWork {
         double E[10][9];     ///< the solutions (one per root cell; valid where ok[k])
     };
     double e[9][4];  ///< e[k] = {X_k, Y_k, Z_k, W_k}: entry k of E = x X + y Y + z Z + W
-    double eet[6][21];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2) as quadratics (padded as M)
+    double eet[9][21];  ///< E E^T entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2), then det(E)'s three cofactors, as
+                        ///< quadratics (padded as M)
     double rowmax[10];
     double rinv[10];  ///< 1 / (row r's entry in the column eliminated next), formed by its lane ahead of the pivot
     double bx[3][4], by[3][4], b1[3][5];
@@ -255,68 +256,54 @@ KESTREL_HD void fpl_phase_null_basis(FplWork& w, int lane) {
     for (int r = 0; r < 9; ++r) w.e[r][lane] = e[r];
 }
 
-/// E E^T entry (i, k) as a quadratic over the 20 columns: sum_l e[3i + l] e[3k + l].
-KESTREL_HD void fpl_eet(const double (*e)[4], int i, int k, double* out) {
-    double t[20];
-    KESTREL_UNROLL
-    for (int m = 0; m < 20; ++m) out[m] = 0.0;
-    KESTREL_UNROLL
-    for (int l = 0; l < 3; ++l) {
-        fp_mul_lin(e[3 * i + l], e[3 * k + l], t);
-        KESTREL_UNROLL
-        for (int m = 0; m < 20; ++m) out[m] += t[m];
-    }
-}
-
 /// The slot of E E^T entry (i, k) in FplWork::eet (symmetric).
 KESTREL_HD int fpl_eet_slot(int i, int k) {
     const int a = i < k ? i : k, b = i < k ? k : i;
     return a == 0 ? b : (a == 1 ? 2 + b : 5);
 }
 
-/// Phase: lanes 0..5 each one entry of E E^T (fpl_eet), for the rows.
+/// Phase: lanes 0..5 each one entry of E E^T (fpl_eet: the sum of three products of linear entries), lanes 6..8
+/// the cofactor quadratic c = lane - 6 of det(E) = sum_c e_c (e_a e_b - e_d e_f) (two products, subtracted): the
+/// quadratics of every row, so that the rows phase runs the same steps on every lane.
 KESTREL_HD void fpl_phase_eet(FplWork& w, int lane) {
-    if (lane >= 6) return;
+    if (lane >= 9) return;
+    const double(*e)[4] = w.e;
+    const bool cof = lane >= 6;
+    const int c = lane - 6;
     const int i = lane < 3 ? 0 : (lane < 5 ? 1 : 2);
     const int k = lane < 3 ? lane : (lane < 5 ? lane - 2 : 2);
-    double q[20];
-    fpl_eet(w.e, i, k, q);
+    // the factors of the products: E E^T (i, k): e[3i + l] e[3k + l]; cofactor c: e[a] e[b] - e[d] e[f]
+    const int a0 = cof ? (c == 0 ? 4 : (c == 1 ? 5 : 3)) : 3 * i, b0 = cof ? (c == 0 ? 8 : (c == 1 ? 6 : 7)) : 3 * k;
+    const int a1 = cof ? (c == 0 ? 5 : (c == 1 ? 3 : 4)) : 3 * i + 1, b1 = cof ? (c == 0 ? 7 : (c == 1 ? 8 : 6)) : 3 * k + 1;
+    double t0[20], t1[20], t2[20];
+    fp_mul_lin(e[a0], e[b0], t0);
+    fp_mul_lin(e[a1], e[b1], t1);
+    fp_mul_lin(e[3 * i + 2], e[3 * k + 2], t2);
     KESTREL_UNROLL
-    for (int m = 0; m < 20; ++m) w.eet[lane][m] = q[m];
+    for (int m = 0; m < 20; ++m) w.eet[lane][m] = cof ? t0[m] - t1[m] : ((0.0 + t0[m]) + t1[m]) + t2[m];
 }
 
-/// Phase: constraint row `lane` (lanes 0..9): 0 is det(E), 1 + 3 i + j is entry (i, j) of 2 E E^T E - tr(E E^T) E.
+/// Phase: constraint row `lane` (lanes 0..9): 0 is det(E) = sum_c cof_c e_c, 1 + 3 i + j is entry (i, j) of
+/// 2 E E^T E - tr(E E^T) E = sum_k (2 eet(i, k) - [i == k] tr) e[3k + j]; the same steps on every lane.
 KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
     if (lane >= 10) return;
     const double(*e)[4] = w.e;
-    double row[20];
+    const bool det = lane == 0;
+    const int i = det ? 0 : (lane - 1) / 3, j = det ? 0 : (lane - 1) % 3;
+    double row[20], tr[20];
     KESTREL_UNROLL
-    for (int m = 0; m < 20; ++m) row[m] = 0.0;
-    if (lane == 0) {
-        double q[20], t[20];
-        const int cof[3][4] = {{4, 8, 5, 7}, {5, 6, 3, 8}, {3, 7, 4, 6}};
-        KESTREL_UNROLL
-        for (int c = 0; c < 3; ++c) {
-            fp_mul_lin(e[cof[c][0]], e[cof[c][1]], q);
-            fp_mul_lin(e[cof[c][2]], e[cof[c][3]], t);
-            KESTREL_UNROLL
-            for (int m = 0; m < 20; ++m) q[m] -= t[m];
-            fp_addmul_quad_lin(q, e[c], 1.0, row);
-        }
-    } else {
-        const int i = (lane - 1) / 3, j = (lane - 1) % 3;
+    for (int m = 0; m < 20; ++m) {
+        row[m] = 0.0;
+        // tr(E E^T) = eet(0,0) + eet(1,1) + eet(2,2), summed in that order
+        tr[m] = (w.eet[0][m] + w.eet[3][m]) + w.eet[5][m];
+    }
+    KESTREL_UNROLL
+    for (int k = 0; k < 3; ++k) {
+        const double* d = w.eet[det ? 6 + k : fpl_eet_slot(i, k)];
         double q[20];
         KESTREL_UNROLL
-        for (int k = 0; k < 3; ++k) {
-            const double* d = w.eet[fpl_eet_slot(i, k)];
-            KESTREL_UNROLL
-            for (int m = 0; m < 20; ++m) {
-                // tr(E E^T) = eet(0,0) + eet(1,1) + eet(2,2), summed in that order
-                const double tr = (w.eet[0][m] + w.eet[3][m]) + w.eet[5][m];
-                q[m] = 2.0 * d[m] - (i == k ? tr : 0.0);
-            }
-            fp_addmul_quad_lin(q, e[3 * k + j], 1.0, row);
-        }
+        for (int m = 0; m < 20; ++m) q[m] = det ? d[m] : 2.0 * d[m] - (i == k ? tr[m] : 0.0);
+        fp_addmul_quad_lin(q, e[det ? k : 3 * k + j], 1.0, row);
     }
     double mx = 0.0;
     KESTREL_UNROLL
