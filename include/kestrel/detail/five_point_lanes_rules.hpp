@@ -65,6 +65,7 @@ struct FplWork {
     double split[kFplLanes][2];     ///< the extremum splitting a lane's cells of cells2
     unsigned int cells[kFplLanes];  ///< bit j of lane l: cell l * kFplCellsPerLane + j holds one root
     unsigned int cells2[kFplLanes]; ///< bit j of lane l: the cell holds two roots, split at the extremum
+    int nroots[kFplLanes];          ///< the roots in lane l's cells
     int piv[10];
     int ok[10];
     int state;  ///< FivePointFlag
@@ -575,43 +576,49 @@ KESTREL_HD void fpl_phase_scan(FplWork& w, int lane) {
     }
     w.cells[lane] = one;
     w.cells2[lane] = two;
+    w.nroots[lane] = fpl_popcount(one) + 2 * fpl_popcount(two);
 }
 
 /// The number of roots bracketed (at most 10 are refined).
 KESTREL_HD int fpl_root_cells(const FplWork& w) {
     int n = 0;
-    for (int l = 0; l < kFplLanes; ++l) n += fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
+    for (int l = 0; l < kFplLanes; ++l) n += w.nroots[l];
     return n < kFivePointMaxSolutions ? n : kFivePointMaxSolutions;
 }
 
+/// The roots in the cells 0..j of a lane (cells c1 hold one root, cells c2 two), j in -1..15.
+KESTREL_HD int fpl_roots_upto(unsigned int c1, unsigned int c2, int j) {
+    const unsigned int m = (1u << (j + 1)) - 1u;
+    return fpl_popcount(c1 & m) + 2 * fpl_popcount(c2 & m);
+}
+
 /// The k-th bracket in ascending cell order (a split cell: its left part first): its lane, ends a, b in the
-/// lane's variable. False when there are fewer. Loops of fixed length with selects (the lanes of a group look for
-/// different brackets in step).
+/// lane's variable. False when there are fewer. Integers only until the ends (the lanes of a group look for
+/// different brackets in step): the lane by a fixed loop, the cell by a binary search on the lane's root counts.
 KESTREL_HD bool fpl_bracket(const FplWork& w, int k, int* lane_out, double* a, double* b) {
     int seen = 0, L = 0, within = 0;
     bool found = false;
     for (int l = 0; l < kFplLanes; ++l) {
-        const int here = fpl_popcount(w.cells[l]) + 2 * fpl_popcount(w.cells2[l]);
+        const int here = w.nroots[l];
         const bool hit = !found && k < seen + here;
         L = hit ? l : L;
         within = hit ? k - seen : within;
         found = found || hit;
         seen += here;
     }
-    // The cell (integers only): part 0 the whole cell, 1 its left part up to the split, 2 its right part.
+    // The cell j: the lowest with more than `within` roots in the cells 0..j; part 0 the whole cell, 1 its left
+    // part up to the split, 2 its right part.
     const unsigned int c1 = w.cells[L], c2 = w.cells2[L];
-    int cnt = 0, q = 0, jsel = 0, part = 0, qsel = 0;
-    for (int j = 0; j < kFplCellsPerLane; ++j) {
-        const bool one = ((c1 >> j) & 1u) != 0u, two = ((c2 >> j) & 1u) != 0u;
-        const bool hit1 = one && cnt == within, hitl = two && cnt == within, hitr = two && cnt + 1 == within;
-        jsel = hit1 || hitl || hitr ? j : jsel;
-        part = hit1 ? 0 : (hitl ? 1 : (hitr ? 2 : part));
-        qsel = hitl || hitr ? q : qsel;
-        cnt += one ? 1 : (two ? 2 : 0);
-        q += two ? 1 : 0;
-    }
+    int j = 0;
+    for (int step = kFplCellsPerLane / 2; step >= 1; step >>= 1)
+        j = fpl_roots_upto(c1, c2, j + step - 1) <= within ? j + step : j;
+    j = j < kFplCellsPerLane ? j : kFplCellsPerLane - 1;
+    const int before = fpl_roots_upto(c1, c2, j - 1);
+    const bool two = ((c2 >> j) & 1u) != 0u;
+    const int part = two ? (within == before ? 1 : 2) : 0;
+    const int qsel = fpl_popcount(c2 & ((1u << j) - 1u));
     const bool inner = fpl_lane_inner(L);
-    const int i = L * kFplCellsPerLane + jsel;
+    const int i = L * kFplCellsPerLane + j;
     const double sp = part != 0 ? w.split[L][qsel] : 0.0;
     *lane_out = L;
     *a = part == 2 ? sp : fpl_grid_u(i, inner);
