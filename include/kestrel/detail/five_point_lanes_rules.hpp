@@ -42,8 +42,7 @@ struct FplWork {
     struct Null {
         double input[30];  ///< aliases `sample`
         double qa[5][9];   ///< the system, column by column (lane c updates column c)
-        double hv[5][9];   ///< the Householder vectors (entries j..8 of hv[j])
-        double hvv[5];     ///< hv[j]^T hv[j]
+        double q[9][9];    ///< Q = H_0 H_1 ... H_4, row by row (lane 5 + i updates row i)
         double colmax[5];  ///< the largest |entry| of each column as built
     };
     union {
@@ -182,6 +181,9 @@ KESTREL_HD int fpl_popcount(unsigned int x) {
 /// kFivePointOk (the later phases only set a failure).
 KESTREL_HD void fpl_phase_null_build(FplWork& w, int lane) {
     if (lane == 0) w.state = kFivePointOk;
+    if (lane >= 5 && lane < 14)
+        KESTREL_UNROLL
+        for (int r = 0; r < 9; ++r) w.nul.q[lane - 5][r] = r == lane - 5 ? 1.0 : 0.0;
     if (lane >= 5) return;
     const double* p = w.nul.input + 3 * lane;
     const double* q = w.nul.input + 15 + 3 * lane;
@@ -220,41 +222,24 @@ KESTREL_HD void fpl_phase_null_step(FplWork& w, int lane) {
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) vv += v[r] * v[r];
     const bool ok = norm > 1e-10 * scale && vv > 0.0;
-    if (lane == 0) {
-        if (!ok) w.state = kFivePointRankDeficient;
-        KESTREL_UNROLL
-        for (int r = J; r < 9; ++r) w.nul.hv[J][r] = v[r];
-        w.nul.hvv[J] = vv;
-    }
-    if (!ok || lane <= J || lane >= 5) return;
+    if (lane == 0 && !ok) w.state = kFivePointRankDeficient;
+    // lanes J + 1 .. 4: column `lane` of the system; lanes 5 .. 13: row lane - 5 of Q (Q <- Q H_J)
+    if (!ok || lane <= J || lane >= 14) return;
+    double* x = lane < 5 ? w.nul.qa[lane] : w.nul.q[lane - 5];
     double a[9];
     KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) a[r] = w.nul.qa[lane][r];
+    for (int r = J; r < 9; ++r) a[r] = x[r];
     double d = 0.0;
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) d += v[r] * a[r];
     const double f = 2.0 * d / vv;
     KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) w.nul.qa[lane][r] = a[r] - f * v[r];
-}
-
-/// Phase: lane t < 4 forms basis vector t, Q e_(5 + t) = H_0 H_1 ... H_4 e_(5 + t), into w.e[.][t].
-KESTREL_HD void fpl_phase_null_basis(FplWork& w, int lane) {
-    if (lane >= 4) return;
-    double e[9];
+    for (int r = J; r < 9; ++r) a[r] = a[r] - f * v[r];
     KESTREL_UNROLL
-    for (int r = 0; r < 9; ++r) e[r] = r == 5 + lane ? 1.0 : 0.0;
-    KESTREL_UNROLL
-    for (int j = 4; j >= 0; --j) {
-        double d = 0.0;
+    for (int r = J; r < 9; ++r) x[r] = a[r];
+    if (J == 4 && lane >= 5)  // the basis: X, Y, Z, W are the columns 5..8 of Q = H_0 H_1 ... H_4
         KESTREL_UNROLL
-        for (int r = j; r < 9; ++r) d += w.nul.hv[j][r] * e[r];
-        const double f = 2.0 * d / w.nul.hvv[j];
-        KESTREL_UNROLL
-        for (int r = j; r < 9; ++r) e[r] -= f * w.nul.hv[j][r];
-    }
-    KESTREL_UNROLL
-    for (int r = 0; r < 9; ++r) w.e[r][lane] = e[r];
+        for (int t = 0; t < 4; ++t) w.e[lane - 5][t] = a[5 + t];
 }
 
 /// The slot of E E^T entry (i, k) in FplWork::eet (symmetric).
@@ -685,7 +670,6 @@ KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
     L.each([&](int lane) { fpl_phase_null_step<3>(w, lane); });
     L.each([&](int lane) { fpl_phase_null_step<4>(w, lane); });
     if (w.state != kFivePointOk) return 0;
-    L.each([&](int lane) { fpl_phase_null_basis(w, lane); });
     L.each([&](int lane) { fpl_phase_eet(w, lane); });
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
     double mscale = 0.0;
