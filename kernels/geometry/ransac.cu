@@ -33,9 +33,7 @@ using detail::kFplLanes;
 using detail::kPoseLanes;
 constexpr unsigned kFull = 0xffffffffu;
 
-/// detail::fpl_solve's lane group on the device: f(lane), then the group's barrier; best(v): lane r < 10 offers
-/// v(r), a butterfly over the group's 16 lanes keeps the larger offer (the lower row on ties), so every lane ends
-/// with the lowest row of the largest offer (detail::FplSerialLanes::best).
+/// detail::fpl_solve's lane group on the device: f(lane), then the group's barrier.
 struct WarpLanes {
     int lane;
     unsigned mask;
@@ -43,20 +41,6 @@ struct WarpLanes {
     __device__ void each(const F& f) const {
         f(lane);
         __syncwarp(mask);
-    }
-    template <class F>
-    __device__ detail::FplBest best(const F& v) const {
-        double x = lane < 10 ? v(lane) : -1.0;
-        int id = lane;
-#pragma unroll
-        for (int off = kFplLanes / 2; off >= 1; off >>= 1) {
-            const double ox = __shfl_xor_sync(mask, x, off);
-            const int oid = __shfl_xor_sync(mask, id, off);
-            const bool take = ox > x || (ox == x && oid < id);
-            x = take ? ox : x;
-            id = take ? oid : id;
-        }
-        return detail::FplBest{x, id};
     }
 };
 
