@@ -21,7 +21,6 @@
 // emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
-#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/ransac.cuh"
@@ -325,9 +324,8 @@ struct PoseSmem {
     int s_val;
 };
 
-// TEMPORARY (measurement): the kernel at one and at two blocks per SM, picked by KESTREL_POSE_MIN_BLOCKS=1|2.
-template <int MinBlocks>
-__global__ void __launch_bounds__(kPoseThreads, MinBlocks) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
+// One block per SM (255 registers: two blocks of 128 registers spill and were not faster end to end).
+__global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallParams prm, PoseBuffers b) {
     extern __shared__ __align__(16) unsigned char pose_smem[];
     PoseSmem& smem = *reinterpret_cast<PoseSmem*>(pose_smem);
     PoseShared& sh = smem.sh;
@@ -800,30 +798,18 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
 
 }  // namespace
 
-namespace {
-bool pose_two_blocks() {
-    static const bool two = [] {
-        const char* v = std::getenv("KESTREL_POSE_MIN_BLOCKS");
-        return v && std::atoi(v) == 2;
-    }();
-    return two;
-}
-}  // namespace
-
 int pose_blocks_per_sm() {
     int blocks = 0;
     const int bytes = static_cast<int>(sizeof(PoseSmem));
-    const auto kernel = pose_two_blocks() ? pose_call_kernel<2> : pose_call_kernel<1>;
-    KESTREL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+    KESTREL_CUDA(cudaFuncSetAttribute(pose_call_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                  "RelativePoseEstimator shared memory");
-    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kPoseThreads, bytes),
+    KESTREL_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pose_call_kernel, kPoseThreads, bytes),
                  "RelativePoseEstimator occupancy");
     return blocks > 0 ? blocks : 1;
 }
 
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    const auto kernel = pose_two_blocks() ? pose_call_kernel<2> : pose_call_kernel<1>;
-    kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, sizeof(PoseSmem), stream>>>(prm, b);
+    pose_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, sizeof(PoseSmem), stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
 
