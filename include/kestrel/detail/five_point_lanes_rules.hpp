@@ -98,10 +98,15 @@ KESTREL_HD double fpl_eval_c(const double* c, double u, double* du) {
     *du = d;
     return v;
 }
+/// The value alone, by Estrin's scheme (pairs of coefficients, then powers u^2, u^4, u^8): four dependent steps
+/// instead of Horner's ten, for the refinements' chains (|u| <= 1 in both domains: the same accuracy).
 KESTREL_HD double fpl_value_c(const double* c, double u) {
-    double v = c[0];
-    for (int i = 1; i <= 10; ++i) v = std::fma(v, u, c[i]);
-    return v;
+    const double u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+    // c[10 - j] is the coefficient of u^j
+    const double b0 = std::fma(c[9], u, c[10]), b1 = std::fma(c[7], u, c[8]), b2 = std::fma(c[5], u, c[6]);
+    const double b3 = std::fma(c[3], u, c[4]), b4 = std::fma(c[1], u, c[2]);
+    const double d0 = std::fma(b1, u2, b0), d1 = std::fma(b3, u2, b2), d2 = std::fma(c[0], u2, b4);
+    return std::fma(d2, u8, std::fma(d1, u4, d0));
 }
 KESTREL_HD bool fpl_neg(double v) { return v < 0.0; }
 
