@@ -178,10 +178,21 @@ KESTREL_HD int fpl_popcount(unsigned int x) {
 #endif
 }
 
-/// The null space X, Y, Z, W of the 5x9 epipolar system: fp_null_space's Householder QR (five_point_rules.hpp),
-/// the same operations in the same order, spread over the lanes: lane c holds column c of the 9x5 transpose, each
-/// reflection is formed by every lane from the column it eliminates and applied by the lanes of the later
-/// columns, then lanes 0..3 apply the five reflections to one basis vector each.
+/// x[0] + ... + x[N - 1] as a pairwise sum (halves first): a chain of log2(N) additions.
+template <int N>
+KESTREL_HD double fpl_sum(const double* x) {
+    if constexpr (N == 1) {
+        return x[0];
+    } else {
+        return fpl_sum<N / 2>(x) + fpl_sum<N - N / 2>(x + N / 2);
+    }
+}
+
+/// The null space X, Y, Z, W of the 5x9 epipolar system: fp_null_space's Householder QR (five_point_rules.hpp)
+/// spread over the lanes: lane c holds column c of the 9x5 transpose; each reflection is formed by every lane from
+/// the column it eliminates and applied by the lanes of the later columns, and by lanes 5..13 to a row each of
+/// Q = H_0 ... H_4 (its columns 5..8 are the basis). The sums are pairwise (short chains), so the bits differ
+/// from fp_null_space's, not the accuracy.
 ///
 /// Phase: lane c < 5 builds column c (point c: x2_c (x) x1_c) and its largest magnitude; lane 0 sets the flag to
 /// kFivePointOk (the later phases only set a failure).
@@ -215,29 +226,31 @@ KESTREL_HD void fpl_phase_null_step(FplWork& w, int lane) {
     double scale = 0.0;
     KESTREL_UNROLL
     for (int c = 0; c < 5; ++c) scale = w.nul.colmax[c] > scale ? w.nul.colmax[c] : scale;
-    double v[9];
+    double v[9], sq[9];
     KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) v[r] = w.nul.qa[J][r];
-    double norm2 = 0.0;
-    KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) norm2 += v[r] * v[r];
-    const double norm = std::sqrt(norm2);
+    for (int r = J; r < 9; ++r) {
+        v[r] = w.nul.qa[J][r];
+        sq[r] = v[r] * v[r];
+    }
+    // |column J|^2 = v_J^2 + S, S the sum below v_J (a pairwise sum); H_J's vector differs from the column only in
+    // its entry J, so v^T v = (v_J - alpha)^2 + S.
+    const double S = fpl_sum<8 - J>(sq + J + 1);
+    const double norm = std::sqrt(sq[J] + S);
     const double alpha = v[J] >= 0.0 ? -norm : norm;
     v[J] -= alpha;
-    double vv = 0.0;
-    KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) vv += v[r] * v[r];
+    const double vv = v[J] * v[J] + S;
     const bool ok = norm > 1e-10 * scale && vv > 0.0;
     if (lane == 0 && !ok) w.state = kFivePointRankDeficient;
     // lanes J + 1 .. 4: column `lane` of the system; lanes 5 .. 13: row lane - 5 of Q (Q <- Q H_J)
     if (!ok || lane <= J || lane >= 14) return;
     double* x = lane < 5 ? w.nul.qa[lane] : w.nul.q[lane - 5];
-    double a[9];
+    double a[9], pr[9];
     KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) a[r] = x[r];
-    double d = 0.0;
-    KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) d += v[r] * a[r];
+    for (int r = J; r < 9; ++r) {
+        a[r] = x[r];
+        pr[r] = v[r] * a[r];
+    }
+    const double d = pr[J] + fpl_sum<8 - J>(pr + J + 1);  // the sum below entry J is formed before alpha
     const double f = 2.0 * d / vv;
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) a[r] = a[r] - f * v[r];
