@@ -690,11 +690,13 @@ KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
         double x = 0.0, y = 0.0;
         ok = fp_xy_from_b(B, &x, &y) ? 1 : 0;
         if (ok) {
-            double n2 = 0.0;
+            double sq[9];
+            KESTREL_UNROLL
             for (int k = 0; k < 9; ++k) {
                 Eo[k] = std::fma(x, w.e[k][0], std::fma(y, w.e[k][1], std::fma(z, w.e[k][2], w.e[k][3])));
-                n2 = std::fma(Eo[k], Eo[k], n2);
+                sq[k] = Eo[k] * Eo[k];
             }
+            const double n2 = fpl_sum<9>(sq);
             ok = n2 > 0.0 && n2 < 1e300 ? 1 : 0;
             if (ok) {
                 const double inv = 1.0 / std::sqrt(n2);
