@@ -219,46 +219,66 @@ KESTREL_HD void fpl_phase_null_build(FplWork& w, int lane) {
     w.nul.colmax[lane] = mx;
 }
 
-/// Phase: reflection J. Every lane forms it from column J (rows J..8); lane c in (J, 5) applies it to its column,
-/// lane 0 keeps it for the basis and flags a rank below 5 (every lane sees the same values).
+/// Reflection J, H_J = I - 2 v v^T / (v^T v), from column J (rows J..8) after the reflections before it: the same
+/// values on every lane (each forms it on the GPU, the CPU once). ok: the rank is not below 5 so far.
+struct FplReflection {
+    double v[9];  ///< entries J..8
+    double vv;
+    bool ok;
+};
 template <int J>
-KESTREL_HD void fpl_phase_null_step(FplWork& w, int lane) {
+KESTREL_HD FplReflection fpl_reflection(const FplWork& w) {
+    FplReflection h;
     double scale = 0.0;
     KESTREL_UNROLL
     for (int c = 0; c < 5; ++c) scale = w.nul.colmax[c] > scale ? w.nul.colmax[c] : scale;
-    double v[9], sq[9];
+    double sq[9];
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) {
-        v[r] = w.nul.qa[J][r];
-        sq[r] = v[r] * v[r];
+        h.v[r] = w.nul.qa[J][r];
+        sq[r] = h.v[r] * h.v[r];
     }
     // |column J|^2 = v_J^2 + S, S the sum below v_J (a pairwise sum); H_J's vector differs from the column only in
     // its entry J, so v^T v = (v_J - alpha)^2 + S.
     const double S = fpl_sum<8 - J>(sq + J + 1);
     const double norm = std::sqrt(sq[J] + S);
-    const double alpha = v[J] >= 0.0 ? -norm : norm;
-    v[J] -= alpha;
-    const double vv = v[J] * v[J] + S;
-    const bool ok = norm > 1e-10 * scale && vv > 0.0;
-    if (lane == 0 && !ok) w.state = kFivePointRankDeficient;
-    // lanes J + 1 .. 4: column `lane` of the system; lanes 5 .. 13: row lane - 5 of Q (Q <- Q H_J)
-    if (!ok || lane <= J || lane >= 14) return;
+    const double alpha = h.v[J] >= 0.0 ? -norm : norm;
+    h.v[J] -= alpha;
+    h.vv = h.v[J] * h.v[J] + S;
+    h.ok = norm > 1e-10 * scale && h.vv > 0.0;
+    return h;
+}
+
+/// Phase: reflection J applied; lane c in (J, 5) to its column of the system, lanes 5..13 to row lane - 5 of
+/// Q (Q <- Q H_J); lane 0 flags a rank below 5.
+template <int J>
+KESTREL_HD void fpl_phase_null_step(FplWork& w, int lane, const FplReflection& h) {
+    if (lane == 0 && !h.ok) w.state = kFivePointRankDeficient;
+    if (!h.ok || lane <= J || lane >= 14) return;
     double* x = lane < 5 ? w.nul.qa[lane] : w.nul.q[lane - 5];
     double a[9], pr[9];
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) {
         a[r] = x[r];
-        pr[r] = v[r] * a[r];
+        pr[r] = h.v[r] * a[r];
     }
     const double d = pr[J] + fpl_sum<8 - J>(pr + J + 1);  // the sum below entry J is formed before alpha
-    const double f = 2.0 * d / vv;
+    const double f = 2.0 * d / h.vv;
     KESTREL_UNROLL
-    for (int r = J; r < 9; ++r) a[r] = a[r] - f * v[r];
+    for (int r = J; r < 9; ++r) a[r] = a[r] - f * h.v[r];
     KESTREL_UNROLL
     for (int r = J; r < 9; ++r) x[r] = a[r];
     if (J == 4 && lane >= 5)  // the basis: X, Y, Z, W are the columns 5..8 of Q = H_0 H_1 ... H_4
         KESTREL_UNROLL
         for (int t = 0; t < 4; ++t) w.e[lane - 5][t] = a[5 + t];
+}
+
+/// Reflection J formed (every lane on the GPU, once on the CPU: it reads only what the phases before wrote), then
+/// its phase.
+template <int J, class Lanes>
+KESTREL_HD void fpl_null_step(const Lanes& L, FplWork& w) {
+    const FplReflection h = fpl_reflection<J>(w);
+    L.each([&](int lane) { fpl_phase_null_step<J>(w, lane, h); });
 }
 
 /// The slot of E E^T entry (i, k) in FplWork::eet (symmetric).
@@ -349,30 +369,31 @@ KESTREL_HD int fpl_pick(const double* x, int used, double mscale) {
 /// C + 1 .. 19: M[r][m] -= (M[r][C] (1 / M[p][C])) M[p][m], as fma(-f, M[p][m], M[r][m]); the reciprocal is the
 /// one lane p formed in the phase before, so that no division waits for the pivot). Column C's entries are read
 /// from col[C & 1] (each lane writes its next column's entry to col[(C + 1) & 1], and its column C entry to M
-/// only now): so every lane can also form column C + 1 of every row after this step, the same operations as the
-/// row's lane, and pick the next pivot while the rows are updated (the returned row, every lane the same; -1:
-/// none; C = 9: none looked for). Both rows are read before the row is written (the compiler cannot tell that
-/// the rows differ, so in a read-modify-write loop every load would wait for the previous store).
+/// only now), so that fpl_next_pivot can form column C + 1 of every row after this step (the same operations as
+/// the row's lane) and pick the next pivot while the rows are updated. Both rows are read before the row is
+/// written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load would wait
+/// for the previous store).
 template <int C>
-KESTREL_HD int fpl_phase_eliminate(FplWork& w, int lane, int p, int used, double mscale) {
+KESTREL_HD int fpl_next_pivot(const FplWork& w, int p, int used, double mscale) {
     const double rp = w.rinv[p];
-    int pnext = -1;
-    if (C < 9) {
-        const double pc = w.M[p][C + 1];
-        double x[10];
-        KESTREL_UNROLL
-        for (int r = 0; r < 10; ++r) {
-            const double f = w.col[C & 1][r] * rp;
-            x[r] = std::fma(-f, pc, w.M[r][C + 1]);
-        }
-        pnext = fpl_pick(x, used | (1 << p), mscale);
+    const double pc = w.M[p][C + 1];
+    double x[10];
+    KESTREL_UNROLL
+    for (int r = 0; r < 10; ++r) {
+        const double f = w.col[C & 1][r] * rp;
+        x[r] = std::fma(-f, pc, w.M[r][C + 1]);
     }
-    if (lane >= 10) return pnext;
+    return fpl_pick(x, used | (1 << p), mscale);
+}
+template <int C>
+KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int p) {
+    if (lane >= 10) return;
+    const double rp = w.rinv[p];
     const double own = w.col[C & 1][lane];
     w.M[lane][C] = own;
     if (lane == p) {
         if (C < 9) w.col[(C + 1) & 1][lane] = w.M[lane][C + 1];
-        return pnext;
+        return;
     }
     constexpr int kN = 19 - C;
     double pv[kN], mv[kN];
@@ -392,7 +413,6 @@ KESTREL_HD int fpl_phase_eliminate(FplWork& w, int lane, int p, int used, double
     }
     KESTREL_UNROLL
     for (int m = 1; m < kN; ++m) w.M[lane][C + 1 + m] = nv[m];
-    return pnext;
 }
 
 /// Gauss-Jordan from column C on, p its pivot row: its elimination phase, which also finds the next column's
@@ -405,10 +425,11 @@ KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int p, int used, 
         });
         return false;
     }
-    int pnext = -1;
+    // The next pivot (every lane on the GPU, once on the CPU) reads only what this phase does not write.
+    const int pnext = C < 9 ? fpl_next_pivot<C < 9 ? C : 8>(w, p, used, mscale) : -1;
     L.each([&](int lane) {
         if (lane == 0) w.piv[C] = p;
-        pnext = fpl_phase_eliminate<C>(w, lane, p, used, mscale);
+        fpl_phase_eliminate<C>(w, lane, p);
     });
     if constexpr (C == 9) {
         (void)pnext;
@@ -715,11 +736,11 @@ KESTREL_HD void fpl_phase_solutions(FplWork& w, int lane, int nroots) {
 template <class Lanes>
 KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
     L.each([&](int lane) { fpl_phase_null_build(w, lane); });
-    L.each([&](int lane) { fpl_phase_null_step<0>(w, lane); });
-    L.each([&](int lane) { fpl_phase_null_step<1>(w, lane); });
-    L.each([&](int lane) { fpl_phase_null_step<2>(w, lane); });
-    L.each([&](int lane) { fpl_phase_null_step<3>(w, lane); });
-    L.each([&](int lane) { fpl_phase_null_step<4>(w, lane); });
+    fpl_null_step<0>(L, w);
+    fpl_null_step<1>(L, w);
+    fpl_null_step<2>(L, w);
+    fpl_null_step<3>(L, w);
+    fpl_null_step<4>(L, w);
     if (w.state != kFivePointOk) return 0;
     L.each([&](int lane) { fpl_phase_eet(w, lane); });
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
