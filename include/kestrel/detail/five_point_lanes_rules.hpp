@@ -57,7 +57,6 @@ struct FplWork {
                         ///< quadratics (padded as M)
     double rowmax[10];
     double rinv[10];  ///< 1 / (row r's entry in the column eliminated next), formed by its lane ahead of the pivot
-    double col[2][10];  ///< the rows' entries in the column eliminated next (by the column's parity)
     double bx[3][4], by[3][4], b1[3][5];
     double poly[11];
     double pmag[11];               ///< per coefficient of det B(z): the sum of its terms' magnitudes
@@ -337,20 +336,18 @@ KESTREL_HD void fpl_phase_rows(FplWork& w, int lane) {
         mx = std::fabs(row[m]) > mx ? std::fabs(row[m]) : mx;
     }
     w.rowmax[lane] = mx;
-    w.col[0][lane] = row[0];
     w.rinv[lane] = 1.0 / row[0];
 }
 
-/// The pivot among the rows not in `used` (bit r) for the column whose entries are x[r]: the largest |x[r]|, the
-/// lowest r on ties; -1 when it is not above 1e-12 of the matrix's largest entry. A tournament over pairs of rows
-/// (the lower rows on the left, kept on ties): the same row as a scan in row order, in four rounds of comparisons
-/// instead of ten.
-KESTREL_HD int fpl_pick(const double* x, int used, double mscale) {
+/// The pivot row of column c among the rows not in `used` (bit r): the largest |M[r][c]|, the lowest r on ties;
+/// -1 when it is not above 1e-12 of the matrix's largest entry. A tournament over pairs of rows (the lower rows
+/// on the left, kept on ties): the same row as a scan in row order, in four rounds of comparisons instead of ten.
+KESTREL_HD int fpl_pivot(const FplWork& w, int c, int used, double mscale) {
     double v[10];
     int id[10];
     KESTREL_UNROLL
     for (int r = 0; r < 10; ++r) {
-        const double a = std::fabs(x[r]);
+        const double a = std::fabs(w.M[r][c]);
         v[r] = (used & (1 << r)) || !(a >= 0.0) ? -1.0 : a;  // used rows and NaN never win
         id[r] = r;
     }
@@ -367,75 +364,51 @@ KESTREL_HD int fpl_pick(const double* x, int used, double mscale) {
 
 /// Phase: elimination of column C with pivot row p (every lane r < 10 other than p updates its row's columns
 /// C + 1 .. 19: M[r][m] -= (M[r][C] (1 / M[p][C])) M[p][m], as fma(-f, M[p][m], M[r][m]); the reciprocal is the
-/// one lane p formed in the phase before, so that no division waits for the pivot). Column C's entries are read
-/// from col[C & 1] (each lane writes its next column's entry to col[(C + 1) & 1], and its column C entry to M
-/// only now), so that fpl_next_pivot can form column C + 1 of every row after this step (the same operations as
-/// the row's lane) and pick the next pivot while the rows are updated. Both rows are read before the row is
-/// written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load would wait
-/// for the previous store).
-template <int C>
-KESTREL_HD int fpl_next_pivot(const FplWork& w, int p, int used, double mscale) {
-    const double rp = w.rinv[p];
-    const double pc = w.M[p][C + 1];
-    double x[10];
-    KESTREL_UNROLL
-    for (int r = 0; r < 10; ++r) {
-        const double f = w.col[C & 1][r] * rp;
-        x[r] = std::fma(-f, pc, w.M[r][C + 1]);
-    }
-    return fpl_pick(x, used | (1 << p), mscale);
-}
+/// one lane p formed in the phase before, so that no division waits for the pivot). Both rows are read before
+/// the row is written (the compiler cannot tell that the rows differ, so in a read-modify-write loop every load
+/// would wait for the previous store).
 template <int C>
 KESTREL_HD void fpl_phase_eliminate(FplWork& w, int lane, int p) {
-    if (lane >= 10) return;
-    const double rp = w.rinv[p];
-    const double own = w.col[C & 1][lane];
-    w.M[lane][C] = own;
-    if (lane == p) {
-        if (C < 9) w.col[(C + 1) & 1][lane] = w.M[lane][C + 1];
-        return;
-    }
+    if (lane >= 10 || lane == p) return;
     constexpr int kN = 19 - C;
     double pv[kN], mv[kN];
     KESTREL_UNROLL
     for (int m = 0; m < kN; ++m) pv[m] = w.M[p][C + 1 + m];
     KESTREL_UNROLL
     for (int m = 0; m < kN; ++m) mv[m] = w.M[lane][C + 1 + m];
-    const double f = own * rp;
+    const double f = w.M[lane][C] * w.rinv[p];
     double nv[kN];
     KESTREL_UNROLL
     for (int m = 0; m < kN; ++m) nv[m] = std::fma(-f, pv[m], mv[m]);
-    if (C < 9) {
-        w.col[(C + 1) & 1][lane] = nv[0];
-        w.rinv[lane] = 1.0 / nv[0];  // the reciprocal of the next column's entry, in case this row is its pivot
-    } else {
-        w.M[lane][C + 1] = nv[0];
-    }
+    // the reciprocal of the next column's entry, while the other lanes look for its pivot
+    if (C < 9) w.rinv[lane] = 1.0 / nv[0];
     KESTREL_UNROLL
-    for (int m = 1; m < kN; ++m) w.M[lane][C + 1 + m] = nv[m];
+    for (int m = 0; m < kN; ++m) w.M[lane][C + 1 + m] = nv[m];
 }
 
-/// Gauss-Jordan from column C on, p its pivot row: its elimination phase, which also finds the next column's
-/// pivot. False (w.state set) when a pivot vanishes.
+/// Gauss-Jordan from column C on: each column's pivot (fpl_pivot, the same on every lane), then its elimination
+/// phase. False (w.state set) when a pivot vanishes.
 template <int C, class Lanes>
-KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int p, int used, double mscale) {
-    if (p < 0) {  // every lane takes the same branch
-        L.each([&](int lane) {
-            if (lane == 0) w.state = kFivePointSingularElimination;
-        });
-        return false;
-    }
-    // The next pivot (every lane on the GPU, once on the CPU) reads only what this phase does not write.
-    const int pnext = C < 9 ? fpl_next_pivot<C < 9 ? C : 8>(w, p, used, mscale) : -1;
-    L.each([&](int lane) {
-        if (lane == 0) w.piv[C] = p;
-        fpl_phase_eliminate<C>(w, lane, p);
-    });
-    if constexpr (C == 9) {
-        (void)pnext;
+KESTREL_HD bool fpl_eliminate_from(const Lanes& L, FplWork& w, int used, double mscale) {
+    if constexpr (C == 10) {
+        (void)L;
+        (void)w;
+        (void)used;
+        (void)mscale;
         return true;
     } else {
-        return fpl_eliminate_from<C + 1>(L, w, pnext, used | (1 << p), mscale);
+        const int p = fpl_pivot(w, C, used, mscale);
+        if (p < 0) {  // every lane takes the same branch
+            L.each([&](int lane) {
+                if (lane == 0) w.state = kFivePointSingularElimination;
+            });
+            return false;
+        }
+        L.each([&](int lane) {
+            if (lane == 0) w.piv[C] = p;
+            fpl_phase_eliminate<C>(w, lane, p);
+        });
+        return fpl_eliminate_from<C + 1>(L, w, used | (1 << p), mscale);
     }
 }
 
@@ -746,7 +719,7 @@ KESTREL_HD int fpl_solve(const Lanes& L, FplWork& w) {
     L.each([&](int lane) { fpl_phase_rows(w, lane); });
     double mscale = 0.0;
     for (int r = 0; r < 10; ++r) mscale = w.rowmax[r] > mscale ? w.rowmax[r] : mscale;
-    if (!fpl_eliminate_from<0>(L, w, fpl_pick(w.col[0], 0, mscale), 0, mscale)) return 0;
+    if (!fpl_eliminate_from<0>(L, w, 0, mscale)) return 0;
     L.each([&](int lane) { fpl_phase_b(w, lane); });
     L.each([&](int lane) { fpl_phase_minors(w, lane); });
     L.each([&](int lane) { fpl_phase_poly(w, lane); });
