@@ -2,25 +2,30 @@
 // (kernels/geometry/ransac.cu): the algebra of five_point_rules.hpp (null space, ten cubic constraints,
 // Gauss-Jordan on the first ten monomials, the degree-10 polynomial in z) laid out for kFplLanes lanes that work
 // on one shared workspace, with fixed-count steps instead of data-dependent loops:
-//   - the ten constraint rows are built one per lane;
+//   - the null space by Householder QR over the lanes (lane c: column c of the system; lanes 5..13: a row each
+//     of Q = H_0 ... H_4, whose columns 5..8 are the basis);
+//   - the ten constraint rows one per lane, the same steps on every lane (their quadratics one per lane before);
 //   - Gauss-Jordan with partial pivoting keeps the rows where they are (one per lane; the pivot row of column c
 //     is the unused row with the largest |M[r][c]|, the lowest row on ties) and eliminates every other row with
-//     the unscaled pivot row; the six rows that form B(z) are scaled at the end;
+//     the unscaled pivot row; the six rows that form B(z) are scaled at the end; det B(z) over the lanes;
 //   - the real roots: a sign scan of the polynomial at kFplGrid + 1 points of the projective line (t in [-2, 2];
 //     z = t for |t| <= 1, z = 1 / w with w = +-2 - t beyond, where the reversed polynomial is evaluated), one
-//     lane per kFplGrid / kFplLanes cells; every cell with a sign change (at most 10, the lowest cells first)
-//     is refined by one lane with kFplIllinoisSteps steps of the Illinois method (regula falsi that halves the
-//     kept end's value), every step inside the bracket;
+//     lane per kFplGrid / kFplLanes cells; a cell without a sign change where |p| has a minimum may hold two
+//     roots: unless its Taylor expansion clears it, it is split at the extremum; every bracket (at most 10, the
+//     lowest cells first) is refined by one lane with kFplIllinoisSteps steps of the Illinois method (regula
+//     falsi that halves the kept end's value), every step inside the bracket;
 //   - x, y from B(z) and E = x X + y Y + z Z + W, one root per lane.
-// A pair of roots closer than a cell (1/64 in t), or a double root, gives no sign change and is missed: the
-// public five_point_solve (five_point_rules.hpp: derivative-chain isolation, safeguarded Newton to full
-// precision) finds those; docs/geometry.md gives both solvers' recall on exact data.
+// A pair of roots closer than a cell (1/64 in t) that the extremum test cannot separate, or a double root, is
+// missed: the public five_point_solve (five_point_rules.hpp: derivative-chain isolation, safeguarded Newton to
+// full precision) finds those; docs/geometry.md gives both solvers' recall on exact data.
 //
 // Execution model: a phase is a function of the lane, run for every lane before the next phase starts (the
 // kernel: each lane of its group, then __syncwarp; the CPU: the lanes one after another). Within a phase a lane
 // reads only what earlier phases wrote, and writes only its own entries of the workspace, so both orders give
-// the same bits. Arithmetic: +, -, *, /, sqrt and explicit fma (std::fma on the host: exactly rounded, like the
-// GPU's), no contraction elsewhere (the including files are compiled with -ffp-contract=off / --fmad=false).
+// the same bits. Values that every lane needs (a reflection, a pivot) are formed between phases from what the
+// phases before wrote: by every lane on the GPU, once on the CPU. Arithmetic: +, -, *, /, sqrt and explicit fma
+// (std::fma on the host: exactly rounded, like the GPU's), no contraction elsewhere (the including files are
+// compiled with -ffp-contract=off / --fmad=false).
 #pragma once
 #include <cmath>
 
