@@ -2,6 +2,7 @@
 // confidence 0.999, threshold 1 px, end to end (host correspondences in, model and mask on the host).
 //   cpu/kestrel-relative_pose/...      RelativePoseEstimator on Backend::Cpu (five-point, two-point)
 //   cpu/kestrel-five_point_solve/1000  the cost of one five-point solve on the CPU (ns_per_solve)
+//   cpu/kestrel-five_point_solve_lanes/1000  the same for the RANSAC hypotheses' solver (lanes one after another)
 //   pose/bearings-device/1000/50pct    the tracker's device entry (microbench_gpu.cpp)
 //   pose/solve/five-point/4096         the cost of one five-point solve on the GPU (microbench_gpu.cpp)
 //   cpu/cv-findEssentialMat+recoverPose/...  OpenCV, same threshold and confidence (when OpenCV is found)
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kestrel/detail/five_point_lanes_rules.hpp"
 #include "kestrel/detail/five_point_rules.hpp"
 #include "kestrel/relative_pose.hpp"
 #include "microbench.hpp"
@@ -58,6 +60,20 @@ PoseScene pose_scene(int n, double outliers) {
 namespace {
 
 constexpr int kPosePoints = 1000;
+
+// 1000 lanes-solver solves (15 doubles per sample and view); the solutions' count. Built twice on x86-64 with GCC,
+// for CPUs with FMA and without (as the CPU backend's passes, src/geometry/relative_pose_cpu.cpp).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("fma", "default"), flatten, optimize("fp-contract=off")))
+#endif
+long solve_lanes_1000(const double* p, const double* q) {
+    long solutions = 0;
+    double E[detail::kFivePointMaxSolutions][9];
+    int flag = 0;
+    for (int s = 0; s < 1000; ++s) solutions += detail::five_point_solve_lanes(p + 15 * s, q + 15 * s, E, &flag);
+    benchmark::DoNotOptimize(E[0][0]);
+    return solutions;
+}
 constexpr double kPoseOutliers = 0.5;
 
 void pose_rows(const char* prefix, Backend backend, bool gpu) {
@@ -118,6 +134,28 @@ void register_geometry() {
             for (int s = 0; s < 1000; ++s) solutions += detail::five_point_solve3(&p[15 * s], &q[15 * s], E, &flag, false);
             benchmark::DoNotOptimize(E[0][0]);
         });
+        st.counters["ns_per_solve"] = st.counters["median_us"];  // us per 1000 solves = ns per solve
+        st.counters["solutions_per_solve"] = static_cast<double>(solutions) / 1000.0;
+    });
+    // The RANSAC hypotheses' solver (five_point_lanes_rules.hpp: its 16 lanes one after another), as the CPU
+    // backend runs it (the same 1000 samples; on x86-64 with FMA its fma is one instruction, as in the backend).
+    add("cpu/kestrel-five_point_solve_lanes/1000", 20, [](benchmark::State& st) {
+        const PoseScene sc = pose_scene(kPosePoints, 0.0);
+        std::vector<double> p(15 * 1000), q(15 * 1000);
+        std::uint64_t z = 777;
+        for (int s = 0; s < 1000; ++s)
+            for (int j = 0; j < 5; ++j) {
+                z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+                const int i = static_cast<int>((z >> 33) % kPosePoints);
+                p[15 * s + 3 * j] = sc.x1[2 * i];
+                p[15 * s + 3 * j + 1] = sc.x1[2 * i + 1];
+                p[15 * s + 3 * j + 2] = 1.0;
+                q[15 * s + 3 * j] = sc.x2[2 * i];
+                q[15 * s + 3 * j + 1] = sc.x2[2 * i + 1];
+                q[15 * s + 3 * j + 2] = 1.0;
+            }
+        long solutions = 0;
+        wall_loop(st, [&] { solutions = solve_lanes_1000(p.data(), q.data()); });
         st.counters["ns_per_solve"] = st.counters["median_us"];  // us per 1000 solves = ns per solve
         st.counters["solutions_per_solve"] = static_cast<double>(solutions) / 1000.0;
     });

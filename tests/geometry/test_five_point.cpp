@@ -309,6 +309,64 @@ TEST(FivePointLanes, DegenerateSamplesGiveNoSolution) {
     EXPECT_EQ(solve_lanes(x1, x2, E, &flag), 0);
 }
 
+TEST(FivePointLanes, CellsClearedOfRootsHoldNone) {
+    // The scan skips the extremum search in a cell that fpl_cell_root_free clears: it must never clear a cell that
+    // holds a root. Degree-10 polynomials with known real roots in [-1, 1] (close pairs, within a cell, included),
+    // every cell of the scan's grid there; the test also counts what it clears (it must clear cells, or the scan
+    // gains nothing) and what a test without the remainder term (|c_0| alone) would clear wrongly (it must fail).
+    std::mt19937_64 rng(41);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const double h = 4.0 / detail::kFplGrid;  // cell width
+    long cleared = 0, cells = 0, wrong = 0, naive_wrong = 0;
+    for (int s = 0; s < 4000; ++s) {
+        double roots[10];
+        int nr = 2 + static_cast<int>(rng() % 9);
+        for (int i = 0; i < nr; ++i) roots[i] = u(rng);
+        if (s % 2 == 0 && nr >= 2) roots[1] = roots[0] + 0.3 * h * u(rng);  // a close pair
+        // p(x) = prod (x - r_i) * prod (x^2 + q_j) (* (x - 3) for an odd degree left): degree 10, its real roots
+        // in [-1, 1] the r_i.
+        double p[12] = {1.0};  // ascending powers
+        int deg = 0;
+        const auto mul_lin = [&](double r) {  // p *= (x - r)
+            for (int i = deg + 1; i >= 1; --i) p[i] = p[i - 1] - r * p[i];
+            p[0] = -r * p[0];
+            ++deg;
+        };
+        const auto mul_quad = [&](double q) {  // p *= (x^2 + q)
+            for (int i = deg + 2; i >= 2; --i) p[i] = p[i - 2] + q * p[i];
+            p[1] = q * p[1];
+            p[0] = q * p[0];
+            deg += 2;
+        };
+        for (int i = 0; i < nr; ++i) mul_lin(roots[i]);
+        while (deg + 2 <= 10) mul_quad(0.05 + std::fabs(u(rng)));
+        if (deg < 10) mul_lin(3.0);
+        const double lead = std::pow(10.0, 4.0 * u(rng));
+        double cf[11], amag = 0.0;
+        for (int i = 0; i <= 10; ++i) {
+            cf[i] = lead * p[10 - i];  // the inner domain's order: highest power first
+            amag += std::fabs(cf[i]);
+        }
+        for (int i = detail::kFplGrid / 4; i < 3 * detail::kFplGrid / 4; ++i) {
+            const double ua = detail::fpl_grid_t(i), ub = detail::fpl_grid_t(i + 1);
+            bool holds = false;
+            for (int r = 0; r < nr; ++r) holds = holds || (roots[r] >= ua && roots[r] <= ub);
+            const bool clear = detail::fpl_cell_root_free(cf, ua, ub, amag);
+            const double m = 0.5 * (ua + ub);
+            const bool naive = std::fabs(detail::fpl_value_c(cf, m)) > 1e-12 * amag;
+            ++cells;
+            cleared += clear ? 1 : 0;
+            wrong += clear && holds ? 1 : 0;
+            naive_wrong += naive && holds ? 1 : 0;
+        }
+    }
+    std::printf("[five-point lanes] %ld cells: %ld cleared of roots, %ld of them wrongly; |c_0| alone: %ld wrongly\n",
+                cells, cleared, wrong, naive_wrong);
+    EXPECT_EQ(wrong, 0);
+    EXPECT_GT(cleared, cells / 2);
+    EXPECT_GT(naive_wrong, 0);  // the check above can fail
+}
+
 TEST(FivePointLanes, RecallTestCanFail) {
     // The recall test above fails on a solver that drops roots: keep only the first root cell's solution.
     std::mt19937_64 rng(5);

@@ -126,6 +126,31 @@ KESTREL_HD double fp_horner(const double* p, int deg, double x) {
     return v;
 }
 
+/// x, y from B(z) [x y 1]^T = 0 at a root z: the null vector of B, the largest cross product of two of its rows
+/// (rows 0 and 1, 0 and 2, 1 and 2; the first on ties). False when its last entry is not above 1e-14 of its norm
+/// (no finite x, y). Both solvers (five_point_solve3, five_point_solve_lanes) use it.
+KESTREL_HD bool fp_xy_from_b(const double B[3][3], double* x, double* y) {
+    double best[3] = {0.0, 0.0, 0.0};
+    double bn = -1.0;
+    const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    for (int p = 0; p < 3; ++p) {
+        const double* a = B[pr[p][0]];
+        const double* b = B[pr[p][1]];
+        const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        const double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+        if (n2 > bn) {
+            bn = n2;
+            best[0] = c[0];
+            best[1] = c[1];
+            best[2] = c[2];
+        }
+    }
+    if (!(std::fabs(best[2]) > 1e-14 * std::sqrt(bn))) return false;
+    *x = best[0] / best[2];
+    *y = best[1] / best[2];
+    return true;
+}
+
 /// 1. The null space: rows of the 5x9 system are q_i = x2_i (x) x1_i (E row-major). Householder QR of the
 /// 9x5 transpose; the last four columns of Q are the basis (out[4][9]: X, Y, Z, W). False when the rank is < 5.
 /// Points are 3-vectors (x, y, z) of any scale: normalized points (z = 1) or unit bearings.
@@ -498,23 +523,8 @@ KESTREL_HD int five_point_solve3(const double* x1, const double* x2, double E[kF
             B[k][1] = fp_horner(by[k], 3, z[r]);
             B[k][2] = fp_horner(b1[k], 4, z[r]);
         }
-        double best[3] = {0.0, 0.0, 0.0};
-        double bn = -1.0;
-        const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-        for (int p = 0; p < 3; ++p) {
-            const double* a = B[pr[p][0]];
-            const double* b = B[pr[p][1]];
-            const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-            const double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-            if (n2 > bn) {
-                bn = n2;
-                best[0] = c[0];
-                best[1] = c[1];
-                best[2] = c[2];
-            }
-        }
-        if (!(std::fabs(best[2]) > 1e-14 * std::sqrt(bn))) continue;
-        double xyz[3] = {best[0] / best[2], best[1] / best[2], z[r]};
+        double xyz[3] = {0.0, 0.0, z[r]};
+        if (!fp_xy_from_b(B, &xyz[0], &xyz[1])) continue;
         if (polish) fp_polish(M0, xyz);
         const double x = xyz[0], y = xyz[1];
         double* Eo = E[ns];
