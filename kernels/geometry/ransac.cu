@@ -21,6 +21,7 @@
 // emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
+#include <cstdio>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/ransac.cuh"
@@ -44,6 +45,96 @@ struct WarpLanes {
 };
 
 __device__ __forceinline__ int ld_volatile(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
+
+// ---- the per-phase profile (KESTREL_POSE_PROFILE builds only) --------------------------------------------------
+#if defined(KESTREL_POSE_PROFILE)
+#define KPF(...) __VA_ARGS__
+namespace prof {
+constexpr int kMaxSums = 16;
+enum Slot : int {
+    // Timeline: globaltimer (ns) of the call, folded as the time after T0.
+    T0 = 0,      // the first block's start (min)
+    ArriveLast,  // the last block's start (max)
+    Staged,      // the stager's end
+    Stop0,       // the translation scan stopped
+    Stop1,       // the rotation scan stopped
+    ExitFirst,   // the first block to leave its passes (min)
+    ExitLast,    // the last one: the finishing block (max)
+    ScanEnd,     // two-point: the finishing block's scans done
+    FinishEnd,   // pose_finish done
+    End,         // the kernel's end (after the verdicts, copies, reset)
+    kTimeline,
+    // Cycles (clock64 of thread 0) summed over the call's blocks, and counts.
+    CyStage = kTimeline,
+    CyAcquire,  // five-point: taking a chunk (including the wait of a chunk beyond the first wave)
+    CyPass1Wait,
+    CySolve,
+    CyList,
+    CyScore,
+    CyRing,
+    CyScan,  // scan_warp (including the lock attempts)
+    Chunks,
+    CyRoundSolve,  // two-point rounds: the solve, the scoring, the ring write
+    CyRoundScore,
+    CyRoundWrite,
+    Rounds,
+    CyPhaseBLoad,
+    CyScan0,
+    CyScan1,
+    CyFinish,  // the whole pose_finish
+    CyTail,    // after pose_finish: the verdicts, the copies, the reset
+    Seq,       // the finish's sums so far in this call (not folded)
+    LastClock, // not folded
+    Sum0,      // per sum in order: its cycles, the cycles before it since the last sum, its K
+    kSlots = Sum0 + 3 * kMaxSums
+};
+__device__ unsigned long long g_call[kSlots];
+__device__ unsigned long long g_acc[kSlots];
+__device__ unsigned long long g_calls;
+__device__ __forceinline__ unsigned long long now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ unsigned long long cyc() { return static_cast<unsigned long long>(clock64()); }
+__device__ __forceinline__ void tmin(int s) { atomicMin(&g_call[s], now()); }
+__device__ __forceinline__ void tmax(int s) { atomicMax(&g_call[s], now()); }
+__device__ __forceinline__ void add(int s, unsigned long long v) { atomicAdd(&g_call[s], v); }
+/// The call's values into the accumulated profile, then the call's slots reset (thread 0 of the last block, at
+/// the kernel's end).
+__device__ void fold() {
+    __threadfence();
+    const unsigned long long t0 = g_call[T0];
+    for (int s = 1; s < kTimeline; ++s) {
+        const unsigned long long v = g_call[s];
+        if (v != 0 && v != ~0ull && v >= t0) g_acc[s] += v - t0;
+    }
+    for (int s = kTimeline; s < kSlots; ++s) {
+        if (s == Seq || s == LastClock) continue;
+        if (s >= Sum0 && (s - Sum0) % 3 == 2) {
+            if (g_call[s]) g_acc[s] = g_call[s];  // the sum's K
+        } else {
+            g_acc[s] += g_call[s];
+        }
+    }
+    ++g_calls;
+    for (int s = 0; s < kSlots; ++s) g_call[s] = (s == T0 || s == ExitFirst) ? ~0ull : 0ull;
+    __threadfence();
+}
+/// The finish's sums: called by thread 0 at a sum's start and end.
+__device__ void sum_done(int K, unsigned long long c0, unsigned long long c1) {
+    const int q = static_cast<int>(g_call[Seq]++);
+    if (q < kMaxSums) {
+        g_call[Sum0 + 3 * q] += c1 - c0;
+        g_call[Sum0 + 3 * q + 1] += c0 - g_call[LastClock];
+        g_call[Sum0 + 3 * q + 2] = static_cast<unsigned long long>(K);
+    }
+    g_call[LastClock] = c1;
+}
+}  // namespace prof
+#else
+#define KPF(...)
+#endif
 
 /// Stages the points (modes 1, 2) with the block's threads.
 __device__ void stage_points(const PosePrepare& in, int n) {
@@ -202,6 +293,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         __threadfence();
         if (lane == 0) {
             if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
+            KPF(if (s.stopped) prof::tmin(prof::Stop0 + pass);)
             __threadfence();
             atomicExch(&st->lock[pass], 0);
         }
@@ -244,6 +336,7 @@ struct BlockSum {
         const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
         const int w = static_cast<int>(threadIdx.x) / kPoseLanes;
         double* tot = sh + W * kPoseLanes;
+        KPF(const unsigned long long pf_c0 = prof::cyc();)
         if constexpr (K >= 8) {
             double acc[kPoseLanes];
             KESTREL_UNROLL
@@ -274,6 +367,7 @@ struct BlockSum {
         __syncthreads();
         KESTREL_UNROLL
         for (int k = 0; k < K; ++k) out[k] = tot[k];
+        KPF(if (threadIdx.x == 0) prof::sum_done(K, pf_c0, prof::cyc());)
 #else
         (void)f;
         (void)n;
@@ -335,6 +429,10 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
     const unsigned mask = 0xffffu << (16 * (g & 1));
+    KPF(if (t == 0) {
+        prof::tmin(prof::T0);
+        prof::tmax(prof::ArriveLast);
+    })
     // The count, and the points staged by the first block to arrive (the others wait for it: it is running).
     int n = prm.prep.bound;
     if (prm.prep.device_count) {
@@ -345,9 +443,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         if (t == 0) s_val = atomicAdd(&st->arrived, 1);
         __syncthreads();
         if (s_val == 0) {
+            KPF(const unsigned long long pf_s = prof::cyc();)
             stage_points(prm.prep, n);
             __threadfence();
             __syncthreads();
+            KPF(if (t == 0) {
+                prof::add(prof::CyStage, prof::cyc() - pf_s);
+                prof::tmax(prof::Staged);
+            })
             if (t == 0) atomicExch(&st->staged, 1);
         } else if (t == 0) {
             while (ld_volatile(&st->staged) == 0) __nanosleep(64);
@@ -362,9 +465,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         p.n = n;
         int cap = prm.cap[pass];
         if (pass == 1) {  // after the translation pass' stop: its result gives the cap
+            KPF(const unsigned long long pf_w = prof::cyc();)
             if (t == 0)
                 while (ld_volatile(&st->stop[0]) == 0) __nanosleep(64);
             __syncthreads();
+            KPF(if (t == 0) prof::add(prof::CyPass1Wait, prof::cyc() - pf_w);)
             __threadfence();
             detail::PoseScan s0;
             s0.best = ld_volatile(&st->scan[0].best);
@@ -379,6 +484,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         const int active = (target + gh - 1) / gh;
         if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
         for (;;) {
+            KPF(unsigned long long pf_c = prof::cyc();)
             if (t == 0) {
                 int c = -1;
                 if (ld_volatile(&st->stop[pass]) == 0) {
@@ -411,6 +517,12 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             }
             __syncthreads();
             const int c = s_val;
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyAcquire, x - pf_c);
+                pf_c = x;
+                if (c >= 0) prof::add(prof::Chunks, 1);
+            })
             if (c < 0) break;
             // 1. Groups g < gh: hypothesis c * gh + g, its sample and models.
             const int k = c * gh + g;
@@ -436,6 +548,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CySolve, x - pf_c);
+                pf_c = x;
+            })
             // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
             if (t == 0) {
                 int m = 0;
@@ -450,6 +567,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 ch.count = m;
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyList, x - pf_c);
+                pf_c = x;
+            })
             // Warp w scores the jobs w, w + 8, ...: a job is a model and a slice of the points (with fewer models than
             // warps, each model's points are split over 8 / models warps); lane l of a job takes its slice's points
             // l, l + 32 * slices, ...; the job's integer sums are added to the model's by shared atomics (exact in
@@ -479,6 +601,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyScore, x - pf_c);
+                pf_c = x;
+            })
             // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
             if (t < gh && c * gh + t < cap) {
                 const int kk = c * gh + t;
@@ -501,12 +628,22 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyRing, x - pf_c);
+                pf_c = x;
+            })
             if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
+            KPF(if (t == 0) prof::add(prof::CyScan, prof::cyc() - pf_c);)
         }
     }
     // The last block to leave: the finish, then the reset for the next call.
     __threadfence();
     __syncthreads();
+    KPF(if (t == 0) {
+        prof::tmin(prof::ExitFirst);
+        prof::tmax(prof::ExitLast);
+    })
     if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
     if (s_val != static_cast<int>(gridDim.x) - 1) return;
@@ -527,7 +664,12 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
+    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
     detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
+        prof::add(prof::CyFinish, pf_e - pf_f);
+        prof::tmax(prof::FinishEnd);
+    })
     if (t == 0) *b.record = rec;
     for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {
@@ -543,6 +685,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         st->staged = 0;
         st->exited = 0u;
     }
+    KPF(__syncthreads(); if (t == 0) {
+        prof::add(prof::CyTail, prof::cyc() - pf_e);
+        prof::tmax(prof::End);
+        prof::fold();
+    })
 }
 
 // ---- the two-point method's call (method 1: the rotation known) ----------------------------------------------
@@ -581,6 +728,7 @@ template <class PassOf, class KOf>
 __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& pass_of, const KOf& k_of,
                             Pose2Smem& sm, double* cost, int* inl) {
     const int t = static_cast<int>(threadIdx.x);
+    KPF(unsigned long long pf_c = prof::cyc();)
     if (t < m) {
         const detail::PoseProblem& p = P[pass_of(t)];
         int idx[detail::kPoseMaxSample];
@@ -591,6 +739,12 @@ __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& p
         sm.inl[t] = 0;
     }
     __syncthreads();
+    KPF(if (t == 0) {
+        const unsigned long long x = prof::cyc();
+        prof::add(prof::CyRoundSolve, x - pf_c);
+        pf_c = x;
+        prof::add(prof::Rounds, 1);
+    })
     constexpr int kWarps = kPoseThreads / kPoseLanes;
     const int warp = t / kPoseLanes, wl = t % kPoseLanes;
     const int slices = m < kWarps ? kWarps / m : 1;
@@ -614,6 +768,7 @@ __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& p
         }
     }
     __syncthreads();
+    KPF(if (t == 0) prof::add(prof::CyRoundScore, prof::cyc() - pf_c);)
     if (t < m) {
         cost[t] = sm.ok[t] ? static_cast<double>(sm.units[t]) : 1e300;
         inl[t] = sm.ok[t] ? sm.inl[t] : 0;
@@ -676,6 +831,10 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     __shared__ Pose2Smem sm;
     PoseDeviceState* st = b.state;
     const int t = static_cast<int>(threadIdx.x);
+    KPF(if (t == 0) {
+        prof::tmin(prof::T0);
+        prof::tmax(prof::ArriveLast);
+    })
     int n = prm.prep.bound;
     if (prm.prep.device_count) {
         const int c = *prm.prep.device_count;
@@ -685,6 +844,7 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         if (t == 0) sm.s_val = atomicAdd(&st->arrived, 1);
         __syncthreads();
         if (sm.s_val == 0) {
+            KPF(const unsigned long long pf_s = prof::cyc();)
             if (prm.prep.mode == 3) {
                 const int c = stage_tracks(prm.prep, sm.inl);
                 if (t == 0) st->count = c;
@@ -693,6 +853,10 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
             }
             __threadfence();
             __syncthreads();
+            KPF(if (t == 0) {
+                prof::add(prof::CyStage, prof::cyc() - pf_s);
+                prof::tmax(prof::Staged);
+            })
             if (t == 0) atomicExch(&st->staged, 1);
         } else if (t == 0) {
             while (ld_volatile(&st->staged) == 0) __nanosleep(32);
@@ -724,16 +888,23 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
                 b.hinliers[slot] = sm.rinl[t];
                 for (int q = 0; q < 9; ++q) b.hmodel[9 * slot + q] = sm.E[t][q];
             }
+            KPF(const unsigned long long pf_w = prof::cyc();)
             __syncthreads();
+            KPF(if (t == 0) prof::add(prof::CyRoundWrite, prof::cyc() - pf_w);)
         }
     }
     __threadfence();
     __syncthreads();
+    KPF(if (t == 0) {
+        prof::tmin(prof::ExitFirst);
+        prof::tmax(prof::ExitLast);
+    })
     if (t == 0) sm.s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
     if (sm.s_val != static_cast<int>(gridDim.x) - 1) return;
     __threadfence();
     // Phase B, the last block: the scans (and the hypotheses past the wave), the finish.
+    KPF(unsigned long long pf_b = prof::cyc();)
     for (int i = t; i < w0 + w1; i += kPoseThreads) {
         const int slot = i < w0 ? i : kPoseRing + (i - w0);
         sm.cost[i] = run ? __ldcg(b.hcost + slot) : 1e300;
@@ -742,20 +913,43 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         sm.req[i] = prm.table[i < w0 ? 0 : 1][detail::pose_stop_bin(inl, n)];
     }
     __syncthreads();
+    KPF(if (t == 0) {
+        const unsigned long long x = prof::cyc();
+        prof::add(prof::CyPhaseBLoad, x - pf_b);
+        pf_b = x;
+    })
     detail::PoseScan sc[2];
     double Eb[9], Rb[9];
     for (int q = 0; q < 9; ++q) Eb[q] = Rb[q] = 0.0;
     if (run) {
         sc[0] = pose2_scan(P, 0, w0, 0, prm.cap[0], prm.table[0], n, b, sm, Eb);
+        KPF(if (t == 0) {
+            const unsigned long long x = prof::cyc();
+            prof::add(prof::CyScan0, x - pf_b);
+            pf_b = x;
+        })
         if (prm.prep.rotation_pass) {
             const int cap1 = detail::pose_rotation_cap(sc[0], n, prm.table[1], prm.cap[1]);
             sc[1] = pose2_scan(P, 1, w1, w0, cap1, prm.table[1], n, b, sm, Rb);
         }
+        KPF(if (t == 0) {
+            const unsigned long long x = prof::cyc();
+            prof::add(prof::CyScan1, x - pf_b);
+            pf_b = x;
+        })
     }
+    KPF(if (t == 0) {
+        prof::tmax(prof::ScanEnd);
+        prof::g_call[prof::LastClock] = pf_b;
+    })
     detail::PoseFinishParams fp = prm.fp;
     fp.pe.n = n;
     PoseRecord rec;
     detail::pose_finish<1>(BlockSum{sm.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
+        prof::add(prof::CyFinish, pf_e - pf_b);
+        prof::tmax(prof::FinishEnd);
+    })
     if (prm.prep.mode == 3) {  // the tracker's check: its verdicts
         const detail::PoseTrackStage& g = prm.prep.track;
         if (t == 0) sm.s_val = 0;
@@ -794,6 +988,11 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         st->staged = 0;
         st->exited = 0u;
     }
+    KPF(__syncthreads(); if (t == 0) {
+        prof::add(prof::CyTail, prof::cyc() - pf_e);
+        prof::tmax(prof::End);
+        prof::fold();
+    })
 }
 
 }  // namespace
@@ -817,5 +1016,45 @@ void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int bloc
     pose2_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }
+
+#if defined(KESTREL_POSE_PROFILE)
+int pose_profile_take(const char** names, double* values, int max, double* calls) {
+    static const char* const kNames[prof::Sum0] = {
+        "t0", "t_arrive_last_us", "t_staged_us", "t_stop0_us", "t_stop1_us", "t_exit_first_us", "t_exit_last_us",
+        "t_scan_end_us", "t_finish_end_us", "t_end_us", "cy_stage", "cy_acquire", "cy_pass1_wait", "cy_solve",
+        "cy_list", "cy_score", "cy_ring", "cy_scan", "chunks", "cy_round_solve", "cy_round_score", "cy_round_write",
+        "rounds", "cy_phaseB_load", "cy_scan0", "cy_scan1", "cy_finish", "cy_tail", "seq", "last"};
+    static char sum_names[prof::kMaxSums][2][32];
+    unsigned long long acc[prof::kSlots], nc = 0;
+    KESTREL_CUDA(cudaDeviceSynchronize(), "pose profile");
+    KESTREL_CUDA(cudaMemcpyFromSymbol(acc, prof::g_acc, sizeof acc), "pose profile");
+    KESTREL_CUDA(cudaMemcpyFromSymbol(&nc, prof::g_calls, sizeof nc), "pose profile");
+    unsigned long long zero[prof::kSlots] = {}, init[prof::kSlots] = {}, z = 0;
+    init[prof::T0] = init[prof::ExitFirst] = ~0ull;
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_acc, zero, sizeof zero), "pose profile");
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_call, init, sizeof init), "pose profile");
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_calls, &z, sizeof z), "pose profile");
+    *calls = static_cast<double>(nc);
+    if (nc == 0) return 0;
+    int m = 0;
+    const double per = 1.0 / static_cast<double>(nc);
+    for (int s = 1; s < prof::Sum0 && m < max; ++s) {
+        if (s == prof::Seq || s == prof::LastClock || acc[s] == 0) continue;
+        names[m] = kNames[s];
+        values[m++] = static_cast<double>(acc[s]) * per * (s < prof::kTimeline ? 1e-3 : 1.0);
+    }
+    for (int q = 0; q < prof::kMaxSums && m + 1 < max; ++q) {
+        const unsigned long long K = acc[prof::Sum0 + 3 * q + 2];
+        if (K == 0) continue;
+        std::snprintf(sum_names[q][0], sizeof sum_names[q][0], "cy_sum%02d_K%llu", q, K);
+        std::snprintf(sum_names[q][1], sizeof sum_names[q][1], "cy_sum%02d_before", q);
+        names[m] = sum_names[q][1];
+        values[m++] = static_cast<double>(acc[prof::Sum0 + 3 * q + 1]) * per;
+        names[m] = sum_names[q][0];
+        values[m++] = static_cast<double>(acc[prof::Sum0 + 3 * q]) * per;
+    }
+    return m;
+}
+#endif
 
 }  // namespace kestrel::kernels

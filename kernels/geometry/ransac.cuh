@@ -92,4 +92,12 @@ void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int block
 /// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
+#if defined(KESTREL_POSE_PROFILE)
+/// The per-phase profile of both kernels (builds with KESTREL_POSE_PROFILE only): up to `max` entries, each a
+/// phase's name and its mean per call since the last take (timeline entries: microseconds after the first
+/// block's start, globaltimer; cycle entries: clock64 cycles, summed over the call's blocks; counts per call);
+/// returns the number of entries and resets the profile. Entries that never occurred are left out.
+int pose_profile_take(const char** names, double* values, int max, double* calls);
+#endif
+
 }  // namespace kestrel::kernels
