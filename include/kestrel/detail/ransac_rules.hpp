@@ -617,7 +617,7 @@ struct PoseFrontTerm {
         }
     }
 };
-/// The refinement's terms over the mask's points at E0: acc[0] += the squared error (pixels^2, as
+/// The refinement's terms over the points of mask bit 0 at E0: acc[0] += the squared error (pixels^2, as
 /// pose_point_error2), then the normal equations of the signed residual res = w1 r / sqrt(d) (pose_epipolar)
 /// with its analytic Jacobian J_k = <d res / d E, G_k> (G: pose_model_derivatives): acc[1 + a] += J_a res
 /// (a < np), then the upper triangle acc[1 + np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = 1 + np +
@@ -625,32 +625,29 @@ struct PoseFrontTerm {
 /// u = k0 q - c a' (plane: a' = (a0, a1, 0), b' = (b0, b1, 0), k0 = 1; sphere: a' = a, b' = b,
 /// k0 = 1 + 2 r c, from d = |a|^2 + |b|^2 - 2 r^2). A point with d <= 0 adds 1e300 to acc[0] and nothing else.
 KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
+/// Point (x, y)'s epipolar values under E: a = E x, b = E^T y, r and d (the same operations as pose_epipolar).
+KESTREL_HD void pose_epipolar_ab(const double* E, const double* x, const double* y, int sphere, double* a, double* b,
+                                 double* r_out, double* d_out) {
+    a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
+    a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
+    a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
+    b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
+    b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
+    b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
+    const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
+    double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
+    if (sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
+    *r_out = r;
+    *d_out = d;
+}
+/// The normal-equation terms of point i (after acc[0]): a, b, r, d its epipolar values (d > 0).
 template <int NP>
-struct PoseRefineTerm {
-    const PoseProblem* p;
-    const double* E0;
-    const double (*G)[9];
-    const std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (!mask[i]) return;
-        const double* x = p->x1 + 3 * i;
-        const double* y = p->x2 + 3 * i;
-        const double* E = E0;
-        double a[3], b[3];
-        a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
-        a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
-        a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
-        b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
-        b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
-        b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
-        const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
-        double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
-        if (p->sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
-        if (!(d > 0.0)) {
-            acc[0] = acc[0] + 1e300;
-            return;
-        }
-        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+KESTREL_HD void pose_refine_terms(const PoseProblem& P, const double (*G)[9], int i, double* a, double* b, double r,
+                                  double d, double* acc) {
+    const PoseProblem* p = &P;
+    const double* x = p->x1 + 3 * i;
+    const double* y = p->x2 + 3 * i;
+    {
         const double w1 = pose_weight1(*p, i);
         const double s = 1.0 / std::sqrt(d);
         const double res = w1 * (r * s);
@@ -681,6 +678,60 @@ struct PoseRefineTerm {
                 acc[1 + NP + pose_tri(NP, a2, b2)] = std::fma(J[a2], J[b2], acc[1 + NP + pose_tri(NP, a2, b2)]);
         }
     }
+}
+template <int NP>
+struct PoseRefineTerm {
+    const PoseProblem* p;
+    const double* E0;
+    const double (*G)[9];
+    const std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!(mask[i] & 1)) return;
+        double a[3], b[3], r, d;
+        pose_epipolar_ab(E0, p->x1 + 3 * i, p->x2 + 3 * i, p->sphere, a, b, &r, &d);
+        if (!(d > 0.0)) {
+            acc[0] = acc[0] + 1e300;
+            return;
+        }
+        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+        pose_refine_terms<NP>(*p, G, i, a, b, r, d, acc);
+    }
+};
+/// A refinement pass at a tried pose (R, t), E0 = [t]x R, and that pose's own finish sums at once: acc[0 .. K)
+/// as PoseRefineTerm<NP> (the points of mask bit 0), acc[K], acc[K + 1] its MSAC over all points and acc[K + 2]
+/// its inliers in front of both cameras, with its inlier flags in bit 1 of the mask (as PoseMsacFrontTerm; the
+/// epipolar values computed once: the same operations). The finish keeps these when the tried pose is the
+/// refined one, instead of another pass.
+template <int NP>
+struct PoseRefineMsacTerm {
+    static constexpr int K = 1 + NP + NP * (NP + 1) / 2;
+    const PoseProblem* p;
+    const double* E0;
+    const double (*G)[9];
+    const double* R;
+    const double* t;
+    double thr2;
+    std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        const double* x = p->x1 + 3 * i;
+        const double* y = p->x2 + 3 * i;
+        double a[3], b[3], r, d;
+        pose_epipolar_ab(E0, x, y, p->sphere, a, b, &r, &d);
+        const double e2 = d > 0.0 ? pose_weight2(*p, i) * (r * r) / d : 1e300;
+        const bool in = e2 < thr2;
+        const std::uint8_t m = mask[i];
+        mask[i] = static_cast<std::uint8_t>((m & 1) | (in ? 2 : 0));
+        acc[K] = acc[K] + (in ? e2 : thr2);
+        acc[K + 1] = acc[K + 1] + (in ? 1.0 : 0.0);
+        if (in && pose_in_front(R, t, x, y)) acc[K + 2] = acc[K + 2] + 1.0;
+        if (!(m & 1)) return;
+        if (!(d > 0.0)) {
+            acc[0] = acc[0] + 1e300;
+            return;
+        }
+        acc[0] = acc[0] + e2;
+        pose_refine_terms<NP>(*p, G, i, a, b, r, d, acc);
+    }
 };
 /// The rotation winner's MSAC (acc[0], acc[1] as PoseMsacTerm, method 2, no mask) and, when `fit`, the sums of
 /// its Kabsch fit from the same error: over the points with rotation error below thr2 under R,
@@ -707,25 +758,32 @@ struct PoseRotationMsacFitTerm {
     }
 };
 
-/// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
+/// Levenberg-Marquardt on the signed Sampson residuals of the points of mask bit 0 over (R, unit t) (np = 5) or t
 /// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
-/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's), together with
+/// its own MSAC over all points, its inliers in front and its mask in bit 1 (PoseRefineMsacTerm). `acc0`: the
+/// K sums at the start pose (PoseRefineTerm, taken by the caller in an earlier pass). *fin_valid: whether fin
+/// (the MSAC cost, inliers, in front) and mask bit 1 are those of the final pose (its last pass was the last
+/// tried one); *moved: whether a step was kept.
 template <int NP, class Ctx>
-KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                                 int iterations) {
+KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, std::uint8_t* mask,
+                                 int iterations, const double* acc0, double thr2, double* fin, bool* fin_valid,
+                                 bool* moved) {
     constexpr int np = NP;
-    constexpr int K = 1 + NP + NP * (NP + 1) / 2;
-    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
+    constexpr int K = PoseRefineMsacTerm<NP>::K;
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations; acc[K ..]: its MSAC sums.
     auto pass = [&](const double* R_, const double* t_, double* acc) {
         double E0[9], G[5][9];
         pose_skew_mul(t_, R_, E0);
         pose_model_derivatives(R_, t_, np, G);
-        ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
+        ctx.template sum<K + 3>(PoseRefineMsacTerm<NP>{&P, E0, G, R_, t_, thr2, mask}, P.n, acc);
     };
-    double acc[K], accn[K];
-    pass(R, t, acc);
+    double acc[K + 3], accn[K + 3];
+    for (int j = 0; j < K; ++j) acc[j] = acc0[j];
+    *fin_valid = false;
+    *moved = false;
     double cost = acc[0];
     double lambda = 1e-3;
     for (int it = 0; it < iterations; ++it) {
@@ -774,22 +832,20 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
-                for (int j = 0; j < K; ++j) acc[j] = accn[j];
+                for (int j = 0; j < K + 3; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
+                *moved = true;
+                *fin_valid = true;
             } else {
                 lambda = lambda * 10.0;
+                *fin_valid = false;
             }
+            for (int j = 0; j < 3; ++j) fin[j] = acc[K + j];
         }
         if (!improved || converged) break;
     }
     return cost;
-}
-
-template <class Ctx>
-KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                              int np, int iterations) {
-    return np == 2 ? pose_refine_np<2>(ctx, P, R, t, mask, iterations) : pose_refine_np<5>(ctx, P, R, t, mask, iterations);
 }
 
 // ---- model selection: translation or rotation only ------------------------------------------------------------
@@ -967,14 +1023,27 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     } else {
         for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
     }
-    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC.
-    double a2[5];
+    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC,
+    // and the refinement's first sums at (R, t) over that mask (a2[5 ..]; taken when the refinement may run,
+    // before it is known whether the rotation-only model makes it unnecessary).
+    constexpr int KR2 = PoseRefineMsacTerm<2>::K, KR5 = PoseRefineMsacTerm<5>::K;
+    double a2[5 + KR5];
+    const bool may_refine = t_run && fp.refine;
+    double G[5][9];
+    if (may_refine) pose_model_derivatives(R, t, two_point ? 2 : 5, G);
     {
         using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
         const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
-        ctx.template sum<5>(PoseTwoTerms<3, T1, PoseMsacTerm>{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true,
-                                                             rk_run},
-                            n, a2);
+        using T2 = PoseTwoTerms<3, T1, PoseMsacTerm>;
+        const T2 t2{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true, rk_run};
+        if (two_point)
+            ctx.template sum<5 + KR2>(PoseTwoTerms<5, T2, PoseRefineTerm<2>>{t2, PoseRefineTerm<2>{&P, Ef, G, mask}, true,
+                                                                           may_refine},
+                                     n, a2);
+        else
+            ctx.template sum<5 + KR5>(PoseTwoTerms<5, T2, PoseRefineTerm<5>>{t2, PoseRefineTerm<5>{&P, Ef, G, mask}, true,
+                                                                           may_refine},
+                                     n, a2);
     }
     if (rk_run && a2[3] < rot_cost) {
         for (int j = 0; j < 9; ++j) Rr[j] = Rk[j];
@@ -996,14 +1065,18 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
-            if (two_point)
-                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10);
-            else
-                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10);
-            pose_skew_mul(tf, Rf, Er);
-            // Pass: the refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1).
             double a3[3];
-            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            bool fin_valid = false, moved = false;
+            if (two_point)
+                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10, a2 + 5, P.thr2, a3, &fin_valid, &moved);
+            else
+                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10, a2 + 5, P.thr2, a3, &fin_valid, &moved);
+            pose_skew_mul(tf, Rf, Er);
+            // The refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1): from the
+            // refinement's last pass when that was the refined pose's, else a pass of their own. Without a kept
+            // step the refined pose is the start pose: the same cost, not kept.
+            if (moved && !fin_valid) ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            if (!moved) a3[0] = cost;
             const bool refined = a3[0] < cost;
             ctx.keep_bit(mask, n, refined ? 1 : 0);  // the kept model's mask
             if (refined) {
