@@ -211,11 +211,35 @@ __device__ int stage_tracks(const PosePrepare& in, int* warp_counts) {
     return base;
 }
 
-/// The scan of pass `pass` by warp 0 of a block while it holds the lock: 32 hypotheses at a time, lane j the
-/// hypothesis scanned + j when its result is in; detail::pose_scan's state as a warp prefix (a later hypothesis
-/// wins only with a strictly lower cost: associative), the stop at the first hypothesis whose test passes.
-/// After releasing the lock, scans again when the next hypothesis has completed meanwhile (its block found the
-/// lock held).
+/// The scan of pass `pass` by warp 0 of a block while it holds the lock: up to 256 hypotheses at a time, lane j
+/// the hypotheses scanned + 8 j .. + 8 j + 7 whose results are in (the leading run of them); detail::pose_scan's
+/// state as a warp prefix of the lanes' segments (a later hypothesis wins only with a strictly lower cost:
+/// associative), then each lane walks its segment from the state before it, with each result's stop count (its
+/// table entry, loaded with the result), to the first hypothesis whose stop test passes. After releasing the lock,
+/// scans again when the next hypothesis has completed meanwhile (its block found the lock held).
+constexpr int kScanSeg = 8;  // hypotheses per lane and scan step
+struct ScanBest {
+    double cost;
+    int idx;  // hypothesis, -1: none
+    int inl;
+    int req;  // its stop count
+};
+__device__ __forceinline__ ScanBest scan_shfl_up(const ScanBest& v, int off) {
+    ScanBest r;
+    r.cost = __shfl_up_sync(kFull, v.cost, off);
+    r.idx = __shfl_up_sync(kFull, v.idx, off);
+    r.inl = __shfl_up_sync(kFull, v.inl, off);
+    r.req = __shfl_up_sync(kFull, v.req, off);
+    return r;
+}
+__device__ __forceinline__ ScanBest scan_shfl(const ScanBest& v, int src) {
+    ScanBest r;
+    r.cost = __shfl_sync(kFull, v.cost, src);
+    r.idx = __shfl_sync(kFull, v.idx, src);
+    r.inl = __shfl_sync(kFull, v.inl, src);
+    r.req = __shfl_sync(kFull, v.req, src);
+    return r;
+}
 __device__ void scan_warp(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
     PoseDeviceState* st = b.state;
     const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
@@ -234,57 +258,83 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         s.inliers = ld_volatile(&st->scan[pass].inliers);
         s.used = ld_volatile(&st->scan[pass].used);
         s.stopped = ld_volatile(&st->scan[pass].stopped);
-        int won = -1;  // the ring slot of a new best
+        const int best0 = s.best;
+        int sreq = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
         for (;;) {
             if (s.stopped || base >= cap) break;
-            const int k = base + lane;
-            const bool in = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
-            const unsigned ready = __ballot_sync(kFull, in);
-            const int nvalid = ready == kFull ? 32 : __ffs(~ready) - 1;  // the leading run of results that are in
-            if (nvalid == 0) break;
-            __threadfence();
-            double c = 1e300;
-            int idx = -1, inl = 0;
-            if (lane < nvalid) {
-                c = __ldcg(b.hcost + ring0 + k % kPoseRing);
-                inl = __ldcg(b.hinliers + ring0 + k % kPoseRing);
-                idx = c < 1e300 ? k : -1;
-                if (idx < 0) c = 1e300;
+            // The results that are in: the leading run over the lanes' segments.
+            const int k0 = base + kScanSeg * lane;
+            int run = 0;
+            {
+                bool in[kScanSeg];
+                KESTREL_UNROLL
+                for (int j = 0; j < kScanSeg; ++j) {
+                    const int k = k0 + j;
+                    in[j] = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
+                }
+                KESTREL_UNROLL
+                for (int j = kScanSeg - 1; j >= 0; --j) run = in[j] ? run + 1 : 0;  // leading run from j = 0
             }
-            // Inclusive prefix of "a later one wins only with a strictly lower cost".
-            for (int off = 1; off < kPoseLanes; off <<= 1) {
-                const double c2 = __shfl_up_sync(kFull, c, off);
-                const int i2 = __shfl_up_sync(kFull, idx, off);
-                const int n2 = __shfl_up_sync(kFull, inl, off);
-                if (lane >= off && !(c < c2)) {
-                    c = c2;
-                    idx = i2;
-                    inl = n2;
+            const unsigned full = __ballot_sync(kFull, run == kScanSeg);
+            const int L = full == kFull ? kPoseLanes : __ffs(~full) - 1;  // the first lane not full
+            const int runL = L < kPoseLanes ? __shfl_sync(kFull, run, L) : 0;
+            const int nvalid = kScanSeg * L + runL;
+            if (nvalid == 0) break;
+            const int mine = lane < L ? kScanSeg : (lane == L ? runL : 0);
+            __threadfence();
+            double c[kScanSeg];
+            int inl[kScanSeg], req[kScanSeg];
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j) {
+                c[j] = 1e300;
+                inl[j] = 0;
+                req[j] = cap;
+                if (j < mine) {
+                    const int slot = ring0 + (k0 + j) % kPoseRing;
+                    c[j] = __ldcg(b.hcost + slot);
+                    inl[j] = __ldcg(b.hinliers + slot);
+                    req[j] = __ldcg(b.hreq + slot);
                 }
             }
-            // With the carried state in front.
-            if (!(c < s.cost)) {
-                c = s.cost;
-                idx = s.best;
-                inl = s.inliers;
+            // The segment's best (the first strictly lowest), then the inclusive prefix over the lanes.
+            ScanBest seg{1e300, -1, 0, cap};
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j)
+                if (c[j] < seg.cost) seg = ScanBest{c[j], k0 + j, inl[j], req[j]};
+            ScanBest inc = seg;
+            for (int off = 1; off < kPoseLanes; off <<= 1) {
+                const ScanBest o = scan_shfl_up(inc, off);
+                if (lane >= off && !(inc.cost < o.cost)) inc = o;
             }
-            const int need = idx < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
-            const bool stop = lane < nvalid && (k + 1 >= need || k + 1 >= cap);
-            const unsigned stops = __ballot_sync(kFull, stop);
-            const int last = stops ? __ffs(stops) - 1 : nvalid - 1;
-            const double cl = __shfl_sync(kFull, c, last);
-            const int il = __shfl_sync(kFull, idx, last);
-            const int nl = __shfl_sync(kFull, inl, last);
-            if (il != s.best) won = ring0 + il % kPoseRing;
-            s.cost = cl;
-            s.best = il;
-            s.inliers = nl;
-            s.used = base + last + 1;
+            // The state before the lane's segment: the carried state, then the earlier lanes' best.
+            ScanBest cur{s.cost, s.best, s.inliers, sreq};
+            const ScanBest prev = scan_shfl_up(inc, 1);
+            if (lane > 0 && prev.cost < cur.cost) cur = prev;
+            // Walk the segment to the first stop.
+            int stop_j = -1;
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j) {
+                if (j >= mine || stop_j >= 0) continue;
+                if (c[j] < cur.cost) cur = ScanBest{c[j], k0 + j, inl[j], req[j]};
+                const int k = k0 + j;
+                const int need = cur.idx < 0 ? cap : cur.req;
+                if (k + 1 >= need || k + 1 >= cap) stop_j = j;
+            }
+            const unsigned stops = __ballot_sync(kFull, stop_j >= 0);
+            const int last = stops ? __ffs(stops) - 1 : (runL > 0 ? L : L - 1);  // the lane that ends the step
+            const ScanBest fin = scan_shfl(cur, last);
+            const int used = stops ? base + kScanSeg * last + __shfl_sync(kFull, stop_j, last) + 1 : base + nvalid;
+            s.cost = fin.cost;
+            s.best = fin.idx;
+            s.inliers = fin.inl;
+            sreq = fin.idx < 0 ? cap : fin.req;
+            s.used = used;
             s.stopped = stops ? 1 : 0;
-            base += last + 1;
-            if (nvalid < 32) break;
+            base = used;
+            if (nvalid < kScanSeg * kPoseLanes) break;
         }
-        if (won >= 0 && lane < 9) st->best[pass][lane] = __ldcg(b.hmodel + 9 * won + lane);
+        if (s.best != best0 && s.best >= 0 && lane < 9)
+            st->best[pass][lane] = __ldcg(b.hmodel + 9 * (ring0 + s.best % kPoseRing) + lane);
         if (lane == 0) {
             st->scan[pass] = s;
             st->scanned[pass] = base;
@@ -623,6 +673,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 const int slot = pass * kPoseRing + kk % kPoseRing;
                 b.hcost[slot] = best;
                 b.hinliers[slot] = bi;
+                b.hreq[slot] = prm.table[pass][detail::pose_stop_bin(bi, n)];
                 for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
                 __threadfence();
                 *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;

@@ -40,6 +40,7 @@ struct PoseBuffers {
     double* hmodel;        // 2 * kPoseRing * 9: the winning model of hypothesis k of pass p at p * kPoseRing + k % kPoseRing
     double* hcost;         // 2 * kPoseRing
     int* hinliers;         // 2 * kPoseRing
+    int* hreq;             // 2 * kPoseRing (five-point call): the hypothesis' stop count were it the best (its table entry)
     int* done;             // 2 * kPoseRing: hypothesis k of pass p is in when done[p][k % kPoseRing] == k + 1
     PoseDeviceState* state;
     std::uint8_t* mask;    // max_points

@@ -51,7 +51,7 @@ public:
           d_tables_(device(sizeof(int) * tables.size())),
           d_models_(device(sizeof(double) * 9 * 2 * kernels::kPoseRing)),
           d_cost_(device(sizeof(double) * 2 * kernels::kPoseRing)),
-          d_inl_(device(sizeof(int) * 2 * kernels::kPoseRing)),
+          d_inl_(device(sizeof(int) * 4 * kernels::kPoseRing)),  // the inlier counts, then the stop counts
           d_done_(device(sizeof(int) * 2 * kernels::kPoseRing)),
           d_state_(device(sizeof(kernels::PoseDeviceState))),
           d_mask_(device(static_cast<std::size_t>(max_points))),
@@ -70,6 +70,7 @@ public:
         buf_.hmodel = static_cast<double*>(d_models_.get());
         buf_.hcost = static_cast<double*>(d_cost_.get());
         buf_.hinliers = static_cast<int*>(d_inl_.get());
+        buf_.hreq = buf_.hinliers + 2 * kernels::kPoseRing;
         buf_.done = static_cast<int*>(d_done_.get());
         buf_.state = static_cast<kernels::PoseDeviceState*>(d_state_.get());
         buf_.mask = static_cast<std::uint8_t*>(d_mask_.get());

@@ -1036,13 +1036,15 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
         using T2 = PoseTwoTerms<3, T1, PoseMsacTerm>;
         const T2 t2{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true, rk_run};
-        if (two_point)
+        if (!may_refine)
+            ctx.template sum<5>(t2, n, a2);
+        else if (two_point)
             ctx.template sum<5 + KR2>(PoseTwoTerms<5, T2, PoseRefineTerm<2>>{t2, PoseRefineTerm<2>{&P, Ef, G, mask}, true,
-                                                                           may_refine},
+                                                                           true},
                                      n, a2);
         else
             ctx.template sum<5 + KR5>(PoseTwoTerms<5, T2, PoseRefineTerm<5>>{t2, PoseRefineTerm<5>{&P, Ef, G, mask}, true,
-                                                                           may_refine},
+                                                                           true},
                                      n, a2);
     }
     if (rk_run && a2[3] < rot_cost) {
