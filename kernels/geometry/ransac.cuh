@@ -5,7 +5,6 @@
 
 #include <cstdint>
 
-#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 
@@ -50,7 +49,8 @@ struct PoseBuffers {
 /// Where the points come from. mode 0: staged by the host into x1, x2, s (3n, 3n, n doubles); 1: float bearings
 /// (b1, b2: 3 floats per point; ppr: pixels per radian, optional), normalized with detail::pose_normalize3;
 /// 2: normalized points (n1, n2: 2 doubles per point) -> (x, y, 1). The count is `bound`, or *device_count
-/// clamped to [0, bound]; 3 (two-point call only): the tracker's check (track).
+/// clamped to [0, bound]; 3 (two-point call only): staged by the call's hook (kernels/geometry/pose2_call.cuh:
+/// the tracker's check, kernels/track/geo_check_pose.cu).
 struct PosePrepare {
     int mode;
     const float* b1;
@@ -65,7 +65,6 @@ struct PosePrepare {
     double* s;          // null: no per-point scale
     int min_points;     // below it neither pass runs (TooFewPoints)
     int rotation_pass;  // 0: no rotation-only pass
-    detail::PoseTrackStage track;  // mode 3
 };
 
 /// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.

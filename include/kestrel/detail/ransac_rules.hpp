@@ -1067,7 +1067,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
-            double a3[3];
+            double a3[3] = {0.0, 0.0, 0.0};
             bool fin_valid = false, moved = false;
             if (two_point)
                 pose_refine_np<2>(ctx, P, Rf, tf, mask, 10, a2 + 5, P.thr2, a3, &fin_valid, &moved);
