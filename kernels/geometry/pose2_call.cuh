@@ -282,16 +282,7 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         prof::tmax(prof::FinishEnd);
     })
     if constexpr (Hook::kStages) hook.verdicts(n, rec, b.mask, &sm.s_val);
-    if (prm.host_mask) {  // host entries: the mask and the record straight to pinned memory
-        __syncthreads();  // every thread's mask entries are written
-        const int bound = prm.fp.bound;
-        const int words = bound / 4;
-        const unsigned* src = reinterpret_cast<const unsigned*>(b.mask);
-        unsigned* dst = reinterpret_cast<unsigned*>(prm.host_mask);
-        for (int w = t; w < words; w += kPoseThreads) dst[w] = src[w];
-        for (int i = 4 * words + t; i < bound; i += kPoseThreads) prm.host_mask[i] = b.mask[i];
-        if (t == 0) *prm.host_record = rec;
-    }
+    copy_to_host(prm, b, rec);
     if (t == 0) {
         *b.record = rec;
         st->arrived = 0;

@@ -222,5 +222,20 @@ struct BlockSum {
     }
 };
 
+/// Host entries: the record and the mask (prm.fp.bound bytes) straight to pinned memory by the finishing block,
+/// in place of copies after the kernel (block-wide; the mask of every thread's points is written before).
+__device__ void copy_to_host(const PoseCallParams& prm, const PoseBuffers& b, const PoseRecord& rec) {
+    if (!prm.host_mask) return;
+    const int t = static_cast<int>(threadIdx.x);
+    __syncthreads();  // every thread's mask entries are written
+    const int bound = prm.fp.bound;
+    const int words = bound / 4;
+    const unsigned* src = reinterpret_cast<const unsigned*>(b.mask);
+    unsigned* dst = reinterpret_cast<unsigned*>(prm.host_mask);
+    for (int w = t; w < words; w += kPoseThreads) dst[w] = src[w];
+    for (int i = 4 * words + t; i < bound; i += kPoseThreads) prm.host_mask[i] = b.mask[i];
+    if (t == 0) *prm.host_record = rec;
+}
+
 }  // namespace
 }  // namespace kestrel::kernels

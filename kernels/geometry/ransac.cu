@@ -465,6 +465,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         prof::tmax(prof::FinishEnd);
     })
     if (t == 0) *b.record = rec;
+    copy_to_host(prm, b, rec);
     for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {
         for (int q = 0; q < 2; ++q) {

@@ -75,8 +75,8 @@ struct PoseCallParams {
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
     detail::PoseFinishParams fp;
-    // Two-point call, host entries: the record and the mask (bound bytes) also written to these (pinned) by the
-    // kernel itself, in place of copies after it; null: not.
+    // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
+    // place of copies after it; null: not.
     PoseRecord* host_record;
     std::uint8_t* host_mask;
 };

@@ -2,7 +2,8 @@
 // host entries: one H2D copy of the staged points (3-vectors and scales, one pinned block); the device entry:
 // nothing copied (the kernel reads the caller's arrays and count). Then one launch: the staging, both passes
 // with the adaptive stop, and the finish (mask, decomposition, cheirality, refinement, rotation-only model,
-// choice) writing the record and the mask in device memory; host entries also copy both to pinned memory.
+// choice) writing the record and the mask in device memory; for host entries the kernel also writes both to
+// pinned memory (no copy after it).
 // finish() waits (the one synchronization) and converts the record. Everything is allocated in the
 // constructor; the grid is sized from the SMs available when the estimator is made.
 #include <cuda_runtime.h>
@@ -129,6 +130,10 @@ void CudaPoseBackend::enqueue(const PoseCall& call, StreamHandle stream) {
     }
     prep.s = scales ? d + 6 * nb : nullptr;
     kernels::PoseCallParams prm = params(call, prep, scales);
+    if (host_copy_) {  // the kernel writes the record and the mask to pinned memory itself
+        prm.host_record = static_cast<PoseRecord*>(h_record_.get());
+        prm.host_mask = static_cast<std::uint8_t*>(h_mask_.get());
+    }
     if (call.method == 0) {
         // The grid: as many blocks as can be resident; the kernel spreads in_flight hypotheses over them (a
         // call that needs the five-point cap of the tracker's check, 512, is one wave).
@@ -138,18 +143,7 @@ void CudaPoseBackend::enqueue(const PoseCall& call, StreamHandle stream) {
         blocks = blocks < most ? blocks : most;
         kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);
     } else {
-        if (host_copy_) {  // the kernel writes the record and the mask to pinned memory itself
-            prm.host_record = static_cast<PoseRecord*>(h_record_.get());
-            prm.host_mask = static_cast<std::uint8_t*>(h_mask_.get());
-        }
         kernels::launch_pose2_call(prm, buf_, pose2_blocks(prm), s);
-    }
-    if (host_copy_ && call.method == 0) {
-        KESTREL_CUDA(cudaMemcpyAsync(h_record_.get(), buf_.record, sizeof(PoseRecord), cudaMemcpyDeviceToHost, s),
-                     "RelativePoseEstimator download");
-        if (bound > 0)
-            KESTREL_CUDA(cudaMemcpyAsync(h_mask_.get(), buf_.mask, nb, cudaMemcpyDeviceToHost, s),
-                         "RelativePoseEstimator download");
     }
 }
 
