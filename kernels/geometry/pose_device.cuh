@@ -88,7 +88,7 @@ __device__ void fold() {
         }
     }
     ++g_calls;
-    for (int s = 0; s < kSlots; ++s) g_call[s] = (s == T0 || s == ExitFirst) ? ~0ull : 0ull;
+    for (int s = 0; s < kSlots; ++s) g_call[s] = (s == T0 || s == ExitFirst || s == Stop0 || s == Stop1) ? ~0ull : 0ull;
     __threadfence();
 }
 /// The finish's sums: called by thread 0 at a sum's start and end.

@@ -521,7 +521,7 @@ int pose_profile_take(const char** names, double* values, int max, double* calls
     KESTREL_CUDA(cudaMemcpyFromSymbol(acc, prof::g_acc, sizeof acc), "pose profile");
     KESTREL_CUDA(cudaMemcpyFromSymbol(&nc, prof::g_calls, sizeof nc), "pose profile");
     unsigned long long zero[prof::kSlots] = {}, init[prof::kSlots] = {}, z = 0;
-    init[prof::T0] = init[prof::ExitFirst] = ~0ull;
+    init[prof::T0] = init[prof::ExitFirst] = init[prof::Stop0] = init[prof::Stop1] = ~0ull;
     KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_acc, zero, sizeof zero), "pose profile");
     KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_call, init, sizeof init), "pose profile");
     KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_calls, &z, sizeof z), "pose profile");
