@@ -109,25 +109,59 @@ __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& p
 }
 
 /// detail::pose_scan over `count` results with each one's stop count looked up ahead (req[j] = the table's entry
-/// at its inlier fraction, loaded in parallel): the same state, without a table load per step. Returns the index
-/// of the last new best in [0, count), or -1.
+/// at its inlier fraction): the same state, computed by every warp of the block at once (the same values on every
+/// thread): 64 results at a time, lane l the results 2 l and 2 l + 1, the lanes' best as a warp prefix, then each
+/// lane walks its two from the state before them to the first stop. Returns the index of the last new best in
+/// [0, count), or -1.
 __device__ int pose2_scan_run(detail::PoseScan& s, const double* cost, const int* inl, const int* req, int first,
                               int count, const int* table, int n, int cap) {
-    int won = -1;
-    int need = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
-    for (int j = 0; j < count && !s.stopped; ++j) {
-        const int k = first + j;
-        if (cost[j] < s.cost) {
-            s.best = k;
-            s.cost = cost[j];
-            s.inliers = inl[j];
-            need = req[j];
-            won = j;
+    constexpr int kSeg = 2;
+    const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
+    const int best0 = s.best;
+    int sreq = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
+    for (int base = 0; base < count && !s.stopped; base += kSeg * kPoseLanes) {
+        const int j0 = base + kSeg * lane;
+        const int left = count - base;  // results left from base
+        const int valid = left >= kSeg * kPoseLanes ? kSeg * kPoseLanes : left;
+        const int mine = j0 - base + kSeg <= valid ? kSeg : (j0 - base < valid ? valid - (j0 - base) : 0);
+        double c[kSeg];
+        int in[kSeg], rq[kSeg];
+        ScanBest seg{1e300, -1, 0, cap};
+        KESTREL_UNROLL
+        for (int q = 0; q < kSeg; ++q) {
+            c[q] = q < mine ? cost[j0 + q] : 1e300;
+            in[q] = q < mine ? inl[j0 + q] : 0;
+            rq[q] = q < mine ? req[j0 + q] : cap;
+            if (c[q] < seg.cost) seg = ScanBest{c[q], first + j0 + q, in[q], rq[q]};
         }
-        s.used = k + 1;
-        if (k + 1 >= need || k + 1 >= cap) s.stopped = 1;
+        ScanBest inc = seg;
+        for (int off = 1; off < kPoseLanes; off <<= 1) {
+            const ScanBest o = scan_shfl_up(inc, off);
+            if (lane >= off && !(inc.cost < o.cost)) inc = o;
+        }
+        ScanBest cur{s.cost, s.best, s.inliers, sreq};
+        const ScanBest prev = scan_shfl_up(inc, 1);
+        if (lane > 0 && prev.cost < cur.cost) cur = prev;
+        int stop_q = -1;
+        KESTREL_UNROLL
+        for (int q = 0; q < kSeg; ++q) {
+            if (q >= mine || stop_q >= 0) continue;
+            if (c[q] < cur.cost) cur = ScanBest{c[q], first + j0 + q, in[q], rq[q]};
+            const int k = first + j0 + q;
+            const int need = cur.idx < 0 ? cap : cur.req;
+            if (k + 1 >= need || k + 1 >= cap) stop_q = q;
+        }
+        const unsigned stops = __ballot_sync(kFull, stop_q >= 0);
+        const int last = stops ? __ffs(stops) - 1 : (valid - 1) / kSeg;  // the lane that ends the step
+        const ScanBest fin = scan_shfl(cur, last);
+        s.used = stops ? first + base + kSeg * last + __shfl_sync(kFull, stop_q, last) + 1 : first + base + valid;
+        s.cost = fin.cost;
+        s.best = fin.idx;
+        s.inliers = fin.inl;
+        sreq = fin.idx < 0 ? cap : fin.req;
+        s.stopped = stops ? 1 : 0;
     }
-    return won;
+    return s.best != best0 && s.best >= 0 ? s.best - first : -1;
 }
 
 /// Phase B's scan of one pass: the wave's results [0, wave) (sm.cost/inliers from `off`), then rounds of

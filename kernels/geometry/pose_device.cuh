@@ -222,6 +222,30 @@ struct BlockSum {
     }
 };
 
+/// The state of detail::pose_scan carried through a warp's prefix: the best hypothesis so far (a later one wins only
+/// with a strictly lower cost) and its stop count (the table's entry at its inlier fraction).
+struct ScanBest {
+    double cost;
+    int idx;  // hypothesis, -1: none
+    int inl;
+    int req;  // its stop count
+};
+__device__ __forceinline__ ScanBest scan_shfl_up(const ScanBest& v, int off) {
+    ScanBest r;
+    r.cost = __shfl_up_sync(kFull, v.cost, off);
+    r.idx = __shfl_up_sync(kFull, v.idx, off);
+    r.inl = __shfl_up_sync(kFull, v.inl, off);
+    r.req = __shfl_up_sync(kFull, v.req, off);
+    return r;
+}
+__device__ __forceinline__ ScanBest scan_shfl(const ScanBest& v, int src) {
+    ScanBest r;
+    r.cost = __shfl_sync(kFull, v.cost, src);
+    r.idx = __shfl_sync(kFull, v.idx, src);
+    r.inl = __shfl_sync(kFull, v.inl, src);
+    r.req = __shfl_sync(kFull, v.req, src);
+    return r;
+}
 /// Host entries: the record and the mask (prm.fp.bound bytes) straight to pinned memory by the finishing block,
 /// in place of copies after the kernel (block-wide; the mask of every thread's points is written before).
 __device__ void copy_to_host(const PoseCallParams& prm, const PoseBuffers& b, const PoseRecord& rec) {

@@ -53,28 +53,6 @@ struct WarpLanes {
 /// table entry, loaded with the result), to the first hypothesis whose stop test passes. After releasing the lock,
 /// scans again when the next hypothesis has completed meanwhile (its block found the lock held).
 constexpr int kScanSeg = 8;  // hypotheses per lane and scan step
-struct ScanBest {
-    double cost;
-    int idx;  // hypothesis, -1: none
-    int inl;
-    int req;  // its stop count
-};
-__device__ __forceinline__ ScanBest scan_shfl_up(const ScanBest& v, int off) {
-    ScanBest r;
-    r.cost = __shfl_up_sync(kFull, v.cost, off);
-    r.idx = __shfl_up_sync(kFull, v.idx, off);
-    r.inl = __shfl_up_sync(kFull, v.inl, off);
-    r.req = __shfl_up_sync(kFull, v.req, off);
-    return r;
-}
-__device__ __forceinline__ ScanBest scan_shfl(const ScanBest& v, int src) {
-    ScanBest r;
-    r.cost = __shfl_sync(kFull, v.cost, src);
-    r.idx = __shfl_sync(kFull, v.idx, src);
-    r.inl = __shfl_sync(kFull, v.inl, src);
-    r.req = __shfl_sync(kFull, v.req, src);
-    return r;
-}
 __device__ void scan_warp(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
     PoseDeviceState* st = b.state;
     const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
