@@ -415,6 +415,32 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
     }
 }
 
+/// pose_orthonormalize of two matrices at once (the same result for each: a matrix at its fixed point, or stopped
+/// by det = 0, is left as it is while the other one iterates), so that their chains overlap.
+KESTREL_HD void pose_orthonormalize2(double* R0, double* R1, int iterations = 6) {
+    double* Rs[2] = {R0, R1};
+    bool active[2] = {true, true};
+    for (int it = 0; it < iterations && (active[0] || active[1]); ++it) {
+        KESTREL_UNROLL
+        for (int m = 0; m < 2; ++m) {
+            double* R = Rs[m];
+            const double c[9] = {R[4] * R[8] - R[5] * R[7], R[5] * R[6] - R[3] * R[8], R[3] * R[7] - R[4] * R[6],
+                                 R[2] * R[7] - R[1] * R[8], R[0] * R[8] - R[2] * R[6], R[1] * R[6] - R[0] * R[7],
+                                 R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
+            const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
+            if (!(det != 0.0)) active[m] = false;
+            if (!active[m]) continue;
+            bool same = true;
+            for (int j = 0; j < 9; ++j) {
+                const double r = 0.5 * (R[j] + c[j] / det);
+                same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
+                R[j] = r;
+            }
+            if (same) active[m] = false;
+        }
+    }
+}
+
 /// E -> t and the two rotations of the four (R, t) candidates (R_c, +-t): t the left null vector of E (largest
 /// cross product of two columns), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
 /// cof(E) + [t]x E, each made orthonormal (B. K. P. Horn, "Recovering baseline and orientation from essential
@@ -454,8 +480,7 @@ KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], d
         Rc[0][j] = cof[j] - tE[j];
         Rc[1][j] = cof[j] + tE[j];
     }
-    pose_orthonormalize(Rc[0]);
-    pose_orthonormalize(Rc[1]);
+    pose_orthonormalize2(Rc[0], Rc[1]);
     return true;
 }
 
