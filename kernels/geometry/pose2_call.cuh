@@ -86,8 +86,7 @@ __device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& p
         for (int q = 0; q < 9; ++q) M[q] = sm.E[j][q];
         unsigned long long units = 0ull;
         int cnt = 0;
-#pragma unroll 4
-        for (int i = slice * kPoseLanes + wl; i < p.n; i += kPoseLanes * slices) detail::pose_msac_point(p, M, i, units, cnt);
+        msac_points(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, units, cnt);
         for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
             units += __shfl_xor_sync(kFull, units, off);
             cnt += __shfl_xor_sync(kFull, cnt, off);

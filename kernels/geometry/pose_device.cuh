@@ -222,6 +222,43 @@ struct BlockSum {
     }
 };
 
+/// The MSAC sums (detail::pose_msac_point: integer units, the same in any order) of model M over the points i0,
+/// i0 + stride, ... below p.n, four at a time: their errors first (independent chains), then their terms.
+__device__ __forceinline__ void msac_points(const detail::PoseProblem& p, const double* M, int i0, int stride,
+                                            unsigned long long& units, int& cnt) {
+    constexpr int U = 4;
+    int i = i0;
+    for (; i + (U - 1) * stride < p.n; i += U * stride) {
+        if (p.method == 2) {
+            double e2[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) e2[u] = detail::pose_point_error2(p, M, i + u * stride);
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) detail::pose_msac_add_units(e2[u], p, units, cnt);
+        } else {
+            double r[U], d[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const int k = i + u * stride;
+                detail::pose_epipolar(M, p.x1 + 3 * k, p.x2 + 3 * k, p.sphere, &r[u], &d[u]);
+            }
+            // pose_msac_rd's terms, each division taken whether or not the point is an inlier (only an inlier's
+            // is read), so that the four overlap.
+            double e2[U];
+            bool in[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const double num = detail::pose_weight2(p, i + u * stride) * (r[u] * r[u]);
+                in[u] = detail::pose_msac_in(p, num, d[u]);
+                e2[u] = num / d[u];
+            }
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) detail::pose_msac_units(p, in[u], e2[u], units, cnt);
+        }
+    }
+    for (; i < p.n; i += stride) detail::pose_msac_point(p, M, i, units, cnt);
+}
+
 /// The state of detail::pose_scan carried through a warp's prefix: the best hypothesis so far (a later one wins only
 /// with a strictly lower cost) and its stop count (the table's entry at its inlier fraction).
 struct ScanBest {

@@ -359,9 +359,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
-#pragma unroll 4
-                for (int i = slice * kPoseLanes + wl; i < n; i += kPoseLanes * slices)
-                    detail::pose_msac_point(p, M, i, units, cnt);
+                msac_points(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);

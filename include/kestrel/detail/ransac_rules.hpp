@@ -169,6 +169,25 @@ KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned lo
 /// Point i's MSAC term under the hypothesis' model M: as pose_msac_add_units of pose_point_error2, but for the
 /// epipolar models the inlier test is w2 r^2 < thr2 d (d > 0), without the division (only an inlier's error is
 /// divided out).
+/// The epipolar inlier test of pose_msac_point: num = w2 r^2 against thr2 d (d > 0), without the division.
+KESTREL_HD bool pose_msac_in(const PoseProblem& p, double num, double d) { return d > 0.0 && num < p.thr2 * d; }
+/// pose_msac_point's term: an inlier with squared error e2 = num / d adds trunc(e2 * qscale) (at most 2^32), an
+/// outlier 2^32 (e2 is not read).
+KESTREL_HD void pose_msac_units(const PoseProblem& p, bool in, double e2, unsigned long long& units, int& count) {
+    if (in) {
+        const double q = e2 * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
+        ++count;
+    } else {
+        units += 4294967296ull;
+    }
+}
+/// pose_msac_point's epipolar term from point i's residual r and denominator d (pose_epipolar).
+KESTREL_HD void pose_msac_rd(const PoseProblem& p, int i, double r, double d, unsigned long long& units, int& count) {
+    const double num = pose_weight2(p, i) * (r * r);
+    const bool in = pose_msac_in(p, num, d);
+    pose_msac_units(p, in, in ? num / d : 0.0, units, count);
+}
 KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
     if (p.method == 2) {
         pose_msac_add_units(pose_point_error2(p, M, i), p, units, count);
@@ -176,14 +195,7 @@ KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, un
     }
     double r, d;
     pose_epipolar(M, p.x1 + 3 * i, p.x2 + 3 * i, p.sphere, &r, &d);
-    const double num = pose_weight2(p, i) * (r * r);
-    if (d > 0.0 && num < p.thr2 * d) {
-        const double q = (num / d) * p.qscale;
-        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
-        ++count;
-    } else {
-        units += 4294967296ull;
-    }
+    pose_msac_rd(p, i, r, d, units, count);
 }
 
 /// The MSAC cost of model M over all points in integer units (pose_msac_point; exact as a double below 2^53,
