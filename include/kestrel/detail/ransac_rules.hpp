@@ -804,6 +804,7 @@ struct PoseRotationMsacFitTerm {
 /// K sums at the start pose (PoseRefineTerm, taken by the caller in an earlier pass). *fin_valid: whether fin
 /// (the MSAC cost, inliers, in front) and mask bit 1 are those of the final pose (its last pass was the last
 /// tried one); *moved: whether a step was kept.
+constexpr bool kPoseRefineTriedMsac = true;
 template <int NP, class Ctx>
 KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, std::uint8_t* mask,
                                  int iterations, const double* acc0, double thr2, double* fin, bool* fin_valid,
@@ -815,10 +816,16 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
         double E0[9], G[5][9];
         pose_skew_mul(t_, R_, E0);
         pose_model_derivatives(R_, t_, np, G);
-        ctx.template sum<K + 3>(PoseRefineMsacTerm<NP>{&P, E0, G, R_, t_, thr2, mask}, P.n, acc);
+        if constexpr (kPoseRefineTriedMsac)
+            ctx.template sum<K + 3>(PoseRefineMsacTerm<NP>{&P, E0, G, R_, t_, thr2, mask}, P.n, acc);
+        else
+            ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
     };
     double acc[K + 3], accn[K + 3];
-    for (int j = 0; j < K; ++j) acc[j] = acc0[j];
+    for (int j = 0; j < K + 3; ++j) {
+        acc[j] = j < K ? acc0[j] : 0.0;
+        accn[j] = 0.0;
+    }
     *fin_valid = false;
     *moved = false;
     double cost = acc[0];
@@ -830,10 +837,11 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
             for (int b = 0; b < np; ++b)
                 A[a][b] = a <= b ? acc[1 + np + pose_tri(np, a, b)] : acc[1 + np + pose_tri(np, b, a)];
         }
-        // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
+        // Solve (A + lambda diag(A)) d = -g by Cholesky (one division per column: its diagonal's reciprocal,
+        // which the column and both substitutions multiply by); retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
         for (int attempt = 0; attempt < 4 && !improved; ++attempt) {
-            double L[5][5], y[5], d[5];
+            double L[5][5], inv[5], y[5], d[5];
             bool ok = true;
             for (int a = 0; a < np && ok; ++a)
                 for (int b = 0; b <= a; ++b) {
@@ -845,20 +853,21 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                             break;
                         }
                         L[a][a] = std::sqrt(s);
+                        inv[a] = 1.0 / L[a][a];
                     } else {
-                        L[a][b] = s / L[b][b];
+                        L[a][b] = s * inv[b];
                     }
                 }
             if (!ok) return cost;
             for (int a = 0; a < np; ++a) {
                 double s = -g[a];
                 for (int k = 0; k < a; ++k) s -= L[a][k] * y[k];
-                y[a] = s / L[a][a];
+                y[a] = s * inv[a];
             }
             for (int a = np - 1; a >= 0; --a) {
                 double s = y[a];
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
-                d[a] = s / L[a][a];
+                d[a] = s * inv[a];
             }
             double Rn[9], tn[3];
             pose_move(R, t, d, np, Rn, tn);
@@ -873,7 +882,7 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                 lambda = lambda * 0.1;
                 improved = true;
                 *moved = true;
-                *fin_valid = true;
+                *fin_valid = kPoseRefineTriedMsac;
             } else {
                 lambda = lambda * 10.0;
                 *fin_valid = false;
