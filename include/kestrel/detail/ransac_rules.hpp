@@ -407,7 +407,8 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p,
     return f;
 }
 
-/// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
+/// Newton's polar iteration R <- (R + R^-T) / 2, R^-T = cof(R) * (1 / det R): the nearest rotation to a
+/// near-rotation (arithmetic only).
 /// An iteration that changes no bit is a fixed point: the remaining ones would change nothing either, so the loop
 /// ends there (the same result as all `iterations`).
 KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
@@ -417,9 +418,10 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
                              R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
         const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
         if (!(det != 0.0)) return;
+        const double inv = 1.0 / det;
         bool same = true;
         for (int j = 0; j < 9; ++j) {
-            const double r = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+            const double r = 0.5 * (R[j] + c[j] * inv);  // R^-T = cof(R) / det
             same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
             R[j] = r;
         }
@@ -442,9 +444,10 @@ KESTREL_HD void pose_orthonormalize2(double* R0, double* R1, int iterations = 6)
             const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
             if (!(det != 0.0)) active[m] = false;
             if (!active[m]) continue;
+            const double inv = 1.0 / det;
             bool same = true;
             for (int j = 0; j < 9; ++j) {
-                const double r = 0.5 * (R[j] + c[j] / det);
+                const double r = 0.5 * (R[j] + c[j] * inv);
                 same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
                 R[j] = r;
             }
