@@ -264,11 +264,12 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                         c = -1;
                     } else if (c >= active) {
                         // Beyond the first wave the chunk waits until it can matter: its hypotheses lie below the
-                        // stop that the scan's best so far asks for, and within `target` of the scanned ones (so
-                        // within the ring); or the pass stops and it is dropped. Otherwise every block would start
-                        // a second wave while the first one's results are being scanned. Only when chunks start
-                        // changes, never the result; no deadlock: once everything before the chunk is scanned
-                        // without a stop, the best so far asks for more than that.
+                        // stop that the scan's best so far asks for (the cap while there is none), and within two
+                        // waves of the scanned ones (so within the ring); or the pass stops and it is dropped. So a
+                        // second wave starts while the first one's slowest chunks are still solving, but no chunk
+                        // past a known stop. Only when chunks start changes, never the result; no deadlock: once
+                        // everything before the chunk is scanned without a stop, the best so far asks for more than
+                        // that.
                         const int* table = prm.table[pass];
                         for (;;) {
                             if (ld_volatile(&st->stop[pass]) != 0) {
@@ -279,7 +280,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             const int best = ld_volatile(&st->scan[pass].best);
                             const int inl = ld_volatile(&st->scan[pass].inliers);
                             const int need = best < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
-                            if ((c + 1) * gh - scanned <= target && c * gh < need) break;
+                            if ((c + 1) * gh - scanned <= 2 * target && c * gh < need) break;
                             __nanosleep(128);
                         }
                     }

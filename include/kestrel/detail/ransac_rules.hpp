@@ -721,6 +721,7 @@ KESTREL_HD void pose_refine_terms(const PoseProblem& P, const double (*G)[9], in
 }
 template <int NP>
 struct PoseRefineTerm {
+    static constexpr int K = 1 + NP + NP * (NP + 1) / 2;  // the sums
     const PoseProblem* p;
     const double* E0;
     const double (*G)[9];
@@ -734,42 +735,6 @@ struct PoseRefineTerm {
             return;
         }
         acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
-        pose_refine_terms<NP>(*p, G, i, a, b, r, d, acc);
-    }
-};
-/// A refinement pass at a tried pose (R, t), E0 = [t]x R, and that pose's own finish sums at once: acc[0 .. K)
-/// as PoseRefineTerm<NP> (the points of mask bit 0), acc[K], acc[K + 1] its MSAC over all points and acc[K + 2]
-/// its inliers in front of both cameras, with its inlier flags in bit 1 of the mask (as PoseMsacFrontTerm; the
-/// epipolar values computed once: the same operations). The finish keeps these when the tried pose is the
-/// refined one, instead of another pass.
-template <int NP>
-struct PoseRefineMsacTerm {
-    static constexpr int K = 1 + NP + NP * (NP + 1) / 2;
-    const PoseProblem* p;
-    const double* E0;
-    const double (*G)[9];
-    const double* R;
-    const double* t;
-    double thr2;
-    std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        const double* x = p->x1 + 3 * i;
-        const double* y = p->x2 + 3 * i;
-        double a[3], b[3], r, d;
-        pose_epipolar_ab(E0, x, y, p->sphere, a, b, &r, &d);
-        const double e2 = d > 0.0 ? pose_weight2(*p, i) * (r * r) / d : 1e300;
-        const bool in = e2 < thr2;
-        const std::uint8_t m = mask[i];
-        mask[i] = static_cast<std::uint8_t>((m & 1) | (in ? 2 : 0));
-        acc[K] = acc[K] + (in ? e2 : thr2);
-        acc[K + 1] = acc[K + 1] + (in ? 1.0 : 0.0);
-        if (in && pose_in_front(R, t, x, y)) acc[K + 2] = acc[K + 2] + 1.0;
-        if (!(m & 1)) return;
-        if (!(d > 0.0)) {
-            acc[0] = acc[0] + 1e300;
-            return;
-        }
-        acc[0] = acc[0] + e2;
         pose_refine_terms<NP>(*p, G, i, a, b, r, d, acc);
     }
 };
@@ -802,34 +767,26 @@ struct PoseRotationMsacFitTerm {
 /// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
-/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's), together with
-/// its own MSAC over all points, its inliers in front and its mask in bit 1 (PoseRefineMsacTerm). `acc0`: the
-/// K sums at the start pose (PoseRefineTerm, taken by the caller in an earlier pass). *fin_valid: whether fin
-/// (the MSAC cost, inliers, in front) and mask bit 1 are those of the final pose (its last pass was the last
-/// tried one); *moved: whether a step was kept.
-constexpr bool kPoseRefineTriedMsac = true;
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's). `acc0`: the
+/// start pose's sums when the caller has them (PoseRefineTerm, taken in an earlier pass), else null. *moved:
+/// whether a step was kept.
 template <int NP, class Ctx>
-KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, std::uint8_t* mask,
-                                 int iterations, const double* acc0, double thr2, double* fin, bool* fin_valid,
-                                 bool* moved) {
+KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
+                                 int iterations, const double* acc0, bool* moved) {
     constexpr int np = NP;
-    constexpr int K = PoseRefineMsacTerm<NP>::K;
-    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations; acc[K ..]: its MSAC sums.
+    constexpr int K = PoseRefineTerm<NP>::K;
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
     auto pass = [&](const double* R_, const double* t_, double* acc) {
         double E0[9], G[5][9];
         pose_skew_mul(t_, R_, E0);
         pose_model_derivatives(R_, t_, np, G);
-        if constexpr (kPoseRefineTriedMsac)
-            ctx.template sum<K + 3>(PoseRefineMsacTerm<NP>{&P, E0, G, R_, t_, thr2, mask}, P.n, acc);
-        else
-            ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
+        ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
     };
-    double acc[K + 3], accn[K + 3];
-    for (int j = 0; j < K + 3; ++j) {
-        acc[j] = j < K ? acc0[j] : 0.0;
-        accn[j] = 0.0;
-    }
-    *fin_valid = false;
+    double acc[K], accn[K];
+    if (acc0)
+        for (int j = 0; j < K; ++j) acc[j] = acc0[j];
+    else
+        pass(R, t, acc);
     *moved = false;
     double cost = acc[0];
     double lambda = 1e-3;
@@ -881,16 +838,13 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                 cost = cn;
                 for (int j = 0; j < 9; ++j) R[j] = Rn[j];
                 for (int j = 0; j < 3; ++j) t[j] = tn[j];
-                for (int j = 0; j < K + 3; ++j) acc[j] = accn[j];
+                for (int j = 0; j < K; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
                 *moved = true;
-                *fin_valid = kPoseRefineTriedMsac;
             } else {
                 lambda = lambda * 10.0;
-                *fin_valid = false;
             }
-            for (int j = 0; j < 3; ++j) fin[j] = acc[K + j];
         }
         if (!improved || converged) break;
     }
@@ -1073,11 +1027,13 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
     }
     // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC,
-    // and the refinement's first sums at (R, t) over that mask (a2[5 ..]; taken when the refinement may run,
-    // before it is known whether the rotation-only model makes it unnecessary).
-    constexpr int KR2 = PoseRefineMsacTerm<2>::K, KR5 = PoseRefineMsacTerm<5>::K;
+    // and the refinement's first sums at (R, t) over that mask (a2[5 ..]), taken here when the refinement will
+    // probably run: before the rotation-only model is known not to decide anyway (it needs 90 % of the points
+    // after its Kabsch fit), so only while it has fewer than 80 % of them before it. Otherwise the refinement
+    // takes them in a pass of its own when it runs; the same sums either way.
+    constexpr int KR2 = PoseRefineTerm<2>::K, KR5 = PoseRefineTerm<5>::K;
     double a2[5 + KR5];
-    const bool may_refine = t_run && fp.refine;
+    const bool may_refine = t_run && fp.refine && !(r_run && 100LL * rot_inl >= 80LL * n);
     double G[5][9];
     if (may_refine) pose_model_derivatives(R, t, two_point ? 2 : 5, G);
     {
@@ -1117,17 +1073,16 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
             double a3[3] = {0.0, 0.0, 0.0};
-            bool fin_valid = false, moved = false;
+            bool moved = false;
             if (two_point)
-                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10, a2 + 5, P.thr2, a3, &fin_valid, &moved);
+                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10, may_refine ? a2 + 5 : nullptr, &moved);
             else
-                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10, a2 + 5, P.thr2, a3, &fin_valid, &moved);
+                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10, may_refine ? a2 + 5 : nullptr, &moved);
             pose_skew_mul(tf, Rf, Er);
-            // The refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1): from the
-            // refinement's last pass when that was the refined pose's, else a pass of their own. Without a kept
-            // step the refined pose is the start pose: the same cost, not kept.
-            if (moved && !fin_valid) ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
-            if (!moved) a3[0] = cost;
+            // The refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1). Without a
+            // kept step the refined pose is the start pose: the same cost, not kept (no pass needed).
+            if (moved) ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            else a3[0] = cost;
             const bool refined = a3[0] < cost;
             ctx.keep_bit(mask, n, refined ? 1 : 0);  // the kept model's mask
             if (refined) {
