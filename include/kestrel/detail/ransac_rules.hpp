@@ -185,8 +185,10 @@ KESTREL_HD void pose_msac_units(const PoseProblem& p, bool in, double e2, unsign
 /// pose_msac_point's epipolar term from point i's residual r and denominator d (pose_epipolar).
 KESTREL_HD void pose_msac_rd(const PoseProblem& p, int i, double r, double d, unsigned long long& units, int& count) {
     const double num = pose_weight2(p, i) * (r * r);
-    const bool in = pose_msac_in(p, num, d);
-    pose_msac_units(p, in, in ? num / d : 0.0, units, count);
+    if (pose_msac_in(p, num, d))  // only an inlier's error is divided out
+        pose_msac_units(p, true, num / d, units, count);
+    else
+        pose_msac_units(p, false, 0.0, units, count);
 }
 KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
     if (p.method == 2) {
