@@ -180,6 +180,7 @@ struct ChunkShared {
     int list[kPoseGroups * detail::kFivePointMaxSolutions];
     int nm[kPoseGroups];
     int count;
+    int dropped;  // the pass stopped while the chunk was in work: its results are not needed
 };
 
 /// The kernel's shared memory (dynamic: above the 48 KB of static shared memory).
@@ -264,12 +265,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                         c = -1;
                     } else if (c >= active) {
                         // Beyond the first wave the chunk waits until it can matter: its hypotheses lie below the
-                        // stop that the scan's best so far asks for (the cap while there is none), and within two
-                        // waves of the scanned ones (so within the ring); or the pass stops and it is dropped. So a
-                        // second wave starts while the first one's slowest chunks are still solving, but no chunk
-                        // past a known stop. Only when chunks start changes, never the result; no deadlock: once
-                        // everything before the chunk is scanned without a stop, the best so far asks for more than
-                        // that.
+                        // stop that the scan's best so far asks for, and within `target` of the scanned ones (so
+                        // within the ring); or the pass stops and it is dropped. Otherwise every block would start
+                        // a second wave while the first one's results are being scanned. Only when chunks start
+                        // changes, never the result; no deadlock: once everything before the chunk is scanned
+                        // without a stop, the best so far asks for more than that.
                         const int* table = prm.table[pass];
                         for (;;) {
                             if (ld_volatile(&st->stop[pass]) != 0) {
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             const int best = ld_volatile(&st->scan[pass].best);
                             const int inl = ld_volatile(&st->scan[pass].inliers);
                             const int need = best < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
-                            if ((c + 1) * gh - scanned <= 2 * target && c * gh < need) break;
+                            if ((c + 1) * gh - scanned <= target && c * gh < need) break;
                             __nanosleep(128);
                         }
                     }
@@ -325,8 +325,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 prof::add(prof::CySolve, x - pf_c);
                 pf_c = x;
             })
-            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
+            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points. A chunk whose
+            // pass has stopped meanwhile lies past the stop (the scan needs no result it has not got): it is dropped
+            // here, or by the warps between scoring jobs, and writes nothing.
             if (t == 0) {
+                ch.dropped = ld_volatile(&st->stop[pass]) != 0 ? 1 : 0;
                 int m = 0;
                 for (int q = 0; q < gh; ++q)
                     for (int r = 0; r < ch.nm[q]; ++r)
@@ -336,7 +339,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             ch.cost[id] = 0ull;
                             ch.inl[id] = 0;
                         }
-                ch.count = m;
+                ch.count = ch.dropped ? 0 : m;
             }
             __syncthreads();
             KPF(if (t == 0) {
@@ -353,6 +356,8 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             constexpr int kWarps = kPoseThreads / kPoseLanes;
             const int slices = nmod > 0 && nmod < kWarps ? kWarps / nmod : 1;
             for (int job = warp; job < nmod * slices; job += kWarps) {
+                // Dropped (checked again below); the warp decides as one (its lanes shuffle below).
+                if (__shfl_sync(kFull, wl == 0 ? ld_volatile(&st->stop[pass]) : 0, 0) != 0) break;
                 const int id = ch.list[job / slices];
                 const int slice = job % slices;
                 const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
@@ -376,8 +381,10 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 prof::add(prof::CyScore, x - pf_c);
                 pf_c = x;
             })
+            if (t == 0 && ld_volatile(&st->stop[pass]) != 0) ch.dropped = 1;
+            __syncthreads();
             // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
-            if (t < gh && c * gh + t < cap) {
+            if (!ch.dropped && t < gh && c * gh + t < cap) {
                 const int kk = c * gh + t;
                 double best = 1e300;
                 int bi = 0, br = -1;

@@ -135,11 +135,10 @@ void CudaPoseBackend::enqueue(const PoseCall& call, StreamHandle stream) {
         prm.host_mask = static_cast<std::uint8_t*>(h_mask_.get());
     }
     if (call.method == 0) {
-        // The grid: as many blocks as can be resident; the kernel spreads in_flight hypotheses over them: 512 (a
-        // call that needs the five-point cap of the tracker's check is one wave), or what the blocks solve at once
-        // (16 each) when that is fewer: further hypotheses then start only once the scan says they can matter.
+        // The grid: as many blocks as can be resident; the kernel spreads in_flight hypotheses over them (a
+        // call that needs the five-point cap of the tracker's check, 512, is one wave).
+        prm.in_flight = 512;
         int blocks = sms_ * per_sm_;
-        prm.in_flight = blocks * kernels::kPoseGroups < 512 ? blocks * kernels::kPoseGroups : 512;
         const int most = prm.in_flight < prm.cap[0] + prm.cap[1] ? prm.in_flight : prm.cap[0] + prm.cap[1];
         blocks = blocks < most ? blocks : most;
         kernels::launch_pose_call(prm, buf_, blocks > 0 ? blocks : 1, s);

@@ -1029,13 +1029,14 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
         for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
     }
     // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC,
-    // and the refinement's first sums at (R, t) over that mask (a2[5 ..]), taken here when the refinement will
-    // probably run: before the rotation-only model is known not to decide anyway (it needs 90 % of the points
-    // after its Kabsch fit), so only while it has fewer than 80 % of them before it. Otherwise the refinement
-    // takes them in a pass of its own when it runs; the same sums either way.
+    // and, two-point, the refinement's first sums at (R, t) over that mask (a2[5 ..]), taken here when the
+    // refinement will probably run: before the rotation-only model is known not to decide anyway (it needs 90 %
+    // of the points after its Kabsch fit), so only while it has fewer than 80 % of them before it. Otherwise
+    // (and for five-point, whose 21 sums make one pass dearer than two) the refinement takes them in a pass of
+    // its own when it runs; the same sums either way.
     constexpr int KR2 = PoseRefineTerm<2>::K, KR5 = PoseRefineTerm<5>::K;
     double a2[5 + KR5];
-    const bool may_refine = t_run && fp.refine && !(r_run && 100LL * rot_inl >= 80LL * n);
+    const bool may_refine = two_point && t_run && fp.refine && !(r_run && 100LL * rot_inl >= 80LL * n);
     double G[5][9];
     if (may_refine) pose_model_derivatives(R, t, two_point ? 2 : 5, G);
     {
