@@ -20,6 +20,11 @@
 #if KESTREL_BENCH_OPENCV
 #include <opencv2/calib3d.hpp>
 #endif
+#if defined(KESTREL_POSE_PROFILE) && KESTREL_BENCH_CUDA
+#include <string>
+
+#include "kernels/geometry/ransac.cuh"
+#endif
 
 namespace kestrel::bench::micro {
 
@@ -57,6 +62,22 @@ PoseScene pose_scene(int n, double outliers) {
     return s;
 }
 
+#if defined(KESTREL_POSE_PROFILE) && KESTREL_BENCH_CUDA
+// Builds with KESTREL_POSE_PROFILE: the kernels' per-phase profile (kernels::pose_profile_take) of the calls
+// since the last take as counters pf_* (means per call); `reset`: only clear it.
+void pose_profile_counters(benchmark::State& st, bool reset) {
+    const char* names[96];
+    double v[96], calls = 0.0;
+    const int m = kernels::pose_profile_take(names, v, 96, &calls);
+    if (reset) return;
+    st.counters["pf_calls"] = calls;
+    for (int i = 0; i < m; ++i) st.counters[std::string("pf_") + names[i]] = v[i];
+}
+#define KESTREL_POSE_PF(st, reset) pose_profile_counters(st, reset)
+#else
+#define KESTREL_POSE_PF(st, reset) ((void)0)
+#endif
+
 namespace {
 
 constexpr int kPosePoints = 1000;
@@ -93,8 +114,13 @@ void pose_rows(const char* prefix, Backend backend, bool gpu) {
             };
             call();  // untimed first call
 #if KESTREL_BENCH_CUDA
-            if (gpu) gpu_wall_loop(st, call);
-            else wall_loop(st, call);
+            if (gpu) {
+                KESTREL_POSE_PF(st, true);
+                gpu_wall_loop(st, call);
+                KESTREL_POSE_PF(st, false);
+            } else {
+                wall_loop(st, call);
+            }
 #else
             wall_loop(st, call);
 #endif
@@ -196,7 +222,9 @@ void register_geometry() {
                 benchmark::DoNotOptimize(est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R));
             };
             call();
+            KESTREL_POSE_PF(st, true);
             gpu_wall_loop(st, call);
+            KESTREL_POSE_PF(st, false);
             const RelativePoseResult r = est.estimate(sc.x1.data(), sc.x2.data(), kPosePoints, mask.data(), sc.R);
             st.counters["hypotheses"] = r.hypotheses;
             st.counters["inliers"] = r.inliers;

@@ -76,6 +76,13 @@ void register_pose_floor() {
     });
 }
 
+#if defined(KESTREL_POSE_PROFILE)
+void pose_profile_counters(benchmark::State& st, bool reset);  // microbench_geometry.cpp
+#define KESTREL_POSE_PF(st, reset) pose_profile_counters(st, reset)
+#else
+#define KESTREL_POSE_PF(st, reset) ((void)0)
+#endif
+
 void register_pose_gpu() {
     // The tracker's entry: 1000 float bearings (from the pose rows' scene) already on the device, the mask and the
     // record left in device memory; timed to the end of the stream (no host copy).
@@ -105,10 +112,12 @@ void register_pose_gpu() {
         in.bearings2 = static_cast<const float*>(d2.get());
         in.count = n;
         Stream s;
+        KESTREL_POSE_PF(st, true);
         gpu_wall_loop(st, [&] {
             est.estimate_device_async(in, s.get());
             s.sync("pose bench");
         });
+        KESTREL_POSE_PF(st, false);
         const RelativePoseResult r = est.finish();
         st.counters["hypotheses"] = r.hypotheses;
         st.counters["inliers"] = r.inliers;
@@ -137,7 +146,9 @@ void register_pose_gpu() {
         in.normalized1 = static_cast<const double*>(d1.get());
         in.normalized2 = static_cast<const double*>(d2.get());
         in.count = n;
+        KESTREL_POSE_PF(st, true);
         device_loop(st, [&](cudaStream_t s) { est.estimate_device_async(in, s); });
+        KESTREL_POSE_PF(st, false);
         Stream own;
         est.estimate_device_async(in, own.get());
         const RelativePoseResult r = est.finish();

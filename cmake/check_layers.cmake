@@ -31,12 +31,9 @@ set(kestrel_area_deps_stereo core pyramid features detect track geometry)
 set(kestrel_area_deps_interop core pyramid features detect track)  # opencv.hpp: conversions for every area
 
 # Public headers (include/kestrel/<name>) and detail headers, each with its area.
-# The exceptions to R5, each named with its reason (docs/architecture.md, "Layers"). The two-point RANSAC kernel
-# stages the tracker's checked tracks itself (the track rules' verdict and bearings, mode 3), so that the tracker's
-# check on the device costs no launch or copy of its own; the geometry backend passes it the tracker's staging.
-set(kestrel_layer_exceptions
-  "kernels/geometry/ransac.cuh|kestrel/detail/geo_check_rules.hpp"
-  "src/geometry/relative_pose_backend.hpp|kestrel/detail/geo_check_rules.hpp")
+# The exceptions to R5, each as "file|include" with its reason here and in docs/architecture.md ("Layers");
+# none today.
+set(kestrel_layer_exceptions "")
 
 set(kestrel_public_areas
   error.hpp=core image.hpp=core device_image.hpp=core stream.hpp=core keypoint.hpp=core opencv.hpp=interop

@@ -7,11 +7,14 @@
 // (five-point: detail::fpl_solve on a shared-memory workspace; two-point and rotation only: one lane); then the
 // block's warps score the chunk's models, a warp per model (detail::pose_msac: integer units, so any split of the
 // points gives the same sum); the lowest cost (the lower solution on ties) is the hypothesis' model, kept in a ring of results
-// with a flag. Then warp 0, holding the scan lock, scans the results that are in, in index order, 32 at a time
-// (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
+// with a flag. Then warp 0, holding the scan lock, scans the results that are in, in index order, up to 256 at a
+// time (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
 // the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
 // follows from that result). The last block to leave runs detail::pose_finish and resets the state for the next
 // call. The chunk size and the grid change how much is solved past the stop, never the result.
+//
+// The two-point method's call is its own kernel (kernels/geometry/pose2_call.cuh, instantiated here for the
+// call's points and by kernels/track/geo_check_pose.cu for the tracker's check).
 //
 // No block waits for one that has not started: the stager, the chunks being solved and the scan lock's holder
 // are all running blocks, so any grid size works, also when only part of it is resident (e.g. a green context).
@@ -21,16 +24,16 @@
 // emulates, and this file is compiled with --fmad=false (CMakeLists.txt) so that nvcc fuses no a * b + c the host
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
+#include <cstdio>
 
 #include "kernels/common/cuda_check.hpp"
+#include "kernels/geometry/pose2_call.cuh"
 #include "kernels/geometry/ransac.cuh"
 
 namespace kestrel::kernels {
 namespace {
 
 using detail::kFplLanes;
-using detail::kPoseLanes;
-constexpr unsigned kFull = 0xffffffffu;
 
 /// detail::fpl_solve's lane group on the device: f(lane), then the group's barrier.
 struct WarpLanes {
@@ -43,88 +46,13 @@ struct WarpLanes {
     }
 };
 
-__device__ __forceinline__ int ld_volatile(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
-
-/// Stages the points (modes 1, 2) with the block's threads.
-__device__ void stage_points(const PosePrepare& in, int n) {
-    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
-        double* p = in.x1 + 3 * i;
-        double* q = in.x2 + 3 * i;
-        if (in.mode == 1) {
-            for (int c = 0; c < 3; ++c) {
-                p[c] = static_cast<double>(in.b1[3 * i + c]);
-                q[c] = static_cast<double>(in.b2[3 * i + c]);
-            }
-            detail::pose_normalize3(p);
-            detail::pose_normalize3(q);
-            if (in.s) in.s[i] = static_cast<double>(in.ppr[i]);
-        } else if (in.mode == 2) {
-            p[0] = in.n1[2 * i];
-            p[1] = in.n1[2 * i + 1];
-            p[2] = 1.0;
-            q[0] = in.n2[2 * i];
-            q[1] = in.n2[2 * i + 1];
-            q[2] = 1.0;
-        }
-    }
-}
-
-/// Mode 3: the tracker's checked tracks staged by the block in track order (detail::geo_check_bearings on the
-/// plane, as (x, y, 1)); returns the count (every thread).
-__device__ int stage_tracks(const PosePrepare& in, int* warp_counts) {
-    const detail::PoseTrackStage& g = in.track;
-    const int t = static_cast<int>(threadIdx.x), lane = t % kPoseLanes, w = t / kPoseLanes;
-    constexpr int W = kPoseThreads / kPoseLanes;
-    int base = 0;
-    for (int c0 = 0; c0 < g.tracks; c0 += kPoseThreads) {
-        const int i = c0 + t;
-        double b1[3], b2[3], ppr, n1[2], n2[2];
-        bool ok = false;
-        if (i < g.tracks) {  // the first test reads the LK results (pinned) once; the later ones its verdicts
-            detail::TrackVerdict v;
-            bool skip = false;
-            if (g.first) {
-                v = detail::track_verdict(g.results[i], g.back + i, g.origins[i].x, g.origins[i].y, g.anchors + i, g.rule);
-                g.verdicts[i] = v;
-                g.flags[i] = 0;
-            } else {
-                v = g.verdicts[i];
-                skip = g.flags[i] != 0;
-            }
-            if (!skip) ok = detail::geo_check_bearings(g.cam, v, g.from[i].x, g.from[i].y, b1, b2, &ppr, n1, n2);
-        }
-        const unsigned bal = __ballot_sync(kFull, ok);
-        if (lane == 0) warp_counts[w] = __popc(bal);
-        __syncthreads();
-        int before = base, total = 0;
-        for (int q = 0; q < W; ++q) {
-            const int cq = warp_counts[q];
-            if (q < w) before += cq;
-            total += cq;
-        }
-        if (ok) {
-            const int k = before + __popc(bal & ((1u << lane) - 1u));
-            double* p = in.x1 + 3 * k;
-            double* q = in.x2 + 3 * k;
-            p[0] = n1[0];
-            p[1] = n1[1];
-            p[2] = 1.0;
-            q[0] = n2[0];
-            q[1] = n2[1];
-            q[2] = 1.0;
-            g.index[k] = i;
-        }
-        base += total;
-        __syncthreads();  // warp_counts is rewritten by the next chunk
-    }
-    return base;
-}
-
-/// The scan of pass `pass` by warp 0 of a block while it holds the lock: 32 hypotheses at a time, lane j the
-/// hypothesis scanned + j when its result is in; detail::pose_scan's state as a warp prefix (a later hypothesis
-/// wins only with a strictly lower cost: associative), the stop at the first hypothesis whose test passes.
-/// After releasing the lock, scans again when the next hypothesis has completed meanwhile (its block found the
-/// lock held).
+/// The scan of pass `pass` by warp 0 of a block while it holds the lock: up to 256 hypotheses at a time, lane j
+/// the hypotheses scanned + 8 j .. + 8 j + 7 whose results are in (the leading run of them); detail::pose_scan's
+/// state as a warp prefix of the lanes' segments (a later hypothesis wins only with a strictly lower cost:
+/// associative), then each lane walks its segment from the state before it, with each result's stop count (its
+/// table entry, loaded with the result), to the first hypothesis whose stop test passes. After releasing the lock,
+/// scans again when the next hypothesis has completed meanwhile (its block found the lock held).
+constexpr int kScanSeg = 8;  // hypotheses per lane and scan step
 __device__ void scan_warp(int pass, int cap, int n, const int* table, const PoseBuffers& b) {
     PoseDeviceState* st = b.state;
     const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
@@ -143,57 +71,83 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         s.inliers = ld_volatile(&st->scan[pass].inliers);
         s.used = ld_volatile(&st->scan[pass].used);
         s.stopped = ld_volatile(&st->scan[pass].stopped);
-        int won = -1;  // the ring slot of a new best
+        const int best0 = s.best;
+        int sreq = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
         for (;;) {
             if (s.stopped || base >= cap) break;
-            const int k = base + lane;
-            const bool in = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
-            const unsigned ready = __ballot_sync(kFull, in);
-            const int nvalid = ready == kFull ? 32 : __ffs(~ready) - 1;  // the leading run of results that are in
-            if (nvalid == 0) break;
-            __threadfence();
-            double c = 1e300;
-            int idx = -1, inl = 0;
-            if (lane < nvalid) {
-                c = __ldcg(b.hcost + ring0 + k % kPoseRing);
-                inl = __ldcg(b.hinliers + ring0 + k % kPoseRing);
-                idx = c < 1e300 ? k : -1;
-                if (idx < 0) c = 1e300;
+            // The results that are in: the leading run over the lanes' segments.
+            const int k0 = base + kScanSeg * lane;
+            int run = 0;
+            {
+                bool in[kScanSeg];
+                KESTREL_UNROLL
+                for (int j = 0; j < kScanSeg; ++j) {
+                    const int k = k0 + j;
+                    in[j] = k < cap && ld_volatile(done + k % kPoseRing) == k + 1;
+                }
+                KESTREL_UNROLL
+                for (int j = kScanSeg - 1; j >= 0; --j) run = in[j] ? run + 1 : 0;  // leading run from j = 0
             }
-            // Inclusive prefix of "a later one wins only with a strictly lower cost".
-            for (int off = 1; off < kPoseLanes; off <<= 1) {
-                const double c2 = __shfl_up_sync(kFull, c, off);
-                const int i2 = __shfl_up_sync(kFull, idx, off);
-                const int n2 = __shfl_up_sync(kFull, inl, off);
-                if (lane >= off && !(c < c2)) {
-                    c = c2;
-                    idx = i2;
-                    inl = n2;
+            const unsigned full = __ballot_sync(kFull, run == kScanSeg);
+            const int L = full == kFull ? kPoseLanes : __ffs(~full) - 1;  // the first lane not full
+            const int runL = L < kPoseLanes ? __shfl_sync(kFull, run, L) : 0;
+            const int nvalid = kScanSeg * L + runL;
+            if (nvalid == 0) break;
+            const int mine = lane < L ? kScanSeg : (lane == L ? runL : 0);
+            __threadfence();
+            double c[kScanSeg];
+            int inl[kScanSeg], req[kScanSeg];
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j) {
+                c[j] = 1e300;
+                inl[j] = 0;
+                req[j] = cap;
+                if (j < mine) {
+                    const int slot = ring0 + (k0 + j) % kPoseRing;
+                    c[j] = __ldcg(b.hcost + slot);
+                    inl[j] = __ldcg(b.hinliers + slot);
+                    req[j] = __ldcg(b.hreq + slot);
                 }
             }
-            // With the carried state in front.
-            if (!(c < s.cost)) {
-                c = s.cost;
-                idx = s.best;
-                inl = s.inliers;
+            // The segment's best (the first strictly lowest), then the inclusive prefix over the lanes.
+            ScanBest seg{1e300, -1, 0, cap};
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j)
+                if (c[j] < seg.cost) seg = ScanBest{c[j], k0 + j, inl[j], req[j]};
+            ScanBest inc = seg;
+            for (int off = 1; off < kPoseLanes; off <<= 1) {
+                const ScanBest o = scan_shfl_up(inc, off);
+                if (lane >= off && !(inc.cost < o.cost)) inc = o;
             }
-            const int need = idx < 0 ? cap : table[detail::pose_stop_bin(inl, n)];
-            const bool stop = lane < nvalid && (k + 1 >= need || k + 1 >= cap);
-            const unsigned stops = __ballot_sync(kFull, stop);
-            const int last = stops ? __ffs(stops) - 1 : nvalid - 1;
-            const double cl = __shfl_sync(kFull, c, last);
-            const int il = __shfl_sync(kFull, idx, last);
-            const int nl = __shfl_sync(kFull, inl, last);
-            if (il != s.best) won = ring0 + il % kPoseRing;
-            s.cost = cl;
-            s.best = il;
-            s.inliers = nl;
-            s.used = base + last + 1;
+            // The state before the lane's segment: the carried state, then the earlier lanes' best.
+            ScanBest cur{s.cost, s.best, s.inliers, sreq};
+            const ScanBest prev = scan_shfl_up(inc, 1);
+            if (lane > 0 && prev.cost < cur.cost) cur = prev;
+            // Walk the segment to the first stop.
+            int stop_j = -1;
+            KESTREL_UNROLL
+            for (int j = 0; j < kScanSeg; ++j) {
+                if (j >= mine || stop_j >= 0) continue;
+                if (c[j] < cur.cost) cur = ScanBest{c[j], k0 + j, inl[j], req[j]};
+                const int k = k0 + j;
+                const int need = cur.idx < 0 ? cap : cur.req;
+                if (k + 1 >= need || k + 1 >= cap) stop_j = j;
+            }
+            const unsigned stops = __ballot_sync(kFull, stop_j >= 0);
+            const int last = stops ? __ffs(stops) - 1 : (runL > 0 ? L : L - 1);  // the lane that ends the step
+            const ScanBest fin = scan_shfl(cur, last);
+            const int used = stops ? base + kScanSeg * last + __shfl_sync(kFull, stop_j, last) + 1 : base + nvalid;
+            s.cost = fin.cost;
+            s.best = fin.idx;
+            s.inliers = fin.inl;
+            sreq = fin.idx < 0 ? cap : fin.req;
+            s.used = used;
             s.stopped = stops ? 1 : 0;
-            base += last + 1;
-            if (nvalid < 32) break;
+            base = used;
+            if (nvalid < kScanSeg * kPoseLanes) break;
         }
-        if (won >= 0 && lane < 9) st->best[pass][lane] = __ldcg(b.hmodel + 9 * won + lane);
+        if (s.best != best0 && s.best >= 0 && lane < 9)
+            st->best[pass][lane] = __ldcg(b.hmodel + 9 * (ring0 + s.best % kPoseRing) + lane);
         if (lane == 0) {
             st->scan[pass] = s;
             st->scanned[pass] = base;
@@ -202,6 +156,7 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         __threadfence();
         if (lane == 0) {
             if (s.stopped) *reinterpret_cast<volatile int*>(&st->stop[pass]) = 1;
+            KPF(if (s.stopped) prof::tmin(prof::Stop0 + pass);)
             __threadfence();
             atomicExch(&st->lock[pass], 0);
         }
@@ -211,96 +166,6 @@ __device__ void scan_warp(int pass, int cap, int n, const int* table, const Pose
         if (!__shfl_sync(kFull, more ? 1 : 0, 0)) return;
     }
 }
-
-/// detail::pose_finish's sums on the block: each thread its points; the warp's sums by the xor butterfly
-/// 16, 8, 4, 2, 1 (every lane ends with the same bits: each step adds two equal group sums in either order), for
-/// K >= 8 as a reduce-scatter (at step `off` a lane keeps the half of its sums selected by lane & off and adds
-/// the partner's copy: the butterfly's additions, 31 shuffles instead of 5 K; lane k ends with sum k); then
-/// thread k < K adds the warps' sums in order ((w0 + w1) + w2) + ... and every thread reads the K totals.
-/// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). Two barriers per sum: the
-/// partials of a sum are written after the previous sum's totals were made (its second barrier), the totals
-/// after every thread has passed this sum's first barrier (so it has read the previous totals).
-struct BlockSum {
-    double* sh;  // kPoseFinishWarps * 32 + 32
-    template <int K>
-    __device__ static void reduce_scatter(double* a, int lane) {
-        // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
-        KESTREL_UNROLL
-        for (int off = 16; off >= 1; off >>= 1) {
-            const bool upper = (lane & off) != 0;
-            KESTREL_UNROLL
-            for (int i = 0; i < off; ++i) {
-                if (i >= K) break;  // both halves zero from here (compile-time after unrolling)
-                const double lo = a[i], hi = i + off < K ? a[i + off] : 0.0;
-                const double recv = __shfl_xor_sync(kFull, upper ? lo : hi, off);
-                a[i] = (upper ? hi : lo) + recv;
-            }
-        }
-    }
-    template <int K, class F>
-    KESTREL_HD void sum(const F& f, int n, double* out) const {
-#if defined(__CUDA_ARCH__)
-        constexpr int W = detail::kPoseFinishWarps;
-        const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
-        const int w = static_cast<int>(threadIdx.x) / kPoseLanes;
-        double* tot = sh + W * kPoseLanes;
-        if constexpr (K >= 8) {
-            double acc[kPoseLanes];
-            KESTREL_UNROLL
-            for (int k = 0; k < kPoseLanes; ++k) acc[k] = 0.0;
-            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
-            reduce_scatter<K>(acc, lane);
-            if (lane < K) sh[w * K + lane] = acc[0];
-        } else {
-            double acc[K];
-            KESTREL_UNROLL
-            for (int k = 0; k < K; ++k) acc[k] = 0.0;
-            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
-            KESTREL_UNROLL
-            for (int k = 0; k < K; ++k)
-                KESTREL_UNROLL
-                for (int off = kPoseLanes / 2; off >= 1; off >>= 1) acc[k] = acc[k] + __shfl_xor_sync(kFull, acc[k], off);
-            if (lane == 0)
-                KESTREL_UNROLL
-                for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
-        }
-        __syncthreads();
-        if (threadIdx.x < K) {
-            const int k = static_cast<int>(threadIdx.x);
-            double v = sh[k];
-            for (int q = 1; q < W; ++q) v = v + sh[q * K + k];
-            tot[k] = v;
-        }
-        __syncthreads();
-        KESTREL_UNROLL
-        for (int k = 0; k < K; ++k) out[k] = tot[k];
-#else
-        (void)f;
-        (void)n;
-        (void)out;
-#endif
-    }
-    KESTREL_HD void zero(std::uint8_t* mask, int from, int to) const {
-#if defined(__CUDA_ARCH__)
-        for (int i = from + static_cast<int>(threadIdx.x); i < to; i += detail::kPoseFinishThreads) mask[i] = 0;
-#else
-        (void)mask;
-        (void)from;
-        (void)to;
-#endif
-    }
-    // The points of each thread are those of its sums (no barrier needed).
-    KESTREL_HD void keep_bit(std::uint8_t* mask, int n, int bit) const {
-#if defined(__CUDA_ARCH__)
-        for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads)
-            mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
-#else
-        (void)mask;
-        (void)n;
-        (void)bit;
-#endif
-    }
-};
 
 union PoseShared {
     detail::FplWork w[kPoseGroups];
@@ -315,6 +180,7 @@ struct ChunkShared {
     int list[kPoseGroups * detail::kFivePointMaxSolutions];
     int nm[kPoseGroups];
     int count;
+    int dropped;  // the pass stopped while the chunk was in work: its results are not needed
 };
 
 /// The kernel's shared memory (dynamic: above the 48 KB of static shared memory).
@@ -335,6 +201,10 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     const int t = static_cast<int>(threadIdx.x);
     const int g = t / kFplLanes, lane = t % kFplLanes;
     const unsigned mask = 0xffffu << (16 * (g & 1));
+    KPF(if (t == 0) {
+        prof::tmin(prof::T0);
+        prof::tmax(prof::ArriveLast);
+    })
     // The count, and the points staged by the first block to arrive (the others wait for it: it is running).
     int n = prm.prep.bound;
     if (prm.prep.device_count) {
@@ -345,9 +215,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         if (t == 0) s_val = atomicAdd(&st->arrived, 1);
         __syncthreads();
         if (s_val == 0) {
+            KPF(const unsigned long long pf_s = prof::cyc();)
             stage_points(prm.prep, n);
             __threadfence();
             __syncthreads();
+            KPF(if (t == 0) {
+                prof::add(prof::CyStage, prof::cyc() - pf_s);
+                prof::tmax(prof::Staged);
+            })
             if (t == 0) atomicExch(&st->staged, 1);
         } else if (t == 0) {
             while (ld_volatile(&st->staged) == 0) __nanosleep(64);
@@ -362,9 +237,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         p.n = n;
         int cap = prm.cap[pass];
         if (pass == 1) {  // after the translation pass' stop: its result gives the cap
+            KPF(const unsigned long long pf_w = prof::cyc();)
             if (t == 0)
                 while (ld_volatile(&st->stop[0]) == 0) __nanosleep(64);
             __syncthreads();
+            KPF(if (t == 0) prof::add(prof::CyPass1Wait, prof::cyc() - pf_w);)
             __threadfence();
             detail::PoseScan s0;
             s0.best = ld_volatile(&st->scan[0].best);
@@ -379,6 +256,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         const int active = (target + gh - 1) / gh;
         if (static_cast<int>(blockIdx.x) >= (active > 0 ? active : 1)) continue;
         for (;;) {
+            KPF(unsigned long long pf_c = prof::cyc();)
             if (t == 0) {
                 int c = -1;
                 if (ld_volatile(&st->stop[pass]) == 0) {
@@ -411,6 +289,12 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             }
             __syncthreads();
             const int c = s_val;
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyAcquire, x - pf_c);
+                pf_c = x;
+                if (c >= 0) prof::add(prof::Chunks, 1);
+            })
             if (c < 0) break;
             // 1. Groups g < gh: hypothesis c * gh + g, its sample and models.
             const int k = c * gh + g;
@@ -436,8 +320,16 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
-            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points.
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CySolve, x - pf_c);
+                pf_c = x;
+            })
+            // 2. The list of models (their sums zeroed), then every model's MSAC sum over all points. A chunk whose
+            // pass has stopped meanwhile lies past the stop (the scan needs no result it has not got): it is dropped
+            // here, or by the warps between scoring jobs, and writes nothing.
             if (t == 0) {
+                ch.dropped = ld_volatile(&st->stop[pass]) != 0 ? 1 : 0;
                 int m = 0;
                 for (int q = 0; q < gh; ++q)
                     for (int r = 0; r < ch.nm[q]; ++r)
@@ -447,9 +339,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             ch.cost[id] = 0ull;
                             ch.inl[id] = 0;
                         }
-                ch.count = m;
+                ch.count = ch.dropped ? 0 : m;
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyList, x - pf_c);
+                pf_c = x;
+            })
             // Warp w scores the jobs w, w + 8, ...: a job is a model and a slice of the points (with fewer models than
             // warps, each model's points are split over 8 / models warps); lane l of a job takes its slice's points
             // l, l + 32 * slices, ...; the job's integer sums are added to the model's by shared atomics (exact in
@@ -459,6 +356,8 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             constexpr int kWarps = kPoseThreads / kPoseLanes;
             const int slices = nmod > 0 && nmod < kWarps ? kWarps / nmod : 1;
             for (int job = warp; job < nmod * slices; job += kWarps) {
+                // Dropped (checked again below); the warp decides as one (its lanes shuffle below).
+                if (__shfl_sync(kFull, wl == 0 ? ld_volatile(&st->stop[pass]) : 0, 0) != 0) break;
                 const int id = ch.list[job / slices];
                 const int slice = job % slices;
                 const double* E = sh.w[id / detail::kFivePointMaxSolutions].E[id % detail::kFivePointMaxSolutions];
@@ -466,9 +365,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
-#pragma unroll 4
-                for (int i = slice * kPoseLanes + wl; i < n; i += kPoseLanes * slices)
-                    detail::pose_msac_point(p, M, i, units, cnt);
+                msac_points(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, units, cnt);
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
@@ -479,8 +376,15 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 }
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyScore, x - pf_c);
+                pf_c = x;
+            })
+            if (t == 0 && ld_volatile(&st->stop[pass]) != 0) ch.dropped = 1;
+            __syncthreads();
             // 3. Each hypothesis' best model (the lower solution on ties) into the ring, then its flag.
-            if (t < gh && c * gh + t < cap) {
+            if (!ch.dropped && t < gh && c * gh + t < cap) {
                 const int kk = c * gh + t;
                 double best = 1e300;
                 int bi = 0, br = -1;
@@ -496,17 +400,28 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 const int slot = pass * kPoseRing + kk % kPoseRing;
                 b.hcost[slot] = best;
                 b.hinliers[slot] = bi;
+                b.hreq[slot] = prm.table[pass][detail::pose_stop_bin(bi, n)];
                 for (int j = 0; j < 9; ++j) b.hmodel[9 * slot + j] = br >= 0 ? sh.w[t].E[br][j] : 0.0;
                 __threadfence();
                 *reinterpret_cast<volatile int*>(b.done + slot) = kk + 1;
             }
             __syncthreads();
+            KPF(if (t == 0) {
+                const unsigned long long x = prof::cyc();
+                prof::add(prof::CyRing, x - pf_c);
+                pf_c = x;
+            })
             if (t < kPoseLanes) scan_warp(pass, cap, n, prm.table[pass], b);
+            KPF(if (t == 0) prof::add(prof::CyScan, prof::cyc() - pf_c);)
         }
     }
     // The last block to leave: the finish, then the reset for the next call.
     __threadfence();
     __syncthreads();
+    KPF(if (t == 0) {
+        prof::tmin(prof::ExitFirst);
+        prof::tmax(prof::ExitLast);
+    })
     if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
     if (s_val != static_cast<int>(gridDim.x) - 1) return;
@@ -527,8 +442,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
+    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
     detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
+        prof::add(prof::CyFinish, pf_e - pf_f);
+        prof::tmax(prof::FinishEnd);
+    })
     if (t == 0) *b.record = rec;
+    copy_to_host(prm, b, rec);
     for (int i = t; i < 2 * kPoseRing; i += kPoseThreads) b.done[i] = 0;
     if (t == 0) {
         for (int q = 0; q < 2; ++q) {
@@ -543,257 +464,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         st->staged = 0;
         st->exited = 0u;
     }
-}
-
-// ---- the two-point method's call (method 1: the rotation known) ----------------------------------------------
-// Shaped for latency: no block waits for another after the staging, one hand-off between blocks. Phase A (every
-// block): the first kPose2Wave0 translation hypotheses and the first kPose2Wave1 rotation-only hypotheses,
-// job j = (pass, k) to block j % grid, each model solved by one thread and scored by the block's warps (a warp per
-// slice of the points), its result in the ring. The last block to leave phase A then runs phase B alone: both
-// scans in index order (detail::pose_scan's state, every thread on the same shared arrays, each result's stop
-// count loaded ahead in parallel), hypotheses past the
-// wave when a scan has not stopped at its end (rounds of kPose2Round in the block), and the finish. The wave sizes
-// change only what is solved past the stop, never the result.
-
-/// Models a block solves and scores at a time.
-constexpr int kPose2Round = 16;
-
-struct Pose2Smem {
-    double sum[detail::kPoseFinishWarps * kPoseLanes + kPoseLanes];  // the finish's sums
-    double E[kPose2Round][9];
-    unsigned long long units[kPose2Round];
-    int inl[kPose2Round];
-    int ok[kPose2Round];
-    double cost[kPose2Wave0 + kPose2Wave1];  // phase B: the wave's results, pass 0 then pass 1
-    int inliers[kPose2Wave0 + kPose2Wave1];
-    int req[kPose2Wave0 + kPose2Wave1];  // the stop count were the hypothesis the best (its table entry)
-    double rcost[kPose2Round];  // phase B: a round's results
-    int rinl[kPose2Round];
-    int rreq[kPose2Round];
-    int s_val;
-};
-
-/// Models j < m of the round (hypothesis first + j of pass `pass`, or of the pass of job list entry j): thread j
-/// draws the sample and solves it (E[j], ok[j]); then job q = (model q / slices, slice q % slices) for warp
-/// q % 8, the slice's points summed in integer units (order-free) and added to the model's by shared atomics.
-/// Leaves the block synchronized; writes cost (1e300 without a model) and inliers for j < m into cost/inl.
-template <class PassOf, class KOf>
-__device__ void pose2_round(const detail::PoseProblem* P, int m, const PassOf& pass_of, const KOf& k_of,
-                            Pose2Smem& sm, double* cost, int* inl) {
-    const int t = static_cast<int>(threadIdx.x);
-    if (t < m) {
-        const detail::PoseProblem& p = P[pass_of(t)];
-        int idx[detail::kPoseMaxSample];
-        bool ok = detail::pose_hypothesis_sample(p, k_of(t), idx);
-        if (ok) ok = detail::pose_hypothesis_model2(p, idx, sm.E[t]);
-        sm.ok[t] = ok ? 1 : 0;
-        sm.units[t] = 0ull;
-        sm.inl[t] = 0;
-    }
-    __syncthreads();
-    constexpr int kWarps = kPoseThreads / kPoseLanes;
-    const int warp = t / kPoseLanes, wl = t % kPoseLanes;
-    const int slices = m < kWarps ? kWarps / m : 1;
-    for (int job = warp; job < m * slices; job += kWarps) {
-        const int j = job / slices, slice = job % slices;
-        if (!sm.ok[j]) continue;
-        const detail::PoseProblem& p = P[pass_of(j)];
-        double M[9];
-        for (int q = 0; q < 9; ++q) M[q] = sm.E[j][q];
-        unsigned long long units = 0ull;
-        int cnt = 0;
-#pragma unroll 4
-        for (int i = slice * kPoseLanes + wl; i < p.n; i += kPoseLanes * slices) detail::pose_msac_point(p, M, i, units, cnt);
-        for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
-            units += __shfl_xor_sync(kFull, units, off);
-            cnt += __shfl_xor_sync(kFull, cnt, off);
-        }
-        if (wl == 0) {
-            atomicAdd(&sm.units[j], units);
-            atomicAdd(&sm.inl[j], cnt);
-        }
-    }
-    __syncthreads();
-    if (t < m) {
-        cost[t] = sm.ok[t] ? static_cast<double>(sm.units[t]) : 1e300;
-        inl[t] = sm.ok[t] ? sm.inl[t] : 0;
-        if (!sm.ok[t])
-            for (int q = 0; q < 9; ++q) sm.E[t][q] = 0.0;
-    }
-    __syncthreads();
-}
-
-/// detail::pose_scan over `count` results with each one's stop count looked up ahead (req[j] = the table's entry
-/// at its inlier fraction, loaded in parallel): the same state, without a table load per step. Returns the index
-/// of the last new best in [0, count), or -1.
-__device__ int pose2_scan_run(detail::PoseScan& s, const double* cost, const int* inl, const int* req, int first,
-                              int count, const int* table, int n, int cap) {
-    int won = -1;
-    int need = s.best < 0 ? cap : table[detail::pose_stop_bin(s.inliers, n)];
-    for (int j = 0; j < count && !s.stopped; ++j) {
-        const int k = first + j;
-        if (cost[j] < s.cost) {
-            s.best = k;
-            s.cost = cost[j];
-            s.inliers = inl[j];
-            need = req[j];
-            won = j;
-        }
-        s.used = k + 1;
-        if (k + 1 >= need || k + 1 >= cap) s.stopped = 1;
-    }
-    return won;
-}
-
-/// Phase B's scan of one pass: the wave's results [0, wave) (sm.cost/inliers from `off`), then rounds of
-/// hypotheses [wave, cap) in the block until the scan stops. Every thread runs detail::pose_scan on the same
-/// values; the winner's model to M.
-__device__ detail::PoseScan pose2_scan(const detail::PoseProblem* P, int pass, int wave, int off, int cap,
-                                       const int* table, int n, const PoseBuffers& b, Pose2Smem& sm, double* M) {
-    detail::PoseScan s;
-    for (int q = 0; q < 9; ++q) M[q] = 0.0;
-    const int w = wave < cap ? wave : cap;
-    const int won = pose2_scan_run(s, sm.cost + off, sm.inliers + off, sm.req + off, 0, w, table, n, cap);
-    if (won >= 0)
-        for (int q = 0; q < 9; ++q) M[q] = __ldcg(b.hmodel + 9 * (pass * kPoseRing + won) + q);
-    while (!s.stopped && s.used < cap) {
-        const int first = s.used;
-        const int m = cap - first < kPose2Round ? cap - first : kPose2Round;
-        pose2_round(
-            P, m, [pass](int) { return pass; }, [first](int j) { return first + j; }, sm, sm.rcost, sm.rinl);
-        if (static_cast<int>(threadIdx.x) < m)
-            sm.rreq[threadIdx.x] = table[detail::pose_stop_bin(sm.rinl[threadIdx.x], n)];
-        __syncthreads();
-        const int r = pose2_scan_run(s, sm.rcost, sm.rinl, sm.rreq, first, m, table, n, cap);
-        if (r >= 0)
-            for (int q = 0; q < 9; ++q) M[q] = sm.E[r][q];
-        __syncthreads();  // the next round rewrites sm.E
-    }
-    return s;
-}
-
-__global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams prm, PoseBuffers b) {
-    __shared__ Pose2Smem sm;
-    PoseDeviceState* st = b.state;
-    const int t = static_cast<int>(threadIdx.x);
-    int n = prm.prep.bound;
-    if (prm.prep.device_count) {
-        const int c = *prm.prep.device_count;
-        n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
-    }
-    if (prm.prep.mode != 0) {  // the first block to arrive stages the points, the others wait for it (it runs)
-        if (t == 0) sm.s_val = atomicAdd(&st->arrived, 1);
-        __syncthreads();
-        if (sm.s_val == 0) {
-            if (prm.prep.mode == 3) {
-                const int c = stage_tracks(prm.prep, sm.inl);
-                if (t == 0) st->count = c;
-            } else {
-                stage_points(prm.prep, n);
-            }
-            __threadfence();
-            __syncthreads();
-            if (t == 0) atomicExch(&st->staged, 1);
-        } else if (t == 0) {
-            while (ld_volatile(&st->staged) == 0) __nanosleep(32);
-        }
-        __syncthreads();
-        __threadfence();
-        if (prm.prep.mode == 3) n = ld_volatile(&st->count);
-    }
-    detail::PoseProblem P[2] = {prm.problem[0], prm.problem[1]};
-    P[0].n = n;
-    P[1].n = n;
-    const bool run = n >= prm.prep.min_points;
-    const int w0 = prm.cap[0] < kPose2Wave0 ? prm.cap[0] : kPose2Wave0;
-    const int w1 = prm.prep.rotation_pass ? (prm.cap[1] < kPose2Wave1 ? prm.cap[1] : kPose2Wave1) : 0;
-    // Phase A: jobs j = blockIdx.x + gridDim.x * r; j < w0: translation hypothesis j, else rotation j - w0.
-    if (run) {
-        const int G = static_cast<int>(gridDim.x), jobs = w0 + w1;
-        for (int first = static_cast<int>(blockIdx.x); first < jobs; first += G * kPose2Round) {
-            int m = (jobs - first + G - 1) / G;
-            m = m < kPose2Round ? m : kPose2Round;
-            const auto job = [first, G](int j) { return first + G * j; };
-            pose2_round(
-                P, m, [&](int j) { return job(j) < w0 ? 0 : 1; },
-                [&](int j) { return job(j) < w0 ? job(j) : job(j) - w0; }, sm, sm.rcost, sm.rinl);
-            if (t < m) {
-                const int jj = job(t);
-                const int slot = jj < w0 ? jj : kPoseRing + (jj - w0);
-                b.hcost[slot] = sm.rcost[t];
-                b.hinliers[slot] = sm.rinl[t];
-                for (int q = 0; q < 9; ++q) b.hmodel[9 * slot + q] = sm.E[t][q];
-            }
-            __syncthreads();
-        }
-    }
-    __threadfence();
-    __syncthreads();
-    if (t == 0) sm.s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
-    __syncthreads();
-    if (sm.s_val != static_cast<int>(gridDim.x) - 1) return;
-    __threadfence();
-    // Phase B, the last block: the scans (and the hypotheses past the wave), the finish.
-    for (int i = t; i < w0 + w1; i += kPoseThreads) {
-        const int slot = i < w0 ? i : kPoseRing + (i - w0);
-        sm.cost[i] = run ? __ldcg(b.hcost + slot) : 1e300;
-        const int inl = run ? __ldcg(b.hinliers + slot) : 0;
-        sm.inliers[i] = inl;
-        sm.req[i] = prm.table[i < w0 ? 0 : 1][detail::pose_stop_bin(inl, n)];
-    }
-    __syncthreads();
-    detail::PoseScan sc[2];
-    double Eb[9], Rb[9];
-    for (int q = 0; q < 9; ++q) Eb[q] = Rb[q] = 0.0;
-    if (run) {
-        sc[0] = pose2_scan(P, 0, w0, 0, prm.cap[0], prm.table[0], n, b, sm, Eb);
-        if (prm.prep.rotation_pass) {
-            const int cap1 = detail::pose_rotation_cap(sc[0], n, prm.table[1], prm.cap[1]);
-            sc[1] = pose2_scan(P, 1, w1, w0, cap1, prm.table[1], n, b, sm, Rb);
-        }
-    }
-    detail::PoseFinishParams fp = prm.fp;
-    fp.pe.n = n;
-    PoseRecord rec;
-    detail::pose_finish<1>(BlockSum{sm.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
-    if (prm.prep.mode == 3) {  // the tracker's check: its verdicts
-        const detail::PoseTrackStage& g = prm.prep.track;
-        if (t == 0) sm.s_val = 0;
-        __syncthreads();  // the mask of every thread's points is written
-        const bool applies = detail::geo_check_applies(n, g.min_tracks, rec.status);
-        int ended = 0;
-        if (applies)
-            for (int k = t; k < n; k += kPoseThreads)
-                if (!b.mask[k]) {
-                    const int i = g.index[k];
-                    g.outlier[i] = 1;
-                    g.flags[i] = 1;
-                    ++ended;
-                }
-        if (ended) atomicAdd(&sm.s_val, ended);
-        __syncthreads();
-        if (t == 0) {
-            g.out->checked = n;
-            g.out->ended = sm.s_val;
-            g.out->rec = rec;
-        }
-    }
-    if (prm.host_mask) {  // host entries: the mask and the record straight to pinned memory
-        __syncthreads();  // every thread's mask entries are written
-        const int bound = prm.fp.bound;
-        const int words = bound / 4;
-        const unsigned* src = reinterpret_cast<const unsigned*>(b.mask);
-        unsigned* dst = reinterpret_cast<unsigned*>(prm.host_mask);
-        for (int w = t; w < words; w += kPoseThreads) dst[w] = src[w];
-        for (int i = 4 * words + t; i < bound; i += kPoseThreads) prm.host_mask[i] = b.mask[i];
-        if (t == 0) *prm.host_record = rec;
-    }
-    if (t == 0) {
-        *b.record = rec;
-        st->arrived = 0;
-        st->staged = 0;
-        st->exited = 0u;
-    }
+    KPF(__syncthreads(); if (t == 0) {
+        prof::add(prof::CyTail, prof::cyc() - pf_e);
+        prof::tmax(prof::End);
+        prof::fold();
+    })
 }
 
 }  // namespace
@@ -814,8 +489,47 @@ void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int block
 }
 
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
-    pose2_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, 0, stream>>>(prm, b);
-    KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
+    launch_pose2_hooked(prm, b, Pose2Points{}, blocks, stream);
 }
+
+#if defined(KESTREL_POSE_PROFILE)
+int pose_profile_take(const char** names, double* values, int max, double* calls) {
+    static const char* const kNames[prof::Sum0] = {
+        "t0", "t_arrive_last_us", "t_staged_us", "t_stop0_us", "t_stop1_us", "t_exit_first_us", "t_exit_last_us",
+        "t_scan_end_us", "t_finish_end_us", "t_end_us", "cy_stage", "cy_acquire", "cy_pass1_wait", "cy_solve",
+        "cy_list", "cy_score", "cy_ring", "cy_scan", "chunks", "cy_round_solve", "cy_round_score", "cy_round_write",
+        "rounds", "cy_phaseB_load", "cy_scan0", "cy_scan1", "cy_finish", "cy_tail", "seq", "last"};
+    static char sum_names[prof::kMaxSums][2][32];
+    unsigned long long acc[prof::kSlots], nc = 0;
+    KESTREL_CUDA(cudaDeviceSynchronize(), "pose profile");
+    KESTREL_CUDA(cudaMemcpyFromSymbol(acc, prof::g_acc, sizeof acc), "pose profile");
+    KESTREL_CUDA(cudaMemcpyFromSymbol(&nc, prof::g_calls, sizeof nc), "pose profile");
+    unsigned long long zero[prof::kSlots] = {}, init[prof::kSlots] = {}, z = 0;
+    init[prof::T0] = init[prof::ExitFirst] = init[prof::Stop0] = init[prof::Stop1] = ~0ull;
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_acc, zero, sizeof zero), "pose profile");
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_call, init, sizeof init), "pose profile");
+    KESTREL_CUDA(cudaMemcpyToSymbol(prof::g_calls, &z, sizeof z), "pose profile");
+    *calls = static_cast<double>(nc);
+    if (nc == 0) return 0;
+    int m = 0;
+    const double per = 1.0 / static_cast<double>(nc);
+    for (int s = 1; s < prof::Sum0 && m < max; ++s) {
+        if (s == prof::Seq || s == prof::LastClock || acc[s] == 0) continue;
+        names[m] = kNames[s];
+        values[m++] = static_cast<double>(acc[s]) * per * (s < prof::kTimeline ? 1e-3 : 1.0);
+    }
+    for (int q = 0; q < prof::kMaxSums && m + 1 < max; ++q) {
+        const unsigned long long K = acc[prof::Sum0 + 3 * q + 2];
+        if (K == 0) continue;
+        std::snprintf(sum_names[q][0], sizeof sum_names[q][0], "cy_sum%02d_K%llu", q, K);
+        std::snprintf(sum_names[q][1], sizeof sum_names[q][1], "cy_sum%02d_before", q);
+        names[m] = sum_names[q][1];
+        values[m++] = static_cast<double>(acc[prof::Sum0 + 3 * q + 1]) * per;
+        names[m] = sum_names[q][0];
+        values[m++] = static_cast<double>(acc[prof::Sum0 + 3 * q]) * per;
+    }
+    return m;
+}
+#endif
 
 }  // namespace kestrel::kernels

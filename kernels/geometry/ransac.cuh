@@ -5,7 +5,6 @@
 
 #include <cstdint>
 
-#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 
@@ -40,6 +39,7 @@ struct PoseBuffers {
     double* hmodel;        // 2 * kPoseRing * 9: the winning model of hypothesis k of pass p at p * kPoseRing + k % kPoseRing
     double* hcost;         // 2 * kPoseRing
     int* hinliers;         // 2 * kPoseRing
+    int* hreq;             // 2 * kPoseRing (five-point call): the hypothesis' stop count were it the best (its table entry)
     int* done;             // 2 * kPoseRing: hypothesis k of pass p is in when done[p][k % kPoseRing] == k + 1
     PoseDeviceState* state;
     std::uint8_t* mask;    // max_points
@@ -49,7 +49,8 @@ struct PoseBuffers {
 /// Where the points come from. mode 0: staged by the host into x1, x2, s (3n, 3n, n doubles); 1: float bearings
 /// (b1, b2: 3 floats per point; ppr: pixels per radian, optional), normalized with detail::pose_normalize3;
 /// 2: normalized points (n1, n2: 2 doubles per point) -> (x, y, 1). The count is `bound`, or *device_count
-/// clamped to [0, bound]; 3 (two-point call only): the tracker's check (track).
+/// clamped to [0, bound]; 3 (two-point call only): staged by the call's hook (kernels/geometry/pose2_call.cuh:
+/// the tracker's check, kernels/track/geo_check_pose.cu).
 struct PosePrepare {
     int mode;
     const float* b1;
@@ -64,7 +65,6 @@ struct PosePrepare {
     double* s;          // null: no per-point scale
     int min_points;     // below it neither pass runs (TooFewPoints)
     int rotation_pass;  // 0: no rotation-only pass
-    detail::PoseTrackStage track;  // mode 3
 };
 
 /// One call: the staging, both passes, the finish. problem[p].n (and the finish's) are replaced by the count.
@@ -75,8 +75,8 @@ struct PoseCallParams {
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
     detail::PoseFinishParams fp;
-    // Two-point call, host entries: the record and the mask (bound bytes) also written to these (pinned) by the
-    // kernel itself, in place of copies after it; null: not.
+    // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
+    // place of copies after it; null: not.
     PoseRecord* host_record;
     std::uint8_t* host_mask;
 };
@@ -91,5 +91,13 @@ void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int block
 /// most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all blocks, then the last block to
 /// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
+
+#if defined(KESTREL_POSE_PROFILE)
+/// The per-phase profile of both kernels (builds with KESTREL_POSE_PROFILE only): up to `max` entries, each a
+/// phase's name and its mean per call since the last take (timeline entries: microseconds after the first
+/// block's start, globaltimer; cycle entries: clock64 cycles, summed over the call's blocks; counts per call);
+/// returns the number of entries and resets the profile. Entries that never occurred are left out.
+int pose_profile_take(const char** names, double* values, int max, double* calls);
+#endif
 
 }  // namespace kestrel::kernels

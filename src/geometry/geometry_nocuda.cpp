@@ -45,8 +45,5 @@ namespace kestrel::detail {
 std::unique_ptr<PoseBackend> make_cuda_pose_backend(int, const RelativePoseConfig&, const std::vector<int>&) {
     built_without_cuda("RelativePoseEstimator");
 }
-std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int, const RelativePoseConfig&, const CameraSetup&, int) {
-    built_without_cuda("FeatureTracker's geometric check");
-}
 
 }  // namespace kestrel::detail

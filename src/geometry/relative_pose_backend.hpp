@@ -5,7 +5,6 @@
 #include <memory>
 #include <vector>
 
-#include "kestrel/detail/geo_check_rules.hpp"
 #include "kestrel/detail/ransac_rules.hpp"
 #include "kestrel/relative_pose_types.hpp"
 #include "kestrel/stream.hpp"
@@ -23,9 +22,6 @@ struct PoseCall {
     int method = 0;             // 0 five-point, 1 two-point
     double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     const PoseDeviceInput* device = nullptr;
-    /// The tracker's check (CUDA backend, two-point): the points staged on the device from the tracks (n: the track
-    /// count, the bound of the staged count; sphere 0).
-    const PoseTrackStage* track = nullptr;
 };
 
 /// The stop tables, (kPoseStopBins + 1) entries for m = 5 then as many for m = 2: table[q] = the hypotheses
@@ -62,30 +58,6 @@ public:
     virtual double* host_staging() { return nullptr; }
     virtual const PoseRecord* device_record() const { return nullptr; }
 };
-
-/// The frame's LK results as the device reads them (the CUDA tracker's pinned buffers), for the check on the device.
-struct GeoTrackInputs {
-    const LkResult* results = nullptr;
-    const LkResult* back = nullptr;
-    const AnchorResult* anchors = nullptr;
-    const Point2f* origins = nullptr;
-    TrackVerdictRule rule{};
-    int tracks = 0;
-};
-
-/// FeatureTracker's geometric check on the device (CUDA, two-point with the prior, z = 1 plane; PoseTrackStage):
-/// the frame pair's test and, with R_base, the baseline test from bases(), enqueued on the frame's stream; after
-/// the stream's work, outlier() and out(test) hold the verdicts.
-class GeoDeviceCheck {
-public:
-    virtual ~GeoDeviceCheck() = default;
-    virtual Point2f* bases() = 0;  // pinned, the capacity: the baseline test's first positions (host-written)
-    virtual void enqueue(const GeoTrackInputs& in, const double* R, const double* R_base, StreamHandle stream) = 0;
-    virtual const std::uint8_t* outlier() const = 0;
-    virtual const GeoDeviceOut& out(int test) const = 0;
-};
-std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam,
-                                                    int min_tracks);
 
 std::unique_ptr<PoseBackend> make_cpu_pose_backend(int max_points, const RelativePoseConfig& cfg,
                                                    const std::vector<int>& tables);

@@ -42,6 +42,25 @@ CheckModel check_model(int pose_model) {
     return CheckModel::None;
 }
 
+/// The frame pair's result from its estimate over `checked` tracks, `ended` of them outliers (both backends): the
+/// estimate's status and counts when the check had enough tracks; the model, the motion and the ended tracks when
+/// it applies (geo_check_applies).
+GeometricCheckResult fill(const RelativePoseResult& pose, int checked, int ended, int min_tracks) {
+    GeometricCheckResult r;
+    r.checked = checked;
+    if (checked < min_tracks) return r;
+    r.pose_status = pose.status;
+    r.hypotheses = pose.hypotheses;
+    r.inliers = pose.inliers;
+    if (geo_check_applies(checked, min_tracks, static_cast<int>(pose.status))) {
+        r.model = check_model(static_cast<int>(pose.model));
+        r.R = pose.R;
+        r.t = pose.t;
+        r.outliers = ended;
+    }
+    return r;
+}
+
 }  // namespace
 
 RelativePoseConfig geo_pose_config(const GeometricCheckConfig& c, PoseMethod method) {
@@ -121,22 +140,9 @@ bool GeometricCheck::run_device_async(const GeoTrackInputs& in, const double* R_
 
 const GeometricCheckResult& GeometricCheck::finish_device(std::uint8_t* outlier, int n) {
     // run()'s result from the device's records: the frame pair's estimate, the ended tracks of both tests.
-    res_ = GeometricCheckResult{};
     std::memcpy(outlier, dev_->outlier(), static_cast<std::size_t>(n));
     const GeoDeviceOut& o = dev_->out(0);
-    res_.checked = o.checked;
-    if (res_.checked >= cfg_.min_tracks) {
-        const RelativePoseResult pose = pose_result(o.rec);
-        res_.pose_status = pose.status;
-        res_.hypotheses = pose.hypotheses;
-        res_.inliers = pose.inliers;
-        if (geo_check_applies(res_.checked, cfg_.min_tracks, static_cast<int>(pose.status))) {
-            res_.model = check_model(static_cast<int>(pose.model));
-            res_.R = pose.R;
-            res_.t = pose.t;
-            res_.outliers = o.ended;
-        }
-    }
+    res_ = fill(pose_result(o.rec), o.checked, o.ended, cfg_.min_tracks);
     if (dev_base_) res_.outliers += dev_->out(1).ended;
     return res_;
 }
@@ -144,23 +150,11 @@ const GeometricCheckResult& GeometricCheck::finish_device(std::uint8_t* outlier,
 const GeometricCheckResult& GeometricCheck::run(const TrackVerdict* v, const Point2f* origins, int n,
                                                 const double* R_prior, std::uint8_t* outlier, const Point2f* base,
                                                 const double* R_base) {
-    res_ = GeometricCheckResult{};
     std::memset(outlier, 0, static_cast<std::size_t>(n));
-    int ended = 0;
-    const RelativePoseResult pose = judge(v, origins, n, R_prior, outlier, &res_.checked, &ended);
-    if (res_.checked >= cfg_.min_tracks) {
-        res_.pose_status = pose.status;
-        res_.hypotheses = pose.hypotheses;
-        res_.inliers = pose.inliers;
-    }
-    if (geo_check_applies(res_.checked, cfg_.min_tracks, static_cast<int>(pose.status))) {
-        res_.model = check_model(static_cast<int>(pose.model));
-        res_.R = pose.R;
-        res_.t = pose.t;
-        res_.outliers = ended;
-    }
+    int checked = 0, ended = 0;
+    const RelativePoseResult pose = judge(v, origins, n, R_prior, outlier, &checked, &ended);
+    res_ = fill(pose, checked, ended, cfg_.min_tracks);
     if (base) {  // the baseline test of the tracks the frame pair kept
-        int checked = 0;
         judge(v, base, n, R_base, outlier, &checked, &ended);
         res_.outliers += ended;
     }

@@ -6,6 +6,7 @@
 // wait (finish_device). Both end the same tracks as Outlier, bit for bit.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kestrel/detail/geo_check_rules.hpp"
@@ -14,6 +15,31 @@
 #include "src/geometry/relative_pose_backend.hpp"
 
 namespace kestrel::detail {
+
+/// The frame's LK results as the device reads them (the CUDA tracker's pinned buffers), for the check on the device.
+struct GeoTrackInputs {
+    const LkResult* results = nullptr;
+    const LkResult* back = nullptr;
+    const AnchorResult* anchors = nullptr;
+    const Point2f* origins = nullptr;
+    TrackVerdictRule rule{};
+    int tracks = 0;
+};
+
+/// FeatureTracker's geometric check on the device (CUDA, two-point with the prior, z = 1 plane; PoseTrackStage;
+/// src/track/geo_check_cuda.cpp):
+/// the frame pair's test and, with R_base, the baseline test from bases(), enqueued on the frame's stream; after
+/// the stream's work, outlier() and out(test) hold the verdicts.
+class GeoDeviceCheck {
+public:
+    virtual ~GeoDeviceCheck() = default;
+    virtual Point2f* bases() = 0;  // pinned, the capacity: the baseline test's first positions (host-written)
+    virtual void enqueue(const GeoTrackInputs& in, const double* R, const double* R_base, StreamHandle stream) = 0;
+    virtual const std::uint8_t* outlier() const = 0;
+    virtual const GeoDeviceOut& out(int test) const = 0;
+};
+std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int capacity, const RelativePoseConfig& cfg, const CameraSetup& cam,
+                                                    int min_tracks);
 
 /// The relative-pose settings of the check (the estimator's method aside: five-point, or two-point with a prior).
 RelativePoseConfig geo_pose_config(const GeometricCheckConfig& cfg, PoseMethod method);

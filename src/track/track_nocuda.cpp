@@ -5,6 +5,7 @@
 #include "kestrel/lk_tracker.hpp"
 #include "src/core/backend.hpp"
 #include "src/track/feature_tracker_backend.hpp"
+#include "src/track/geometric_check.hpp"
 #include "src/track/lk_internal.hpp"
 
 namespace kestrel {
@@ -45,6 +46,10 @@ std::unique_ptr<TrackerBackend> make_cuda_tracker_backend(int, int, const Tracke
 }
 
 std::unique_ptr<StreamFan> make_stream_fan(int) { built_without_cuda("MultiCameraTracker"); }
+
+std::unique_ptr<GeoDeviceCheck> make_cuda_geo_check(int, const RelativePoseConfig&, const CameraSetup&, int) {
+    built_without_cuda("FeatureTracker's geometric check");
+}
 
 }  // namespace detail
 }  // namespace kestrel

@@ -169,6 +169,27 @@ KESTREL_HD void pose_msac_add_units(double e2, const PoseProblem& p, unsigned lo
 /// Point i's MSAC term under the hypothesis' model M: as pose_msac_add_units of pose_point_error2, but for the
 /// epipolar models the inlier test is w2 r^2 < thr2 d (d > 0), without the division (only an inlier's error is
 /// divided out).
+/// The epipolar inlier test of pose_msac_point: num = w2 r^2 against thr2 d (d > 0), without the division.
+KESTREL_HD bool pose_msac_in(const PoseProblem& p, double num, double d) { return d > 0.0 && num < p.thr2 * d; }
+/// pose_msac_point's term: an inlier with squared error e2 = num / d adds trunc(e2 * qscale) (at most 2^32), an
+/// outlier 2^32 (e2 is not read).
+KESTREL_HD void pose_msac_units(const PoseProblem& p, bool in, double e2, unsigned long long& units, int& count) {
+    if (in) {
+        const double q = e2 * p.qscale;
+        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
+        ++count;
+    } else {
+        units += 4294967296ull;
+    }
+}
+/// pose_msac_point's epipolar term from point i's residual r and denominator d (pose_epipolar).
+KESTREL_HD void pose_msac_rd(const PoseProblem& p, int i, double r, double d, unsigned long long& units, int& count) {
+    const double num = pose_weight2(p, i) * (r * r);
+    if (pose_msac_in(p, num, d))  // only an inlier's error is divided out
+        pose_msac_units(p, true, num / d, units, count);
+    else
+        pose_msac_units(p, false, 0.0, units, count);
+}
 KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, unsigned long long& units, int& count) {
     if (p.method == 2) {
         pose_msac_add_units(pose_point_error2(p, M, i), p, units, count);
@@ -176,14 +197,7 @@ KESTREL_HD void pose_msac_point(const PoseProblem& p, const double* M, int i, un
     }
     double r, d;
     pose_epipolar(M, p.x1 + 3 * i, p.x2 + 3 * i, p.sphere, &r, &d);
-    const double num = pose_weight2(p, i) * (r * r);
-    if (d > 0.0 && num < p.thr2 * d) {
-        const double q = (num / d) * p.qscale;
-        units += q < kPoseCostUnits ? static_cast<unsigned long long>(q) : 4294967296ull;
-        ++count;
-    } else {
-        units += 4294967296ull;
-    }
+    pose_msac_rd(p, i, r, d, units, count);
 }
 
 /// The MSAC cost of model M over all points in integer units (pose_msac_point; exact as a double below 2^53,
@@ -395,7 +409,8 @@ KESTREL_HD bool pose_in_front(const double* R, const double* t, const double* p,
     return f;
 }
 
-/// Newton's polar iteration R <- (R + R^-T) / 2: the nearest rotation to a near-rotation (arithmetic only).
+/// Newton's polar iteration R <- (R + R^-T) / 2, R^-T = cof(R) * (1 / det R): the nearest rotation to a
+/// near-rotation (arithmetic only).
 /// An iteration that changes no bit is a fixed point: the remaining ones would change nothing either, so the loop
 /// ends there (the same result as all `iterations`).
 KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
@@ -405,13 +420,41 @@ KESTREL_HD void pose_orthonormalize(double* R, int iterations = 6) {
                              R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
         const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
         if (!(det != 0.0)) return;
+        const double inv = 1.0 / det;
         bool same = true;
         for (int j = 0; j < 9; ++j) {
-            const double r = 0.5 * (R[j] + c[j] / det);  // R^-T = cof(R) / det
+            const double r = 0.5 * (R[j] + c[j] * inv);  // R^-T = cof(R) / det
             same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
             R[j] = r;
         }
         if (same) return;
+    }
+}
+
+/// pose_orthonormalize of two matrices at once (the same result for each: a matrix at its fixed point, or stopped
+/// by det = 0, is left as it is while the other one iterates), so that their chains overlap.
+KESTREL_HD void pose_orthonormalize2(double* R0, double* R1, int iterations = 6) {
+    double* Rs[2] = {R0, R1};
+    bool active[2] = {true, true};
+    for (int it = 0; it < iterations && (active[0] || active[1]); ++it) {
+        KESTREL_UNROLL
+        for (int m = 0; m < 2; ++m) {
+            double* R = Rs[m];
+            const double c[9] = {R[4] * R[8] - R[5] * R[7], R[5] * R[6] - R[3] * R[8], R[3] * R[7] - R[4] * R[6],
+                                 R[2] * R[7] - R[1] * R[8], R[0] * R[8] - R[2] * R[6], R[1] * R[6] - R[0] * R[7],
+                                 R[1] * R[5] - R[2] * R[4], R[2] * R[3] - R[0] * R[5], R[0] * R[4] - R[1] * R[3]};
+            const double det = R[0] * c[0] + R[1] * c[1] + R[2] * c[2];
+            if (!(det != 0.0)) active[m] = false;
+            if (!active[m]) continue;
+            const double inv = 1.0 / det;
+            bool same = true;
+            for (int j = 0; j < 9; ++j) {
+                const double r = 0.5 * (R[j] + c[j] * inv);
+                same = same && r == R[j] && (r != 0.0 || !(std::signbit(r) != std::signbit(R[j])));
+                R[j] = r;
+            }
+            if (same) active[m] = false;
+        }
     }
 }
 
@@ -454,8 +497,7 @@ KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], d
         Rc[0][j] = cof[j] - tE[j];
         Rc[1][j] = cof[j] + tE[j];
     }
-    pose_orthonormalize(Rc[0]);
-    pose_orthonormalize(Rc[1]);
+    pose_orthonormalize2(Rc[0], Rc[1]);
     return true;
 }
 
@@ -617,7 +659,7 @@ struct PoseFrontTerm {
         }
     }
 };
-/// The refinement's terms over the mask's points at E0: acc[0] += the squared error (pixels^2, as
+/// The refinement's terms over the points of mask bit 0 at E0: acc[0] += the squared error (pixels^2, as
 /// pose_point_error2), then the normal equations of the signed residual res = w1 r / sqrt(d) (pose_epipolar)
 /// with its analytic Jacobian J_k = <d res / d E, G_k> (G: pose_model_derivatives): acc[1 + a] += J_a res
 /// (a < np), then the upper triangle acc[1 + np + pose_tri(np, a, b)] += J_a J_b (a <= b < np): K = 1 + np +
@@ -625,32 +667,29 @@ struct PoseFrontTerm {
 /// u = k0 q - c a' (plane: a' = (a0, a1, 0), b' = (b0, b1, 0), k0 = 1; sphere: a' = a, b' = b,
 /// k0 = 1 + 2 r c, from d = |a|^2 + |b|^2 - 2 r^2). A point with d <= 0 adds 1e300 to acc[0] and nothing else.
 KESTREL_HD int pose_tri(int np, int a, int b) { return a * np - a * (a - 1) / 2 + (b - a); }
+/// Point (x, y)'s epipolar values under E: a = E x, b = E^T y, r and d (the same operations as pose_epipolar).
+KESTREL_HD void pose_epipolar_ab(const double* E, const double* x, const double* y, int sphere, double* a, double* b,
+                                 double* r_out, double* d_out) {
+    a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
+    a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
+    a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
+    b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
+    b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
+    b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
+    const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
+    double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
+    if (sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
+    *r_out = r;
+    *d_out = d;
+}
+/// The normal-equation terms of point i (after acc[0]): a, b, r, d its epipolar values (d > 0).
 template <int NP>
-struct PoseRefineTerm {
-    const PoseProblem* p;
-    const double* E0;
-    const double (*G)[9];
-    const std::uint8_t* mask;
-    KESTREL_HD void operator()(int i, double* acc) const {
-        if (!mask[i]) return;
-        const double* x = p->x1 + 3 * i;
-        const double* y = p->x2 + 3 * i;
-        const double* E = E0;
-        double a[3], b[3];
-        a[0] = std::fma(E[0], x[0], std::fma(E[1], x[1], E[2] * x[2]));
-        a[1] = std::fma(E[3], x[0], std::fma(E[4], x[1], E[5] * x[2]));
-        a[2] = std::fma(E[6], x[0], std::fma(E[7], x[1], E[8] * x[2]));
-        b[0] = std::fma(E[0], y[0], std::fma(E[3], y[1], E[6] * y[2]));
-        b[1] = std::fma(E[1], y[0], std::fma(E[4], y[1], E[7] * y[2]));
-        b[2] = std::fma(E[2], y[0], std::fma(E[5], y[1], E[8] * y[2]));
-        const double r = std::fma(y[0], a[0], std::fma(y[1], a[1], y[2] * a[2]));
-        double d = std::fma(a[0], a[0], std::fma(a[1], a[1], std::fma(b[0], b[0], b[1] * b[1])));
-        if (p->sphere) d = std::fma(a[2], a[2], std::fma(b[2], b[2], d)) - 2.0 * (r * r);
-        if (!(d > 0.0)) {
-            acc[0] = acc[0] + 1e300;
-            return;
-        }
-        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+KESTREL_HD void pose_refine_terms(const PoseProblem& P, const double (*G)[9], int i, double* a, double* b, double r,
+                                  double d, double* acc) {
+    const PoseProblem* p = &P;
+    const double* x = p->x1 + 3 * i;
+    const double* y = p->x2 + 3 * i;
+    {
         const double w1 = pose_weight1(*p, i);
         const double s = 1.0 / std::sqrt(d);
         const double res = w1 * (r * s);
@@ -681,6 +720,25 @@ struct PoseRefineTerm {
                 acc[1 + NP + pose_tri(NP, a2, b2)] = std::fma(J[a2], J[b2], acc[1 + NP + pose_tri(NP, a2, b2)]);
         }
     }
+}
+template <int NP>
+struct PoseRefineTerm {
+    static constexpr int K = 1 + NP + NP * (NP + 1) / 2;  // the sums
+    const PoseProblem* p;
+    const double* E0;
+    const double (*G)[9];
+    const std::uint8_t* mask;
+    KESTREL_HD void operator()(int i, double* acc) const {
+        if (!(mask[i] & 1)) return;
+        double a[3], b[3], r, d;
+        pose_epipolar_ab(E0, p->x1 + 3 * i, p->x2 + 3 * i, p->sphere, a, b, &r, &d);
+        if (!(d > 0.0)) {
+            acc[0] = acc[0] + 1e300;
+            return;
+        }
+        acc[0] = acc[0] + pose_weight2(*p, i) * (r * r) / d;
+        pose_refine_terms<NP>(*p, G, i, a, b, r, d, acc);
+    }
 };
 /// The rotation winner's MSAC (acc[0], acc[1] as PoseMsacTerm, method 2, no mask) and, when `fit`, the sums of
 /// its Kabsch fit from the same error: over the points with rotation error below thr2 under R,
@@ -707,16 +765,18 @@ struct PoseRotationMsacFitTerm {
     }
 };
 
-/// Levenberg-Marquardt on the signed Sampson residuals of the mask's points over (R, unit t) (np = 5) or t
+/// Levenberg-Marquardt on the signed Sampson residuals of the points of mask bit 0 over (R, unit t) (np = 5) or t
 /// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
-/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's).
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's). `acc0`: the
+/// start pose's sums when the caller has them (PoseRefineTerm, taken in an earlier pass), else null. *moved:
+/// whether a step was kept.
 template <int NP, class Ctx>
 KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                                 int iterations) {
+                                 int iterations, const double* acc0, bool* moved) {
     constexpr int np = NP;
-    constexpr int K = 1 + NP + NP * (NP + 1) / 2;
+    constexpr int K = PoseRefineTerm<NP>::K;
     // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
     auto pass = [&](const double* R_, const double* t_, double* acc) {
         double E0[9], G[5][9];
@@ -725,7 +785,11 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
         ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
     };
     double acc[K], accn[K];
-    pass(R, t, acc);
+    if (acc0)
+        for (int j = 0; j < K; ++j) acc[j] = acc0[j];
+    else
+        pass(R, t, acc);
+    *moved = false;
     double cost = acc[0];
     double lambda = 1e-3;
     for (int it = 0; it < iterations; ++it) {
@@ -735,10 +799,11 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
             for (int b = 0; b < np; ++b)
                 A[a][b] = a <= b ? acc[1 + np + pose_tri(np, a, b)] : acc[1 + np + pose_tri(np, b, a)];
         }
-        // Solve (A + lambda diag(A)) d = -g by Cholesky; retry with a larger lambda when a step fails.
+        // Solve (A + lambda diag(A)) d = -g by Cholesky (one division per column: its diagonal's reciprocal,
+        // which the column and both substitutions multiply by); retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
         for (int attempt = 0; attempt < 4 && !improved; ++attempt) {
-            double L[5][5], y[5], d[5];
+            double L[5][5], inv[5], y[5], d[5];
             bool ok = true;
             for (int a = 0; a < np && ok; ++a)
                 for (int b = 0; b <= a; ++b) {
@@ -750,20 +815,21 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                             break;
                         }
                         L[a][a] = std::sqrt(s);
+                        inv[a] = 1.0 / L[a][a];
                     } else {
-                        L[a][b] = s / L[b][b];
+                        L[a][b] = s * inv[b];
                     }
                 }
             if (!ok) return cost;
             for (int a = 0; a < np; ++a) {
                 double s = -g[a];
                 for (int k = 0; k < a; ++k) s -= L[a][k] * y[k];
-                y[a] = s / L[a][a];
+                y[a] = s * inv[a];
             }
             for (int a = np - 1; a >= 0; --a) {
                 double s = y[a];
                 for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
-                d[a] = s / L[a][a];
+                d[a] = s * inv[a];
             }
             double Rn[9], tn[3];
             pose_move(R, t, d, np, Rn, tn);
@@ -777,6 +843,7 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                 for (int j = 0; j < K; ++j) acc[j] = accn[j];
                 lambda = lambda * 0.1;
                 improved = true;
+                *moved = true;
             } else {
                 lambda = lambda * 10.0;
             }
@@ -784,12 +851,6 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
         if (!improved || converged) break;
     }
     return cost;
-}
-
-template <class Ctx>
-KESTREL_HD double pose_refine(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
-                              int np, int iterations) {
-    return np == 2 ? pose_refine_np<2>(ctx, P, R, t, mask, iterations) : pose_refine_np<5>(ctx, P, R, t, mask, iterations);
 }
 
 // ---- model selection: translation or rotation only ------------------------------------------------------------
@@ -967,14 +1028,32 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     } else {
         for (int j = 0; j < 9; ++j) R[j] = Ef[j] = 0.0;
     }
-    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC.
-    double a2[5];
+    // Pass 2: the mask of [t]x R, its cheirality count (the result without refinement), the Kabsch fit's MSAC,
+    // and, two-point, the refinement's first sums at (R, t) over that mask (a2[5 ..]), taken here when the
+    // refinement will probably run: before the rotation-only model is known not to decide anyway (it needs 90 %
+    // of the points after its Kabsch fit), so only while it has fewer than 80 % of them before it. Otherwise
+    // (and for five-point, whose 21 sums make one pass dearer than two) the refinement takes them in a pass of
+    // its own when it runs; the same sums either way.
+    constexpr int KR2 = PoseRefineTerm<2>::K, KR5 = PoseRefineTerm<5>::K;
+    double a2[5 + KR5];
+    const bool may_refine = two_point && t_run && fp.refine && !(r_run && 100LL * rot_inl >= 80LL * n);
+    double G[5][9];
+    if (may_refine) pose_model_derivatives(R, t, two_point ? 2 : 5, G);
     {
         using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
         const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
-        ctx.template sum<5>(PoseTwoTerms<3, T1, PoseMsacTerm>{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true,
-                                                             rk_run},
-                            n, a2);
+        using T2 = PoseTwoTerms<3, T1, PoseMsacTerm>;
+        const T2 t2{tt, PoseMsacTerm{&P, Rk, 2, fp.thr2_rot, nullptr}, true, rk_run};
+        if (!may_refine)
+            ctx.template sum<5>(t2, n, a2);
+        else if (two_point)
+            ctx.template sum<5 + KR2>(PoseTwoTerms<5, T2, PoseRefineTerm<2>>{t2, PoseRefineTerm<2>{&P, Ef, G, mask}, true,
+                                                                           true},
+                                     n, a2);
+        else
+            ctx.template sum<5 + KR5>(PoseTwoTerms<5, T2, PoseRefineTerm<5>>{t2, PoseRefineTerm<5>{&P, Ef, G, mask}, true,
+                                                                           true},
+                                     n, a2);
     }
     if (rk_run && a2[3] < rot_cost) {
         for (int j = 0; j < 9; ++j) Rr[j] = Rk[j];
@@ -996,14 +1075,17 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
             double Rf[9], tf[3], Er[9];
             for (int j = 0; j < 9; ++j) Rf[j] = R[j];
             for (int j = 0; j < 3; ++j) tf[j] = t[j];
+            double a3[3] = {0.0, 0.0, 0.0};
+            bool moved = false;
             if (two_point)
-                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10);
+                pose_refine_np<2>(ctx, P, Rf, tf, mask, 10, may_refine ? a2 + 5 : nullptr, &moved);
             else
-                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10);
+                pose_refine_np<5>(ctx, P, Rf, tf, mask, 10, may_refine ? a2 + 5 : nullptr, &moved);
             pose_skew_mul(tf, Rf, Er);
-            // Pass: the refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1).
-            double a3[3];
-            ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            // The refined model's MSAC, its cheirality count on its own inliers, and its mask (bit 1). Without a
+            // kept step the refined pose is the start pose: the same cost, not kept (no pass needed).
+            if (moved) ctx.template sum<3>(PoseMsacFrontTerm{&P, Er, Rf, tf, P.thr2, mask}, n, a3);
+            else a3[0] = cost;
             const bool refined = a3[0] < cost;
             ctx.keep_bit(mask, n, refined ? 1 : 0);  // the kept model's mask
             if (refined) {
