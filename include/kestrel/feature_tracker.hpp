@@ -74,8 +74,9 @@ inline DetectorConfig tracking_detector_config() {
 /// mover's deviation grows with it, an anchored track's noise does not). A static or purely rotating camera (no
 /// translation) is decided by the estimator's model selection: its rotation-only model then judges the tracks, so
 /// that degenerate motion does not end good tracks. Fewer than min_tracks checkable tracks, or no model: that
-/// estimate ends nothing. It runs on the host after the frame's wait (the CPU estimator) on both backends, which
-/// end the same tracks, bit for bit.
+/// estimate ends nothing. It runs on the host after the frame's wait (the CPU estimator), except on the CUDA
+/// backend with a rotation prior and a pinhole or radial-tangential camera, where both tests run on the device in
+/// the frame's stream before its one wait; both backends end the same tracks, bit for bit.
 struct GeometricCheckConfig {
     bool enabled = false;
     Camera camera{};              ///< the frames' camera (validate(Camera); its size must be the frames')
