@@ -97,6 +97,26 @@ long solve_lanes_1000(const double* p, const double* q) {
 }
 constexpr double kPoseOutliers = 0.5;
 
+// The solver rows' input: 1000 samples of 5 correspondences of the pose rows' scene (no outliers), drawn by a fixed
+// LCG, as 3-vectors (x, y, 1): 15 doubles per sample and view.
+void five_point_samples_1000(std::vector<double>& p, std::vector<double>& q) {
+    const PoseScene sc = pose_scene(kPosePoints, 0.0);
+    p.assign(15 * 1000, 0.0);
+    q.assign(15 * 1000, 0.0);
+    std::uint64_t z = 777;
+    for (int s = 0; s < 1000; ++s)
+        for (int j = 0; j < 5; ++j) {
+            z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+            const int i = static_cast<int>((z >> 33) % kPosePoints);
+            p[15 * s + 3 * j] = sc.x1[2 * i];
+            p[15 * s + 3 * j + 1] = sc.x1[2 * i + 1];
+            p[15 * s + 3 * j + 2] = 1.0;
+            q[15 * s + 3 * j] = sc.x2[2 * i];
+            q[15 * s + 3 * j + 1] = sc.x2[2 * i + 1];
+            q[15 * s + 3 * j + 2] = 1.0;
+        }
+}
+
 void pose_rows(const char* prefix, Backend backend, bool gpu) {
     for (const PoseMethod m : {PoseMethod::FivePoint, PoseMethod::TwoPointWithRotation}) {
         const std::string name = std::string(prefix) + (m == PoseMethod::FivePoint ? "five-point" : "two-point") +
@@ -138,20 +158,8 @@ void register_geometry() {
     // The cost of one five-point solve on the CPU (unpolished, as RANSAC runs it): 1000 random samples of the pose
     // rows' scene per iteration; ns_per_solve = the median / 1000.
     add("cpu/kestrel-five_point_solve/1000", 20, [](benchmark::State& st) {
-        const PoseScene sc = pose_scene(kPosePoints, 0.0);
-        std::vector<double> p(15 * 1000), q(15 * 1000);
-        std::uint64_t z = 777;
-        for (int s = 0; s < 1000; ++s)
-            for (int j = 0; j < 5; ++j) {
-                z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-                const int i = static_cast<int>((z >> 33) % kPosePoints);
-                p[15 * s + 3 * j] = sc.x1[2 * i];
-                p[15 * s + 3 * j + 1] = sc.x1[2 * i + 1];
-                p[15 * s + 3 * j + 2] = 1.0;
-                q[15 * s + 3 * j] = sc.x2[2 * i];
-                q[15 * s + 3 * j + 1] = sc.x2[2 * i + 1];
-                q[15 * s + 3 * j + 2] = 1.0;
-            }
+        std::vector<double> p, q;
+        five_point_samples_1000(p, q);
         long solutions = 0;
         wall_loop(st, [&] {
             double E[detail::kFivePointMaxSolutions][9];
@@ -166,20 +174,8 @@ void register_geometry() {
     // The RANSAC hypotheses' solver (five_point_lanes_rules.hpp: its 16 lanes one after another), as the CPU
     // backend runs it (the same 1000 samples; on x86-64 with FMA its fma is one instruction, as in the backend).
     add("cpu/kestrel-five_point_solve_lanes/1000", 20, [](benchmark::State& st) {
-        const PoseScene sc = pose_scene(kPosePoints, 0.0);
-        std::vector<double> p(15 * 1000), q(15 * 1000);
-        std::uint64_t z = 777;
-        for (int s = 0; s < 1000; ++s)
-            for (int j = 0; j < 5; ++j) {
-                z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-                const int i = static_cast<int>((z >> 33) % kPosePoints);
-                p[15 * s + 3 * j] = sc.x1[2 * i];
-                p[15 * s + 3 * j + 1] = sc.x1[2 * i + 1];
-                p[15 * s + 3 * j + 2] = 1.0;
-                q[15 * s + 3 * j] = sc.x2[2 * i];
-                q[15 * s + 3 * j + 1] = sc.x2[2 * i + 1];
-                q[15 * s + 3 * j + 2] = 1.0;
-            }
+        std::vector<double> p, q;
+        five_point_samples_1000(p, q);
         long solutions = 0;
         wall_loop(st, [&] { solutions = solve_lanes_1000(p.data(), q.data()); });
         st.counters["ns_per_solve"] = st.counters["median_us"];  // us per 1000 solves = ns per solve
