@@ -188,6 +188,35 @@ TEST(FivePoint, NonFiniteInputGivesNoNaN) {
     EXPECT_EQ(detail::five_point_solve(z, x3, E, &flag), 0);
 }
 
+// The null vector of a rank-2 matrix from three of its rows, as fp_xy_from_b and the decomposition of E take it:
+// the largest of the three cross products, not the first one. Rows 0 and 1 are nearly parallel (their product is
+// 1e-6 of the others'), so a helper that took the first pair, or the smallest, fails here.
+TEST(FivePoint, LargestCrossIsTheNullVectorOfRankTwo) {
+    const double n[3] = {0.3, -0.5, 0.8};  // the null vector: every row below is orthogonal to it
+    const double r0[3] = {0.8, 0.0, -0.3};
+    const double r1[3] = {0.8 + 1e-6 * 0.5, 1e-6 * 0.3, -0.3};  // r0 + 1e-6 (0.5, 0.3, 0): orthogonal to n
+    const double r2[3] = {0.5, 0.3, 0.0};
+    double c[3];
+    const double n2 = detail::fp_largest_cross(r0, r1, r2, c);
+    EXPECT_DOUBLE_EQ(n2, c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    // r0 x r2 = (0.09, -0.15, 0.24) = 0.3 n is the largest (r1 x r2 equals it up to rounding; r0 x r1 is 1e-6 of it)
+    EXPECT_NEAR(c[0], 0.3 * n[0], 1e-15);
+    EXPECT_NEAR(c[1], 0.3 * n[1], 1e-15);
+    EXPECT_NEAR(c[2], 0.3 * n[2], 1e-15);
+    // Ties keep the first pair: three equal rows' products vanish, and the zero vector comes back with norm 0.
+    const double z[3] = {1.0, 2.0, 3.0};
+    EXPECT_EQ(detail::fp_largest_cross(z, z, z, c), 0.0);
+    EXPECT_EQ(c[0], 0.0);
+    EXPECT_EQ(c[1], 0.0);
+    EXPECT_EQ(c[2], 0.0);
+    // fp_xy_from_b reads x, y off the same vector: B's rows r0, r1, r2 have the null vector n, so x/1 = n0/n2.
+    const double B[3][3] = {{r0[0], r0[1], r0[2]}, {r1[0], r1[1], r1[2]}, {r2[0], r2[1], r2[2]}};
+    double x = 0.0, y = 0.0;
+    ASSERT_TRUE(detail::fp_xy_from_b(B, &x, &y));
+    EXPECT_NEAR(x, n[0] / n[2], 1e-12);
+    EXPECT_NEAR(y, n[1] / n[2], 1e-12);
+}
+
 TEST(FivePoint, RealRootsOfKnownPolynomial) {
     // (z - 1)(z + 2)(z - 3.5)(z^2 + 1): roots -2, 1, 3.5
     double p[11] = {0};

@@ -126,25 +126,36 @@ KESTREL_HD double fp_horner(const double* p, int deg, double x) {
     return v;
 }
 
-/// x, y from B(z) [x y 1]^T = 0 at a root z: the null vector of B, the largest cross product of two of its rows
-/// (rows 0 and 1, 0 and 2, 1 and 2; the first on ties). False when its last entry is not above 1e-14 of its norm
-/// (no finite x, y). Both solvers (five_point_solve3, five_point_solve_lanes) use it.
-KESTREL_HD bool fp_xy_from_b(const double B[3][3], double* x, double* y) {
-    double best[3] = {0.0, 0.0, 0.0};
-    double bn = -1.0;
+/// The null vector of a rank-2 3x3 matrix from three of its rows (or columns) v0, v1, v2: the largest cross
+/// product of two of them (v0 x v1, v0 x v2, v1 x v2; the first on ties), written to c; returns its squared norm
+/// (0 when all three products vanish, c then zero). fp_xy_from_b and the decomposition of E
+/// (pose_decompose_candidates) use it, so both keep one arithmetic.
+KESTREL_HD double fp_largest_cross(const double* v0, const double* v1, const double* v2, double* c) {
+    const double* const v[3] = {v0, v1, v2};
     const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    double bn = -1.0;
+    c[0] = c[1] = c[2] = 0.0;
     for (int p = 0; p < 3; ++p) {
-        const double* a = B[pr[p][0]];
-        const double* b = B[pr[p][1]];
-        const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-        const double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+        const double* a = v[pr[p][0]];
+        const double* b = v[pr[p][1]];
+        const double x[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        const double n2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
         if (n2 > bn) {
             bn = n2;
-            best[0] = c[0];
-            best[1] = c[1];
-            best[2] = c[2];
+            c[0] = x[0];
+            c[1] = x[1];
+            c[2] = x[2];
         }
     }
+    return bn;
+}
+
+/// x, y from B(z) [x y 1]^T = 0 at a root z: the null vector of B from its rows (fp_largest_cross). False when
+/// its last entry is not above 1e-14 of its norm (no finite x, y). Both solvers (five_point_solve3,
+/// five_point_solve_lanes) use it.
+KESTREL_HD bool fp_xy_from_b(const double B[3][3], double* x, double* y) {
+    double best[3];
+    const double bn = fp_largest_cross(B[0], B[1], B[2], best);
     if (!(std::fabs(best[2]) > 1e-14 * std::sqrt(bn))) return false;
     *x = best[0] / best[2];
     *y = best[1] / best[2];

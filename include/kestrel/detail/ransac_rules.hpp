@@ -459,7 +459,7 @@ KESTREL_HD void pose_orthonormalize2(double* R0, double* R1, int iterations = 6)
 }
 
 /// E -> t and the two rotations of the four (R, t) candidates (R_c, +-t): t the left null vector of E (largest
-/// cross product of two columns), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
+/// cross product of two columns: fp_largest_cross), E scaled to E E^T = I - t t^T, R = cof(E) - [t]x E and the twisted
 /// cof(E) + [t]x E, each made orthonormal (B. K. P. Horn, "Recovering baseline and orientation from essential
 /// matrix", 1990). False when E is zero or has no null vector. With `rotations` false only t is made (Rc is not
 /// written): the two-point method's rotation is its prior.
@@ -471,21 +471,8 @@ KESTREL_HD bool pose_decompose_candidates(const double* E_in, double Rc[2][9], d
     double E[9];
     const double s = std::sqrt(2.0) / fro;
     for (int j = 0; j < 9; ++j) E[j] = E_in[j] * s;
-    t[0] = t[1] = t[2] = 0.0;
-    double bestn = -1.0;
-    const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-    for (int q = 0; q < 3; ++q) {
-        const int a = pr[q][0], b = pr[q][1];
-        const double c[3] = {E[3 + a] * E[6 + b] - E[6 + a] * E[3 + b], E[6 + a] * E[b] - E[a] * E[6 + b],
-                             E[a] * E[3 + b] - E[3 + a] * E[b]};
-        const double nn = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-        if (nn > bestn) {
-            bestn = nn;
-            t[0] = c[0];
-            t[1] = c[1];
-            t[2] = c[2];
-        }
-    }
+    const double c0[3] = {E[0], E[3], E[6]}, c1[3] = {E[1], E[4], E[7]}, c2[3] = {E[2], E[5], E[8]};
+    (void)fp_largest_cross(c0, c1, c2, t);  // E's columns
     if (!(pose_normalize3(t) > 0.0)) return false;
     if (!rotations) return true;
     const double cof[9] = {E[4] * E[8] - E[5] * E[7], E[5] * E[6] - E[3] * E[8], E[3] * E[7] - E[4] * E[6],
