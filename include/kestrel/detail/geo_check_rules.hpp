@@ -82,8 +82,10 @@ struct GeoHistory {
     int n;
 };
 
-/// Appends the newest position, keeping the last L.
+/// Appends the newest position, keeping the last L; L in [1, kGeoMaxBaseline] (GeometricCheckConfig's validation
+/// holds it to that range; any other L leaves the history as it is).
 inline void geo_history_push(GeoHistory& h, float x, float y, int L) {
+    if (L < 1 || L > kGeoMaxBaseline) return;
     if (h.n < L) {
         h.x[h.n] = x;
         h.y[h.n] = y;
