@@ -14,7 +14,7 @@
 namespace kestrel_examples {
 
 std::set<std::string> option_flags(std::set<std::string> extra) {
-    extra.insert({"help", "no-cuda-graph", "det-no-cuda-graph", "fb"});
+    extra.insert({"help", "no-cuda-graph", "det-no-cuda-graph", "fb", "full-search", "no-motion-prediction"});
     return extra;
 }
 

@@ -25,6 +25,8 @@ kestrel::TrackerConfig parse_tracker(Args& args) {
     c.redetect_fraction = args.get_float("redetect-fraction", c.redetect_fraction);
     c.forward_backward = args.flag("fb");
     c.fb_max_error = args.get_float("fb-max-error", c.fb_max_error);
+    c.motion.constant_velocity = !args.flag("no-motion-prediction");
+    c.motion.fewer_levels = !args.flag("full-search");
     c.lk = parse_lk(args, c.lk);
     c.detector = parse_detector(args, "det-", c.detector);
     kestrel::validate(c, "command line");
@@ -54,6 +56,9 @@ std::string tracker_help() {
            "  --redetect-fraction F  re-detect when live < F * features, [0, 1] (default " + num(t.redetect_fraction) + ")\n" +
            "  --fb                   forward-backward check (drop tracks whose round trip misses)\n" +
            "  --fb-max-error E       largest accepted round-trip error in px (default " + num(t.fb_max_error) + ")\n" +
+           "  --full-search          search every pyramid level for every track, not only the levels its predicted\n"
+           "                         motion needs (for a camera that jerks by more than a few px between frames)\n" +
+           "  --no-motion-prediction start LK at the track's last position, not at its constant-velocity prediction\n" +
            lk_help(t.lk) +
            "  Re-detection uses the detector options with the prefix det- (e.g. --det-threshold 20):\n" +
            detector_help("det-", t.detector);

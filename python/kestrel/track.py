@@ -72,6 +72,11 @@ def _parser():
     p.add_argument("--redetect-fraction", type=float, help="re-detect when live < F * features, [0, 1]")
     p.add_argument("--fb", action="store_true", help="forward-backward check")
     p.add_argument("--fb-max-error", type=float, help="largest accepted round-trip error in px")
+    p.add_argument("--full-search", action="store_true",
+                   help="search every pyramid level for every track, not only the levels its predicted motion needs "
+                        "(for a camera that jerks by more than a few px between frames)")
+    p.add_argument("--no-motion-prediction", action="store_true",
+                   help="start LK at the track's last position, not at its constant-velocity prediction")
     p.add_argument("--reject-outliers", action="store_true",
                    help="the geometric check: tracks that disagree with the frame's relative pose end as Outlier")
     p.add_argument("--outlier-threshold", type=float, help="px, the check's threshold (default 1)")
@@ -335,6 +340,9 @@ def tracker_config(opts):
         kw["forward_backward"] = True
     if opts.fb_max_error is not None:
         kw["fb_max_error"] = opts.fb_max_error
+    if opts.full_search or opts.no_motion_prediction:
+        kw["motion"] = kestrel.MotionConfig(constant_velocity=not opts.no_motion_prediction,
+                                            fewer_levels=not opts.full_search)
     return kestrel.TrackerConfig(**kw)
 
 

@@ -664,6 +664,33 @@ def test_reject_outliers_matches_the_cpp_tool(tmp_path):
     assert ",Outlier\n" in got  # the check did end tracks (the vtest scene moves people, not the camera)
 
 
+def test_motion_options_match_the_cpp_tool(tmp_path):
+    """--full-search and --no-motion-prediction set TrackerConfig.motion as track_sequence's do, and change the
+    tracks (a flag that did nothing would leave the default run's CSV)."""
+    files = vtest_frames(10)
+    stamps = make_euroc(tmp_path / "euroc", {"cam0": files})
+    b = Bag(tmp_path / "vt", "ros1")
+    for f, t in zip(files, stamps):
+        b.image("/cam0/image_raw", t, decode_png_grey(f))
+    path = b.close()
+    base = [path, "--topic", "/cam0/image_raw", "--backend", "cpu", "--features", "150"]
+    code, _, err = run_track(base + ["--out", tmp_path / "default"])
+    assert code == 0, err
+    default = (tmp_path / "default" / "tracks.csv").read_text()
+    for flags, motion in ((["--full-search"], (True, False)), (["--no-motion-prediction"], (False, True)),
+                          (["--full-search", "--no-motion-prediction"], (False, False))):
+        opts = ktrack._parser().parse_args([str(path), "--topic", "/cam0/image_raw"] + flags)
+        m = ktrack.tracker_config(opts).motion
+        assert (m.constant_velocity, m.fewer_levels) == motion
+        out = tmp_path / ("py" + "".join(f[2:4] for f in flags))
+        code, _, err = run_track(base + flags + ["--out", out])
+        assert code == 0, err
+        got = (out / "tracks.csv").read_text()
+        assert got != default
+        want, _ = cpp_csv(tmp_path, [tmp_path / "euroc", "--features", "150"] + flags, "cpp" + out.name)
+        assert got == want
+
+
 def test_colour_png_and_jpeg_bags_match_the_cpp_folder(tmp_path):
     """Colour PNG (the tools' libpng rule) and JPEG (libjpeg's luma) frames: the folder through the C++ tool, the
     same files as CompressedImage messages through the bag."""
