@@ -1,6 +1,7 @@
 // kestrel_microbench, GPU rows: the floor, pyramid and score maps alone, the detector (device only
 // and end to end), the tracker (device only, and whole FeatureTracker frames), the batch unprojection. Each skips with a
 // message on a machine without a CUDA device.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -433,7 +434,8 @@ void register_gpu() {
 #if KESTREL_BENCH_TRACKER
     // With device_frames the frames are already in device memory (DeviceView, as where the camera writes into
     // memory the GPU reads, e.g. a Jetson's): the row then times the tracking alone, without the host uploads.
-    // redetect_frac: the share of frames in which some camera ran its detector.
+    // redetect_frac: the share of frames in which some camera ran its detector; enqueue_us: the median host time of
+    // track_async (every camera's submission), the rest of the frame being finish() (the wait and the bookkeeping).
     for (bool device_frames : {false, true}) {
     for (int n_cams : {1, 2, 4, 8}) {
         if (device_frames && n_cams != 1 && n_cams != 4) continue;
@@ -470,11 +472,14 @@ void register_gpu() {
                 }
                 ++i;
             };
+            double enqueue_us = 0.0;  // host time of the last track_async (the submission of every camera)
             const auto submit = [&] {
+                const auto e0 = std::chrono::steady_clock::now();
                 if (device_frames)
                     rig.track_async(dviews, s.get());
                 else
                     rig.track_async(views, s.get());
+                enqueue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - e0).count();
                 rig.finish();
             };
             for (int w = 0; w < 10; ++w) {
@@ -483,12 +488,14 @@ void register_gpu() {
             }
             std::vector<double> us;
             long long live = 0, redetect_frames = 0;
+            std::vector<double> enqueue;
             for (auto _ : st) {
                 next();
                 const auto t0 = std::chrono::steady_clock::now();
                 submit();
                 const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
                 us.push_back(t);
+                enqueue.push_back(enqueue_us);
                 st.SetIterationTime(t * 1e-6);
                 bool any = false;
                 for (int c = 0; c < n_cams; ++c) {
@@ -501,6 +508,10 @@ void register_gpu() {
             if (n_cams == 4) st.SetLabel("target: <= 2 x the 1-camera row");
             st.counters["live_mean_per_camera"] = us.empty() ? 0.0 : static_cast<double>(live) / us.size() / n_cams;
             st.counters["redetect_frac"] = us.empty() ? 0.0 : static_cast<double>(redetect_frames) / us.size();
+            if (!enqueue.empty()) {  // the median host time of track_async: the submission's share of the frame
+                std::nth_element(enqueue.begin(), enqueue.begin() + enqueue.size() / 2, enqueue.end());
+                st.counters["enqueue_us"] = enqueue[enqueue.size() / 2];
+            }
         });
     }
     }
