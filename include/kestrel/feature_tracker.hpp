@@ -38,6 +38,12 @@ struct AnchorConfig {
     float max_residual = 20.0f;  ///< LostAnchor when the fit's mean |residual| (grey levels) exceeds it, (0, 255]
     float max_distance = 0.5f;   ///< a failed fit when it ends farther than this (level-0 px) from the
                                  ///< frame-to-frame estimate (one of the two is wrong), (0, 100]
+    /// Frames between a track's scheduled fits, [1, 64]; 1: every track fits every frame. With more, each frame fits
+    /// about 1 / interval of the tracks (staggered by track id), and besides: a track's first 2 frames after its
+    /// reference patch was stored, every frame after a fit that moved it by more than 0.1 px from the
+    /// frame-to-frame estimate, and a frame whose frame-to-frame LK did not converge or ended with a mean |residual|
+    /// above 8 grey levels. A track that does not fit in a frame takes the frame-to-frame estimate there.
+    int interval = 1;
 };
 
 /// Where LK starts each track and how many pyramid levels it searches (docs/tracker.md, "Motion prediction").

@@ -2,6 +2,8 @@
 // emulates the warp lane by lane (kernels/track/anchor.cu runs the same operations in the same order).
 #include "anchor_internal.hpp"
 
+#include <cstdlib>
+
 namespace kestrel::detail {
 
 AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
@@ -17,6 +19,12 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
     s.stored_bound = kStoredPatchBound;
     s.stored_bound0 = kStoredPatchBound0;
+    s.interval = cfg.anchor.interval;
+    s.drift_bound = kAnchorDriftBound;
+    s.refit_residual = kAnchorRefitResidual;
+    if (const char* e = std::getenv("KESTREL_ANCHOR_DRIFT")) s.drift_bound = static_cast<float>(std::atof(e));  // TEMP
+    if (const char* e = std::getenv("KESTREL_ANCHOR_REFIT")) s.refit_residual = static_cast<float>(std::atof(e));  // TEMP
+    if (const char* e = std::getenv("KESTREL_ANCHOR_INTERVAL")) s.interval = std::atoi(e);  // TEMP
     return s;
 }
 

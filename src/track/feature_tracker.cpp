@@ -22,6 +22,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "anchor_internal.hpp"
 #include "feature_tracker_backend.hpp"
@@ -43,6 +45,7 @@ void validate(const TrackerConfig& cfg, const char* where) {
     detail::check(std::isfinite(cfg.fb_max_error) && cfg.fb_max_error > 0.0f && cfg.fb_max_error <= 100.0f, where,
                   "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
     detail::check_range(where, "anchor.max_iterations", cfg.anchor.max_iterations, 1, 100);
+    detail::check_range(where, "anchor.interval", cfg.anchor.interval, 1, 64);
     detail::check_range(where, "threads", cfg.threads, 0, 256);
     detail::check(std::isfinite(cfg.motion.level_reach) && cfg.motion.level_reach > 0.0f &&
                       cfg.motion.level_reach <= 1000.0f,
@@ -81,6 +84,7 @@ struct FeatureTracker::Impl {
     detail::LkImage frame_box{};  // level-0 geometry only, for the template-fits test
     int template_side = 0;  // level 0's patch side
     detail::LkSetup lk_setup{};  // the tracking setup (the levels' scales, for the levels a predicted start skips)
+    detail::AnchorSetup anchor_setup{};  // the anchor setup (the fit schedule, detail::anchor_due)
     std::uint64_t next_id = 1;
     std::int64_t frames = 0;
     bool redetected = false;
@@ -104,6 +108,10 @@ struct FeatureTracker::Impl {
     bool track_history = false;  // geometric_check.enabled with baseline_frames > 1
     bool geo_device = false;     // this frame's check was enqueued on the device (geo_enqueue)
     GeometricCheckResult no_check{};
+    long long dbg_fit = 0, dbg_skip = 0;  // TEMP
+    ~Impl() {  // TEMP
+        if (std::getenv("KESTREL_ANCHOR_STATS")) std::fprintf(stderr, "ANCHORSTATS fit %lld skip %lld\n", dbg_fit, dbg_skip);
+    }
 
     void check_frame(const char* where, int w, int h) const {
         detail::check(w == width && h == height, where, "frame", [&] {
@@ -134,7 +142,15 @@ struct FeatureTracker::Impl {
                 detail::check_point(where, "predictions", i, (*predictions)[i].x, (*predictions)[i].y);
         }
         const bool first_frame_templates = cfg.lk.template_source == TemplateSource::FirstFrame;
-        if (cfg.anchor.enabled) std::copy(anchors.begin(), anchors.end(), be->anchor_states());
+        if (cfg.anchor.enabled) {
+            // The fit schedule: which tracks' fits are due in this frame (detail::anchor_due).
+            detail::AnchorState* as = be->anchor_states();
+            for (int i = 0; i < n; ++i) {
+                const std::size_t k = static_cast<std::size_t>(i);
+                as[i] = anchors[k];
+                as[i].due = detail::anchor_due(anchor_setup, frames, tracks[k].id, anchors[k]);
+            }
+        }
         Point2f* o = be->origins();
         LkGuess* g = be->guesses();
         std::int32_t* s = be->slots();
@@ -293,7 +309,8 @@ struct FeatureTracker::Impl {
                     next_history.push_back(hh);
                 }
                 if (cfg.anchor.enabled) {
-                    detail::AnchorState a = an[i].state;
+                    detail::AnchorState a = detail::anchor_after_frame(an[i], f.x, f.y);
+                    (an[i].iterations > 0 ? dbg_fit : dbg_skip) += 1;  // TEMP
                     if (reanchor) {
                         // The new reference: this frame's patch at the frame-to-frame estimate.
                         a = detail::AnchorState{};
@@ -416,6 +433,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->frame_box = {nullptr, width, height, static_cast<std::size_t>(width)};
     m->template_side = cfg.lk.patch_size;
     m->lk_setup = detail::make_tracker_lk_setup(cfg);
+    m->anchor_setup = detail::make_anchor_setup(cfg);
     const auto cap = static_cast<std::size_t>(cfg.target_features);
     m->tracks.reserve(cap);
     m->lost.reserve(cap);
