@@ -2,8 +2,6 @@
 // emulates the warp lane by lane (kernels/track/anchor.cu runs the same operations in the same order).
 #include "anchor_internal.hpp"
 
-#include <cstdlib>
-
 namespace kestrel::detail {
 
 AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
@@ -22,9 +20,6 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.interval = cfg.anchor.interval;
     s.drift_bound = kAnchorDriftBound;
     s.refit_residual = kAnchorRefitResidual;
-    if (const char* e = std::getenv("KESTREL_ANCHOR_DRIFT")) s.drift_bound = static_cast<float>(std::atof(e));  // TEMP
-    if (const char* e = std::getenv("KESTREL_ANCHOR_REFIT")) s.refit_residual = static_cast<float>(std::atof(e));  // TEMP
-    if (const char* e = std::getenv("KESTREL_ANCHOR_INTERVAL")) s.interval = std::atoi(e);  // TEMP
     return s;
 }
 

@@ -22,8 +22,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "anchor_internal.hpp"
 #include "feature_tracker_backend.hpp"
@@ -108,10 +106,6 @@ struct FeatureTracker::Impl {
     bool track_history = false;  // geometric_check.enabled with baseline_frames > 1
     bool geo_device = false;     // this frame's check was enqueued on the device (geo_enqueue)
     GeometricCheckResult no_check{};
-    long long dbg_fit = 0, dbg_skip = 0;  // TEMP
-    ~Impl() {  // TEMP
-        if (std::getenv("KESTREL_ANCHOR_STATS")) std::fprintf(stderr, "ANCHORSTATS fit %lld skip %lld\n", dbg_fit, dbg_skip);
-    }
 
     void check_frame(const char* where, int w, int h) const {
         detail::check(w == width && h == height, where, "frame", [&] {
@@ -310,7 +304,6 @@ struct FeatureTracker::Impl {
                 }
                 if (cfg.anchor.enabled) {
                     detail::AnchorState a = detail::anchor_after_frame(an[i], f.x, f.y);
-                    (an[i].iterations > 0 ? dbg_fit : dbg_skip) += 1;  // TEMP
                     if (reanchor) {
                         // The new reference: this frame's patch at the frame-to-frame estimate.
                         a = detail::AnchorState{};
