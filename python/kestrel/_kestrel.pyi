@@ -537,7 +537,9 @@ class AnchorConfig:
 
     @property
     def interval(self) -> int:
-        """frames between a track's scheduled fits, [1, 64] (1: every frame; see docs/tracker.md)"""
+        """
+        frames between a track's scheduled fits, [1, 64] (1: every frame; see docs/tracker.md)
+        """
 
     @interval.setter
     def interval(self, arg: int, /) -> None: ...
