@@ -4,7 +4,9 @@
 //   2. drop those whose status is not Tracked or NotConverged (a track whose level 0 ran out of
 //      iterations but whose residual passed is kept, as OpenCV's LK keeps it), and with
 //      forward_backward those whose backward track is lost or ends more than fb_max_error px from the
-//      previous position (LostForwardBackward); with anchoring, a failed fit re-anchors the track at the
+//      previous position (LostForwardBackward); with anchoring, a track whose fit ran (anchor.interval: the fit
+//      schedule, detail::anchor_due before the frame, detail::anchor_fit_wanted after LK) takes the fitted position,
+//      one whose fit did not run the frame-to-frame estimate, and a failed fit re-anchors the track at the
 //      frame-to-frame estimate, except where that estimate did not converge or the level-0 template reaches
 //      past the frame's edge (previous or new position): LostAnchor;
 //   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames, and

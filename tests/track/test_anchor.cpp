@@ -392,14 +392,17 @@ TEST(Anchor, ScheduleKnownAnswers) {
     EXPECT_EQ(track_verdict(f, nullptr, 38.0f, 29.0f, &ran, rule).reanchor, 1);
     // Bookkeeping: one frame older; a fit that ran sets the correction to its distance from the estimate.
     const AnchorState kept = anchor_after_frame(sk, f.x, f.y);
-    EXPECT_EQ(kept.age, warped.age + 1);
+    EXPECT_EQ(kept.age, warped.age);  // counted up to kAnchorSettleFrames (settled already)
+    AnchorResult young_skip = sk;
+    young_skip.state.age = 0;
+    EXPECT_EQ(anchor_after_frame(young_skip, f.x, f.y).age, 1);
     EXPECT_EQ(kept.correction, warped.correction);
     AnchorResult fit = sk;
     fit.iterations = 2;
     fit.state.x = f.x + 0.3f;
     fit.state.y = f.y - 0.4f;
     const AnchorState corrected = anchor_after_frame(fit, f.x, f.y);
-    EXPECT_EQ(corrected.age, warped.age + 1);
+    EXPECT_EQ(corrected.age, warped.age);
     EXPECT_NEAR(corrected.correction, 0.5f, 1e-5f);
 }
 

@@ -82,8 +82,8 @@ struct AnchorState {
     float x = 0.0f, y = 0.0f;  // the patch centre in the current frame (level-0 pixels)
     float gain = 1.0f, offset = 0.0f;
     // The fit schedule (AnchorConfig::interval), kept by the tracker's host bookkeeping: whether this frame's fit is
-    // due (anchor_due, set before each frame), the frames since the reference patch was stored, and how far the
-    // last fit moved the track from its frame-to-frame estimate (level-0 px).
+    // due (anchor_due, set before each frame), the frames since the reference patch was stored (up to
+    // kAnchorSettleFrames), and how far the last fit moved the track from its frame-to-frame estimate (level-0 px).
     std::int32_t due = 1;
     std::int32_t age = 0;
     float correction = 0.0f;
@@ -377,11 +377,12 @@ KESTREL_HD AnchorResult anchor_skipped(const AnchorState& a, const LkResult& f) 
 }
 
 /// The schedule's bookkeeping after a frame, for a track that stays Tracked without re-anchoring: its anchor state
-/// `a` from the frame's result, one frame older, and, when the fit ran (iterations > 0), the distance it moved the
-/// track from the frame-to-frame estimate (fx, fy) as the new correction.
+/// `a` from the frame's result, one frame older (counted up to kAnchorSettleFrames, all anchor_due asks), and, when
+/// the fit ran (iterations > 0), the distance it moved the track from the frame-to-frame estimate (fx, fy) as the
+/// new correction.
 KESTREL_HD AnchorState anchor_after_frame(const AnchorResult& r, float fx, float fy) {
     AnchorState a = r.state;
-    a.age = a.age + 1;
+    a.age = a.age < kAnchorSettleFrames ? a.age + 1 : a.age;
     if (r.iterations > 0) {
         const float dx = fsub(a.x, fx), dy = fsub(a.y, fy);
         a.correction = fsqrt(fadd(fmul(dx, dx), fmul(dy, dy)));
