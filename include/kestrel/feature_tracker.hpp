@@ -43,9 +43,10 @@ struct AnchorConfig {
     /// about 1 / interval of the tracks (staggered by track id), and besides: a track's first 2 frames after its
     /// reference patch was stored, every frame after a fit that moved it by more than 0.015 px from the
     /// frame-to-frame estimate, and a frame whose frame-to-frame LK did not converge or ended with a mean |residual|
-    /// above 8 grey levels. A track that does not fit in a frame takes the frame-to-frame estimate there. The default
-    /// 2 skips about 11 % of the fits at +3.5 % median error on docs/tracker.md's evaluation set (section 4).
-    int interval = 2;
+    /// above 8 grey levels. A track that does not fit in a frame takes the frame-to-frame estimate there. 2 skips
+    /// about 11 % of the fits at +3.5 % median error on docs/tracker.md's evaluation set and makes the CPU backend's
+    /// frame about 10 % shorter; on the GPU it leaves the frame as long (docs/tracker.md, section 4).
+    int interval = 1;
 };
 
 /// Where LK starts each track and how many pyramid levels it searches (docs/tracker.md, "Motion prediction").

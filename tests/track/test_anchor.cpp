@@ -301,8 +301,7 @@ TEST(Anchor, FeatureTrackerDriftIsRemovedOnARotatingSequence) {
 // indicators call a fit that is not due, what a skipped fit gives and how the verdict and the bookkeeping take it.
 TEST(Anchor, ScheduleKnownAnswers) {
     TrackerConfig cfg;
-    EXPECT_EQ(cfg.anchor.interval, 2);  // the default
-    cfg.anchor.interval = 1;
+    EXPECT_EQ(cfg.anchor.interval, 1);  // the default: every frame
     AnchorSetup s = make_anchor_setup(cfg);
     EXPECT_EQ(s.interval, 1);
     EXPECT_EQ(s.drift_bound, kAnchorDriftBound);
