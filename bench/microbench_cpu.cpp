@@ -51,18 +51,22 @@ void register_cpu() {
     // The CPU backend's tracker frame (FeatureTracker, Backend::Cpu): 200 tracks, 3 levels, the default
     // mode and anchoring, frames of the sequence in a ping-pong walk. Issue target: <= the
     // cv-pyramid+calcOpticalFlowPyrLK/200/3lv row with the same thread count.
-    // With "/check-on": TrackerConfig::geometric_check on (a 752x480 pinhole camera, f = 458 px), one thread row.
+    // With "/check-on": TrackerConfig::geometric_check on (a 752x480 pinhole camera, f = 458 px), one thread row; with
+    // "/interval:2": the anchor fit where needed (AnchorConfig::interval 2; the default fits every track every frame).
     for (int threads : kThreadRows) {
-      for (const bool check : {false, true}) {
-        if (check && threads != kThreadRows[0]) continue;
-        add("cpu/kestrel-tracker-frame/200/3lv/" + threads_name(threads) + (check ? "/check-on" : ""), 100,
-            [threads, check](benchmark::State& st) {
+      for (const int variant : {0, 1, 2}) {
+        const bool check = variant == 1;
+        if (variant != 0 && threads != kThreadRows[0]) continue;
+        static const char* const kCpuSuffix[3] = {"", "/check-on", "/interval:2"};
+        add("cpu/kestrel-tracker-frame/200/3lv/" + threads_name(threads) + kCpuSuffix[variant], 100,
+            [threads, check, variant](benchmark::State& st) {
             if (g_seq752.empty()) return st.SkipWithError("no 752x480 sequence");
             TrackerConfig c;
             c.lk.pyramid = {3, 2.0f};
             c.detector = issue4_detector();
             c.target_features = 200;
             c.threads = threads;
+            if (variant == 2) c.anchor.interval = 2;
             if (check) {
                 c.geometric_check.enabled = true;
                 Camera& cam = c.geometric_check.camera;

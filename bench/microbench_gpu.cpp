@@ -355,12 +355,14 @@ void register_gpu() {
             // 752x480 pinhole camera, f = 458 px; five-point), and on with a gyro-like rotation prior every frame
             // (two-point; the identity: the sequence's camera stands still; target: <= 1.25 x off).
             // Variant 5: every track from its previous position and over every level (TrackerConfig::motion off).
-            for (const int variant : {0, 1, 2, 3, 4, 5}) {
+            // Variants 6-9: anchor.interval 1, 2, 3, 4 (the fit schedule; the default row takes the default).
+            for (const int variant : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
             const bool anchor = variant != 1;
             if (variant != 0 && n != 200) continue;
             if (variant >= 2 && mode != LkConfig{}.mode) continue;
-            static const char* const kSuffix[6] = {"",          "/no-anchor",       "/check-off",
-                                                   "/check-on", "/check-on-prior", "/no-prediction"};
+            static const char* const kSuffix[10] = {"",           "/no-anchor",       "/check-off",  "/check-on",
+                                                    "/check-on-prior", "/no-prediction", "/interval:1", "/interval:2",
+                                                    "/interval:3", "/interval:4"};
             add("tracker/frame/" + std::to_string(n) + "/" + mode_name(mode) + kSuffix[variant], 500,
                 [n, mode, anchor, variant](benchmark::State& st) {
                 if (!g_gpu) return st.SkipWithError(kNoGpu);
@@ -371,6 +373,7 @@ void register_gpu() {
                 c.detector.per_cell = n > 360 ? 2 : 1;  // 752x480 has 24 x 15 = 360 cells of 32x32
                 c.target_features = n;
                 c.anchor.enabled = anchor;
+                if (variant >= 6) c.anchor.interval = variant - 5;
                 if (variant == 5) {
                     c.motion.constant_velocity = false;
                     c.motion.fewer_levels = false;

@@ -259,9 +259,10 @@ __device__ __forceinline__ detail::AnchorResult anchor_track(const AnchorFuse& a
     const bool alive = fw.status == TrackStatus::Tracked || fw.status == TrackStatus::NotConverged;
     if (alive && slot >= 0 && slot < a.capacity && a.store_valid[slot] != 0) {
         const int npx = a.setup.n * a.setup.n;
+        detail::AnchorState st = a.states[f];
+        if (!detail::anchor_fit_wanted(a.setup, st, fw)) return detail::anchor_skipped(st, fw);
         AnchorWarpEngine<N, G> eng(a.setup, a.store + static_cast<std::size_t>(slot) * 3 * npx, lane, mask);
         eng.win = win;
-        detail::AnchorState st = a.states[f];
         st.x = fw.x;
         st.y = fw.y;
         res = detail::anchor_refine_one(eng, a.setup, cur, st, a.prep[slot]);  // H^-1 read from global per iteration

@@ -499,7 +499,7 @@ class LkConfig:
 class AnchorConfig:
     """Refinement of every track against its first observation."""
 
-    def __init__(self, *, enabled: bool = True, reanchor: bool = True, max_iterations: int = 5, max_residual: float = 20.0, max_distance: float = 0.5) -> None: ...
+    def __init__(self, *, enabled: bool = True, reanchor: bool = True, max_iterations: int = 5, max_residual: float = 20.0, max_distance: float = 0.5, interval: int = 1) -> None: ...
 
     @property
     def enabled(self) -> bool: ...
@@ -534,6 +534,15 @@ class AnchorConfig:
 
     @max_distance.setter
     def max_distance(self, arg: float, /) -> None: ...
+
+    @property
+    def interval(self) -> int:
+        """
+        frames between a track's scheduled fits, [1, 64] (1: every frame; see docs/tracker.md)
+        """
+
+    @interval.setter
+    def interval(self, arg: int, /) -> None: ...
 
 class MotionConfig:
     """

@@ -150,16 +150,18 @@ void init_track(nb::module_& m) {
         .def(
             "__init__",
             [](AnchorConfig* self, bool enabled, bool reanchor, int max_iterations, float max_residual,
-               float max_distance) {
-                new (self) AnchorConfig{enabled, reanchor, max_iterations, max_residual, max_distance};
+               float max_distance, int interval) {
+                new (self) AnchorConfig{enabled, reanchor, max_iterations, max_residual, max_distance, interval};
             },
             nb::kw_only(), "enabled"_a = ad.enabled, "reanchor"_a = ad.reanchor, "max_iterations"_a = ad.max_iterations,
-            "max_residual"_a = ad.max_residual, "max_distance"_a = ad.max_distance)
+            "max_residual"_a = ad.max_residual, "max_distance"_a = ad.max_distance, "interval"_a = ad.interval)
         .def_rw("enabled", &AnchorConfig::enabled)
         .def_rw("reanchor", &AnchorConfig::reanchor, "on a failed fit: re-anchor (True) or lose the track")
         .def_rw("max_iterations", &AnchorConfig::max_iterations, "[1, 100]")
         .def_rw("max_residual", &AnchorConfig::max_residual, "(0, 255] grey levels")
-        .def_rw("max_distance", &AnchorConfig::max_distance, "(0, 100] level-0 px from the frame-to-frame estimate");
+        .def_rw("max_distance", &AnchorConfig::max_distance, "(0, 100] level-0 px from the frame-to-frame estimate")
+        .def_rw("interval", &AnchorConfig::interval,
+                "frames between a track's scheduled fits, [1, 64] (1: every frame; see docs/tracker.md)");
 
     const MotionConfig md;
     nb::class_<MotionConfig>(m, "MotionConfig",

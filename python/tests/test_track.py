@@ -34,6 +34,7 @@ def test_config_defaults_mirror_cpp():
     (lambda: kestrel.LkConfig(max_iterations=0), "max_iterations", "[1, 100]"),
     (lambda: kestrel.LkConfig(coarse_max_iterations=0), "coarse_max_iterations", "[1, 100]"),
     (lambda: kestrel.TrackerConfig(anchor=kestrel.AnchorConfig(max_iterations=0)), "max_iterations", "[1, 100]"),
+    (lambda: kestrel.TrackerConfig(anchor=kestrel.AnchorConfig(interval=65)), "anchor.interval", "[1, 64]"),
     (lambda: kestrel.TrackerConfig(motion=kestrel.MotionConfig(level_reach=0.0)), "motion.level_reach", "(0, 1000]"),
 ])
 def test_config_validation_names_parameter_and_bound(make, param, bound):

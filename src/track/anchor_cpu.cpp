@@ -17,6 +17,9 @@ AnchorSetup make_anchor_setup(const TrackerConfig& cfg) {
     s.inv_npx = exact_reciprocal(static_cast<float>(s.n * s.n));
     s.stored_bound = kStoredPatchBound;
     s.stored_bound0 = kStoredPatchBound0;
+    s.interval = cfg.anchor.interval;
+    s.drift_bound = kAnchorDriftBound;
+    s.refit_residual = kAnchorRefitResidual;
     return s;
 }
 

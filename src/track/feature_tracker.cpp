@@ -4,7 +4,9 @@
 //   2. drop those whose status is not Tracked or NotConverged (a track whose level 0 ran out of
 //      iterations but whose residual passed is kept, as OpenCV's LK keeps it), and with
 //      forward_backward those whose backward track is lost or ends more than fb_max_error px from the
-//      previous position (LostForwardBackward); with anchoring, a failed fit re-anchors the track at the
+//      previous position (LostForwardBackward); with anchoring, a track whose fit ran (anchor.interval: the fit
+//      schedule, detail::anchor_due before the frame, detail::anchor_fit_wanted after LK) takes the fitted position,
+//      one whose fit did not run the frame-to-frame estimate, and a failed fit re-anchors the track at the
 //      frame-to-frame estimate, except where that estimate did not converge or the level-0 template reaches
 //      past the frame's edge (previous or new position): LostAnchor;
 //   2b. with geometric_check, test the tracks kept by 2 against one relative pose between the two frames, and
@@ -43,6 +45,7 @@ void validate(const TrackerConfig& cfg, const char* where) {
     detail::check(std::isfinite(cfg.fb_max_error) && cfg.fb_max_error > 0.0f && cfg.fb_max_error <= 100.0f, where,
                   "fb_max_error", "= " + detail::to_text(cfg.fb_max_error) + " must be in (0, 100]");
     detail::check_range(where, "anchor.max_iterations", cfg.anchor.max_iterations, 1, 100);
+    detail::check_range(where, "anchor.interval", cfg.anchor.interval, 1, 64);
     detail::check_range(where, "threads", cfg.threads, 0, 256);
     detail::check(std::isfinite(cfg.motion.level_reach) && cfg.motion.level_reach > 0.0f &&
                       cfg.motion.level_reach <= 1000.0f,
@@ -81,6 +84,7 @@ struct FeatureTracker::Impl {
     detail::LkImage frame_box{};  // level-0 geometry only, for the template-fits test
     int template_side = 0;  // level 0's patch side
     detail::LkSetup lk_setup{};  // the tracking setup (the levels' scales, for the levels a predicted start skips)
+    detail::AnchorSetup anchor_setup{};  // the anchor setup (the fit schedule, detail::anchor_due)
     std::uint64_t next_id = 1;
     std::int64_t frames = 0;
     bool redetected = false;
@@ -134,7 +138,15 @@ struct FeatureTracker::Impl {
                 detail::check_point(where, "predictions", i, (*predictions)[i].x, (*predictions)[i].y);
         }
         const bool first_frame_templates = cfg.lk.template_source == TemplateSource::FirstFrame;
-        if (cfg.anchor.enabled) std::copy(anchors.begin(), anchors.end(), be->anchor_states());
+        if (cfg.anchor.enabled) {
+            // The fit schedule: which tracks' fits are due in this frame (detail::anchor_due).
+            detail::AnchorState* as = be->anchor_states();
+            for (int i = 0; i < n; ++i) {
+                const std::size_t k = static_cast<std::size_t>(i);
+                as[i] = anchors[k];
+                as[i].due = detail::anchor_due(anchor_setup, frames, tracks[k].id, anchors[k]);
+            }
+        }
         Point2f* o = be->origins();
         LkGuess* g = be->guesses();
         std::int32_t* s = be->slots();
@@ -293,7 +305,7 @@ struct FeatureTracker::Impl {
                     next_history.push_back(hh);
                 }
                 if (cfg.anchor.enabled) {
-                    detail::AnchorState a = an[i].state;
+                    detail::AnchorState a = detail::anchor_after_frame(an[i], f.x, f.y);
                     if (reanchor) {
                         // The new reference: this frame's patch at the frame-to-frame estimate.
                         a = detail::AnchorState{};
@@ -416,6 +428,7 @@ FeatureTracker::FeatureTracker(int width, int height, const TrackerConfig& cfg, 
     m->frame_box = {nullptr, width, height, static_cast<std::size_t>(width)};
     m->template_side = cfg.lk.patch_size;
     m->lk_setup = detail::make_tracker_lk_setup(cfg);
+    m->anchor_setup = detail::make_anchor_setup(cfg);
     const auto cap = static_cast<std::size_t>(cfg.target_features);
     m->tracks.reserve(cap);
     m->lost.reserve(cap);

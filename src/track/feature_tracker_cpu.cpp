@@ -98,6 +98,10 @@ public:
                     a.status = TrackStatus::LostAnchor;
                     if (!ok || valid_[static_cast<std::size_t>(slots_[i]) * setup_.levels] == 0) continue;
                     AnchorState st = anchor_states_[i];
+                    if (!anchor_fit_wanted(anchor_setup_, st, f)) {  // not this frame (AnchorConfig::interval)
+                        a = anchor_skipped(st, f);
+                        continue;
+                    }
                     st.x = f.x;
                     st.y = f.y;
                     CpuAnchorEngine eng(anchor_setup_,

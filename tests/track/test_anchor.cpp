@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "kestrel/detail/anchor_rules.hpp"
 #include "kestrel/feature_tracker.hpp"
 #include "src/track/anchor_internal.hpp"
+#include "src/track/feature_tracker_backend.hpp"
 
 namespace kestrel {
 namespace {
@@ -292,6 +295,242 @@ TEST(Anchor, FeatureTrackerDriftIsRemovedOnARotatingSequence) {
                 off, on);
     EXPECT_LT(on, 0.05);
     EXPECT_LT(on, 0.5 * off);
+}
+
+// The fit schedule's rules on known answers (AnchorConfig::interval): which tracks are due on which frame, when the
+// indicators call a fit that is not due, what a skipped fit gives and how the verdict and the bookkeeping take it.
+TEST(Anchor, ScheduleKnownAnswers) {
+    TrackerConfig cfg;
+    EXPECT_EQ(cfg.anchor.interval, 1);  // the default: every frame
+    AnchorSetup s = make_anchor_setup(cfg);
+    EXPECT_EQ(s.interval, 1);
+    EXPECT_EQ(s.drift_bound, kAnchorDriftBound);
+    EXPECT_EQ(s.refit_residual, kAnchorRefitResidual);
+    AnchorState settled;
+    settled.age = kAnchorSettleFrames;
+    settled.correction = 0.5f * kAnchorDriftBound;
+    for (std::uint64_t id = 1; id <= 5; ++id) EXPECT_EQ(anchor_due(s, 7, id, settled), 1) << "interval 1: every frame";
+    s.interval = 3;
+    // (frame + id) mod 3 == 0: frame 10 -> ids 2, 5, 8; frame 11 -> ids 1, 4, 7; frame 12 -> ids 3, 6, 9.
+    const int expect[3][9] = {{0, 1, 0, 0, 1, 0, 0, 1, 0}, {1, 0, 0, 1, 0, 0, 1, 0, 0}, {0, 0, 1, 0, 0, 1, 0, 0, 1}};
+    for (int f = 0; f < 3; ++f)
+        for (int id = 1; id <= 9; ++id)
+            EXPECT_EQ(anchor_due(s, 10 + f, static_cast<std::uint64_t>(id), settled), expect[f][id - 1])
+                << "frame " << 10 + f << " id " << id;
+    // Staggered: over 3 consecutive frames each of 300 tracks is due exactly once, 100 on each frame.
+    std::vector<int> times(301, 0);
+    for (int f = 0; f < 3; ++f) {
+        int on_frame = 0;
+        for (std::uint64_t id = 1; id <= 300; ++id) {
+            const int d = anchor_due(s, 1000 + f, id, settled);
+            on_frame += d;
+            times[id] += d;
+        }
+        EXPECT_EQ(on_frame, 100) << "frame " << 1000 + f;
+    }
+    for (std::uint64_t id = 1; id <= 300; ++id) EXPECT_EQ(times[id], 1) << "id " << id;
+    // Large frame indices and ids (64-bit): (2^40 + 1 + 2) mod 3 = 0.
+    EXPECT_EQ(anchor_due(s, (std::int64_t{1} << 40) + 1, 2, settled), (((std::uint64_t{1} << 40) + 3) % 3 == 0) ? 1 : 0);
+    // Not scheduled (frame 10, id 1), but: a new reference (age below kAnchorSettleFrames), a last correction above
+    // the bound (or not finite).
+    EXPECT_EQ(anchor_due(s, 10, 1, settled), 0);
+    AnchorState young = settled;
+    young.age = kAnchorSettleFrames - 1;
+    EXPECT_EQ(anchor_due(s, 10, 1, young), 1);
+    AnchorState moved = settled;
+    moved.correction = 1.01f * kAnchorDriftBound;
+    EXPECT_EQ(anchor_due(s, 10, 1, moved), 1);
+    moved.correction = kAnchorDriftBound;  // at the bound: not beyond it
+    EXPECT_EQ(anchor_due(s, 10, 1, moved), 0);
+    moved.correction = std::nanf("");
+    EXPECT_EQ(anchor_due(s, 10, 1, moved), 1);
+    // After LK: a track not due fits when LK did not converge or ended with a residual above refit_residual.
+    AnchorState not_due = settled;
+    not_due.due = 0;
+    LkResult f;
+    f.x = 40.25f;
+    f.y = 31.5f;
+    f.residual = 0.5f * kAnchorRefitResidual;
+    EXPECT_FALSE(anchor_fit_wanted(s, not_due, f));
+    AnchorState due = not_due;
+    due.due = 1;
+    EXPECT_TRUE(anchor_fit_wanted(s, due, f));
+    LkResult rough = f;
+    rough.residual = 1.01f * kAnchorRefitResidual;
+    EXPECT_TRUE(anchor_fit_wanted(s, not_due, rough));
+    rough.residual = std::nanf("");
+    EXPECT_TRUE(anchor_fit_wanted(s, not_due, rough));
+    LkResult crawling = f;
+    crawling.status = TrackStatus::NotConverged;
+    EXPECT_TRUE(anchor_fit_wanted(s, not_due, crawling));
+    // A skipped fit: Tracked, 0 iterations, at the frame-to-frame estimate, the warp and illumination kept.
+    AnchorState warped = not_due;
+    warped.a00 = 1.02f; warped.a01 = -0.01f; warped.a10 = 0.015f; warped.a11 = 0.99f;
+    warped.x = 39.0f; warped.y = 30.0f; warped.gain = 1.2f; warped.offset = -3.0f;
+    warped.correction = 0.03f;
+    const AnchorResult sk = anchor_skipped(warped, f);
+    EXPECT_EQ(sk.status, TrackStatus::Tracked);
+    EXPECT_EQ(sk.iterations, 0);
+    EXPECT_EQ(sk.state.x, f.x);
+    EXPECT_EQ(sk.state.y, f.y);
+    EXPECT_EQ(sk.state.a00, warped.a00);
+    EXPECT_EQ(sk.state.a01, warped.a01);
+    EXPECT_EQ(sk.state.gain, warped.gain);
+    EXPECT_EQ(sk.state.offset, warped.offset);
+    // The verdict takes a skipped fit's position without its residual and distance tests (a residual beyond
+    // max_residual); a fit that ran with the same numbers fails them and re-anchors.
+    const TrackVerdictRule rule = verdict_rule(cfg);
+    AnchorResult sk_high = sk;
+    sk_high.residual = 2.0f * cfg.anchor.max_residual;
+    const TrackVerdict v = track_verdict(f, nullptr, 38.0f, 29.0f, &sk_high, rule);
+    EXPECT_EQ(v.status, TrackStatus::Tracked);
+    EXPECT_EQ(v.reanchor, 0);
+    EXPECT_EQ(v.x, f.x);
+    AnchorResult ran = sk_high;
+    ran.iterations = 1;
+    EXPECT_EQ(track_verdict(f, nullptr, 38.0f, 29.0f, &ran, rule).reanchor, 1);
+    // Bookkeeping: one frame older; a fit that ran sets the correction to its distance from the estimate.
+    const AnchorState kept = anchor_after_frame(sk, f.x, f.y);
+    EXPECT_EQ(kept.age, warped.age);  // counted up to kAnchorSettleFrames (settled already)
+    AnchorResult young_skip = sk;
+    young_skip.state.age = 0;
+    EXPECT_EQ(anchor_after_frame(young_skip, f.x, f.y).age, 1);
+    EXPECT_EQ(kept.correction, warped.correction);
+    AnchorResult fit = sk;
+    fit.iterations = 2;
+    fit.state.x = f.x + 0.3f;
+    fit.state.y = f.y - 0.4f;
+    const AnchorState corrected = anchor_after_frame(fit, f.x, f.y);
+    EXPECT_EQ(corrected.age, warped.age);
+    EXPECT_NEAR(corrected.correction, 0.5f, 1e-5f);
+}
+
+// Whether each frame fitted each track on a FeatureTracker (CPU backend) by the schedule's rules, followed here from
+// the tracker's outputs alone: a track fits when its reference patch is younger than kAnchorSettleFrames frames (born,
+// or re-anchored after a fit that failed the verdict's tests), (frame + id) mod interval is 0, its last fit moved it
+// by more than kAnchorDriftBound, or LK did not converge or left a residual above kAnchorRefitResidual. Counts the fits
+// by the first reason that calls them (settle, schedule, correction, residual), the skipped ones and the re-anchored.
+struct ScheduleCounts {
+    int settle = 0, scheduled = 0, correction = 0, residual = 0, skipped = 0, reanchored = 0, mismatches = 0;
+};
+
+ScheduleCounts follow_schedule(const std::vector<HostImage>& seq, int interval, int features) {
+    TrackerConfig cfg;
+    cfg.target_features = features;
+    cfg.redetect_fraction = 0.0f;
+    cfg.anchor.interval = interval;
+    FeatureTracker tr(seq[0].width(), seq[0].height(), cfg, Backend::Cpu);
+    ScheduleCounts c;
+    struct Follow {
+        int age = 0;             // frames since the track's reference patch was stored
+        float correction = 0.0f;  // its last fit's distance from the LK estimate
+    };
+    std::map<std::uint64_t, Follow> follow;
+    for (std::size_t f = 0; f < seq.size(); ++f) {
+        const std::vector<Track> before = tr.tracks();  // the frame's staged tracks, in order
+        tr.track(seq[f].view());
+        const detail::TrackerBackend& be = detail::TrackerAccess::backend(tr);
+        std::map<std::uint64_t, Follow> next;
+        for (std::size_t i = 0; i < before.size(); ++i) {
+            const LkResult& lk = be.results()[i];
+            if (lk.status != TrackStatus::Tracked && lk.status != TrackStatus::NotConverged) continue;  // no fit
+            const AnchorResult& a = be.anchor_results()[i];
+            const Follow fo = follow[before[i].id];
+            const bool ran = a.iterations > 0 || a.status != TrackStatus::Tracked;
+            const bool settle = fo.age < kAnchorSettleFrames;
+            const bool scheduled = interval == 1 || (static_cast<std::uint64_t>(f) + before[i].id) %
+                                                            static_cast<std::uint64_t>(interval) == 0;
+            const bool moved = fo.correction > kAnchorDriftBound;
+            const bool rough = lk.status == TrackStatus::NotConverged || !(lk.residual <= kAnchorRefitResidual);
+            const bool expect = settle || scheduled || moved || rough;
+            if (ran != expect) {
+                ++c.mismatches;
+                ADD_FAILURE() << "interval " << interval << " frame " << f << " track " << before[i].id << " age "
+                              << fo.age << ": fit " << (ran ? "ran" : "skipped") << ", the rules say "
+                              << (expect ? "fit" : "skip") << " (correction " << fo.correction << ", LK residual "
+                              << lk.residual << ")";
+            }
+            if (!ran) ++c.skipped;
+            else if (settle) ++c.settle;
+            else if (scheduled) ++c.scheduled;
+            else if (moved) ++c.correction;
+            else if (rough) ++c.residual;
+            Follow n{fo.age + 1, fo.correction};
+            if (ran) {
+                const float dx = fsub(a.state.x, lk.x), dy = fsub(a.state.y, lk.y);
+                const float d = fsqrt(fadd(fmul(dx, dx), fmul(dy, dy)));
+                if (a.status != TrackStatus::Tracked || !(a.residual <= cfg.anchor.max_residual) ||
+                    !(d <= cfg.anchor.max_distance)) {
+                    n = Follow{};  // re-anchored (if it stays live): a new reference patch
+                    ++c.reanchored;
+                } else {
+                    n.correction = d;
+                }
+            }
+            next[before[i].id] = n;
+        }
+        for (const Track& t : tr.tracks()) follow[t.id] = next.count(t.id) ? next[t.id] : Follow{};  // new: age 0
+    }
+    return c;
+}
+
+// A smooth pan (0.37, -0.21 px per frame): the tracks fit on their first two frames and then by the staggered
+// schedule alone (frame-to-frame LK stays within kAnchorDriftBound of the fit): with interval 3 about a third of the
+// settled track-frames fit, each track every third frame; with interval 1 every track every frame.
+TEST(Anchor, FeatureTrackerFitsOnTheStaggeredSchedule) {
+    const double I[4] = {1, 0, 0, 1};
+    std::vector<HostImage> seq;
+    for (int f = 0; f < 14; ++f) seq.push_back(render(240, 180, I, 0.37 * f, -0.21 * f));
+    const ScheduleCounts one = follow_schedule(seq, 1, 60);
+    EXPECT_EQ(one.mismatches, 0);
+    EXPECT_EQ(one.skipped, 0);
+    const ScheduleCounts three = follow_schedule(seq, 3, 60);
+    EXPECT_EQ(three.mismatches, 0);
+    std::printf("[anchor] interval 3, pan: %d settle, %d scheduled, %d correction, %d residual fits, %d skipped\n",
+                three.settle, three.scheduled, three.correction, three.residual, three.skipped);
+    EXPECT_GT(three.settle, 0);
+    const int settled = three.scheduled + three.correction + three.residual + three.skipped;
+    EXPECT_NEAR(static_cast<double>(three.scheduled) / settled, 1.0 / 3.0, 0.05);
+    EXPECT_LT(three.correction + three.residual, settled / 20);
+}
+
+// A rotating, zooming view (2 degrees and 1.5 % per frame): frame-to-frame LK drifts by more than kAnchorDriftBound
+// between scheduled fits, so fits that the schedule does not call run by the correction rule; and a frame with
+// strong noise raises LK's residual above kAnchorRefitResidual, so that frame fits every track.
+TEST(Anchor, FeatureTrackerFitsWhereTheIndicatorsSayDrift) {
+    const int w = 240, h = 180;
+    std::vector<HostImage> seq;
+    for (int f = 0; f < 16; ++f) {
+        const double a = 0.035 * f, sc = 1.0 + 0.015 * f;
+        const double L[4] = {sc * std::cos(a), -sc * std::sin(a), sc * std::sin(a), sc * std::cos(a)};
+        const double cx = 0.5 * (w - 1), cy = 0.5 * (h - 1);
+        seq.push_back(render(w, h, L, cx - (L[0] * cx + L[1] * cy), cy - (L[2] * cx + L[3] * cy)));
+    }
+    const ScheduleCounts drift = follow_schedule(seq, 4, 60);
+    EXPECT_EQ(drift.mismatches, 0);
+    std::printf("[anchor] interval 4, rotation + zoom: %d settle, %d scheduled, %d correction, %d residual fits, "
+                "%d skipped, %d re-anchored\n", drift.settle, drift.scheduled, drift.correction, drift.residual, drift.skipped,
+                drift.reanchored);
+    EXPECT_GT(drift.correction, 0);
+    EXPECT_GT(drift.skipped, 0);
+    // The pan with uniform noise of +-40 grey levels on frame 9.
+    const double I[4] = {1, 0, 0, 1};
+    std::vector<HostImage> noisy;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> noise(-40, 40);
+    for (int f = 0; f < 12; ++f) {
+        noisy.push_back(render(w, h, I, 0.37 * f, -0.21 * f));
+        if (f == 9)
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x)
+                    noisy.back().at(x, y) = static_cast<std::uint8_t>(std::clamp(noisy.back().at(x, y) + noise(rng), 0, 255));
+    }
+    const ScheduleCounts rough = follow_schedule(noisy, 4, 60);
+    EXPECT_EQ(rough.mismatches, 0);
+    std::printf("[anchor] interval 4, noisy frame: %d settle, %d scheduled, %d correction, %d residual fits, "
+                "%d skipped, %d re-anchored\n", rough.settle, rough.scheduled, rough.correction, rough.residual, rough.skipped,
+                rough.reanchored);
+    EXPECT_GT(rough.residual, 20);
 }
 
 }  // namespace

@@ -111,6 +111,10 @@ std::vector<Row> tracker_rows(Backend be) {
                          [](TrackerConfig& c) { c.anchor.max_residual = std::nanf(""); }));
     r.push_back(ctor_row(be, "tracker_anchor_distance_zero", "anchor.max_distance", "(0, 100]", 320, 240,
                          [](TrackerConfig& c) { c.anchor.max_distance = 0.0f; }));
+    r.push_back(ctor_row(be, "tracker_anchor_interval_zero", "anchor.interval", "[1, 64]", 320, 240,
+                         [](TrackerConfig& c) { c.anchor.interval = 0; }));
+    r.push_back(ctor_row(be, "tracker_anchor_interval_65", "anchor.interval", "[1, 64]", 320, 240,
+                         [](TrackerConfig& c) { c.anchor.interval = 65; }));
     r.push_back(ctor_row(be, "tracker_motion_level_reach_negative", "motion.level_reach", "(0, 1000]", 320, 240,
                          [](TrackerConfig& c) { c.motion.level_reach = -1.0f; }));
     r.push_back(ctor_row(be, "tracker_lk_patch_size_2", "patch_size", "[4, 16]", 320, 240,

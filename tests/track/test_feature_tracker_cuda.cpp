@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kestrel/feature_tracker.hpp"
+#include "src/track/feature_tracker_backend.hpp"
 #include "test_data.hpp"
 #include "scoped_env.hpp"
 #include "track_compare.hpp"
@@ -134,6 +135,69 @@ TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorPolicies) {
         cfg.lk.patch_size = r.patch;
         compare_backends(cfg, Form::PinnedAsync, 10, r.what);
     }
+}
+
+// The fit schedule (AnchorConfig::interval): each frame fits the due tracks and those whose LK result calls for a fit,
+// the others take the frame-to-frame estimate; the GPU decides after LK in the launch by the same rules as the CPU
+// (detail::anchor_fit_wanted), with re-anchoring often, losing instead, and a 12 x 12 patch (the general instance).
+// The device's anchor results also agree with the CPU's after every frame: which tracks fitted (iterations > 0), and
+// some are skipped.
+TEST(FeatureTrackerGpu, MatchesCpuBackendAnchorInterval) {
+    KESTREL_REQUIRE_GPU();
+    struct Row {
+        const char* what;
+        int interval;
+        bool reanchor;
+        float max_residual;
+        int patch;
+        Form form;
+    };
+    for (const Row& r : {Row{"interval 2", 2, true, 20.0f, 16, Form::Sync},
+                         Row{"interval 3, re-anchor often", 3, true, 3.0f, 16, Form::PinnedAsync},
+                         Row{"interval 4, lose", 4, false, 6.0f, 16, Form::DeviceAsync},
+                         Row{"interval 3, 12x12", 3, true, 20.0f, 12, Form::Sync}}) {
+        TrackerConfig cfg;
+        cfg.target_features = 150;
+        cfg.redetect_fraction = 0.8f;
+        cfg.anchor.interval = r.interval;
+        cfg.anchor.reanchor = r.reanchor;
+        cfg.anchor.max_residual = r.max_residual;
+        cfg.lk.patch_size = r.patch;
+        compare_backends(cfg, r.form, 10, r.what);
+    }
+    // The fits themselves, frame by frame: the same tracks fit (and skip) on both backends, with the same results.
+    const auto names = test::sequence_frame_names();
+    const HostImage first = test::real_image(names[0]);
+    TrackerConfig cfg;
+    cfg.target_features = 150;
+    cfg.anchor.interval = 3;
+    FeatureTracker gpu(first.width(), first.height(), cfg, Backend::Cuda),
+        cpu(first.width(), first.height(), cfg, Backend::Cpu);
+    int skipped = 0, fitted = 0;
+    for (int f = 0; f < 8; ++f) {
+        const HostImage img = test::real_image(names[static_cast<std::size_t>(f)]);
+        const int n = static_cast<int>(cpu.tracks().size());
+        ASSERT_EQ(gpu.tracks().size(), cpu.tracks().size());
+        gpu.track(img.view());
+        cpu.track(img.view());
+        const detail::AnchorResult* ga = detail::TrackerAccess::backend(gpu).anchor_results();
+        const detail::AnchorResult* ca = detail::TrackerAccess::backend(cpu).anchor_results();
+        const LkResult* lk = detail::TrackerAccess::backend(cpu).results();
+        for (int i = 0; i < n; ++i) {
+            if (lk[i].status != TrackStatus::Tracked && lk[i].status != TrackStatus::NotConverged) continue;
+            EXPECT_EQ(ga[i].iterations, ca[i].iterations) << "frame " << f << " track " << i;
+            EXPECT_EQ(ga[i].status, ca[i].status) << "frame " << f << " track " << i;
+            EXPECT_EQ(ga[i].state.x, ca[i].state.x) << "frame " << f << " track " << i;
+            EXPECT_EQ(ga[i].state.y, ca[i].state.y) << "frame " << f << " track " << i;
+            EXPECT_EQ(ga[i].state.a00, ca[i].state.a00) << "frame " << f << " track " << i;
+            EXPECT_EQ(ga[i].state.gain, ca[i].state.gain) << "frame " << f << " track " << i;
+            const bool skip = ca[i].status == TrackStatus::Tracked && ca[i].iterations == 0;
+            skipped += skip ? 1 : 0;
+            fitted += skip ? 0 : 1;
+        }
+    }
+    EXPECT_GT(skipped, 100);
+    EXPECT_GT(fitted, 100);
 }
 
 // The tracking kernels' 16 x 16 instances run a track on 32 or 16 lanes (KESTREL_LK_LANES; unset: the library's

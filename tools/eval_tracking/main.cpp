@@ -78,7 +78,7 @@ struct TrackerSpec {
 
 // Kestrel keys: template=prev|first, mode=t|to|tg|tgo, patch, coarse_patch, coarse_from, levels, iters,
 // min_update, max_residual, min_eig, fb=0|1, fb_err, redetect, anchor=0|1, reanchor=0|1, anchor_iters, anchor_residual,
-// anchor_distance, cv=0|1, fewer_levels=0|1, level_reach (TrackerConfig::motion), score=sadb|sada|mt|harris, threshold, per_cell, cell, border, select=grid|pyca, pyca_cell
+// anchor_distance, anchor_interval, cv=0|1, fewer_levels=0|1, level_reach (TrackerConfig::motion), score=sadb|sada|mt|harris, threshold, per_cell, cell, border, select=grid|pyca, pyca_cell
 // (every level), pyca_levels, pyca_scale (the re-detection pyramid, e.g. 8 levels of 1.2 for PyCA), pyca_q.
 TrackerSpec parse_tracker(const std::string& text, int features) {
     TrackerSpec t;
@@ -129,6 +129,7 @@ TrackerSpec parse_tracker(const std::string& text, int features) {
         else if (k == "reanchor") t.cfg.anchor.reanchor = i() != 0;
         else if (k == "anchor_residual") t.cfg.anchor.max_residual = f();
         else if (k == "anchor_distance") t.cfg.anchor.max_distance = f();
+        else if (k == "anchor_interval") t.cfg.anchor.interval = i();
         else if (k == "cv") t.cfg.motion.constant_velocity = i() != 0;
         else if (k == "fewer_levels") t.cfg.motion.fewer_levels = i() != 0;
         else if (k == "level_reach") t.cfg.motion.level_reach = f();
