@@ -205,28 +205,14 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
     }
     if (prm.prep.mode != 0) {  // the first block to arrive stages the points, the others wait for it (it runs)
-        if (t == 0) sm.s_val = atomicAdd(&st->arrived, 1);
-        __syncthreads();
-        if (sm.s_val == 0) {
-            KPF(const unsigned long long pf_s = prof::cyc();)
+        stage_once(st, sm.s_val, [&]() {
             if constexpr (Hook::kStages) {
                 const int c = hook.stage(prm.prep, sm.inl);
                 if (t == 0) st->count = c;
             } else {
                 stage_points(prm.prep, n);
             }
-            __threadfence();
-            __syncthreads();
-            KPF(if (t == 0) {
-                prof::add(prof::CyStage, prof::cyc() - pf_s);
-                prof::tmax(prof::Staged);
-            })
-            if (t == 0) atomicExch(&st->staged, 1);
-        } else if (t == 0) {
-            while (ld_volatile(&st->staged) == 0) __nanosleep(32);
-        }
-        __syncthreads();
-        __threadfence();
+        });
         if constexpr (Hook::kStages) n = ld_volatile(&st->count);
     }
     detail::PoseProblem P[2] = {prm.problem[0], prm.problem[1]};
@@ -265,7 +251,10 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     })
     if (t == 0) sm.s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
-    if (sm.s_val != static_cast<int>(gridDim.x) - 1) return;
+    if (sm.s_val != static_cast<int>(gridDim.x) - 1) {  // the finish's candidates help with its sums
+        if (static_cast<int>(blockIdx.x) < pose_finish_candidates(prm, n)) pose_finish_help<1>(prm, b, n, sm.sum, sm.s_val);
+        return;
+    }
     __threadfence();
     // Phase B, the last block: the scans (and the hypotheses past the wave), the finish.
     KPF(unsigned long long pf_b = prof::cyc();)
@@ -306,21 +295,22 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         prof::tmax(prof::ScanEnd);
         prof::g_call[prof::LastClock] = pf_b;
     })
-    detail::PoseFinishParams fp = prm.fp;
-    fp.pe.n = n;
     PoseRecord rec;
-    detail::pose_finish<1>(BlockSum{sm.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    pose_finish_lead<1>(prm, b, n, sm.sum, sc, Eb, Rb, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_b);
         prof::tmax(prof::FinishEnd);
     })
     if constexpr (Hook::kStages) hook.verdicts(n, rec, b.mask, &sm.s_val);
     copy_to_host(prm, b, rec);
+    if (t < 9) st->best[0][t] = st->best[1][t] = 0.0;
     if (t == 0) {
         *b.record = rec;
+        st->scan[0] = st->scan[1] = detail::PoseScan{};
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
+        pose_finish_reset(st);
     }
     KPF(__syncthreads(); if (t == 0) {
         prof::add(prof::CyTail, prof::cyc() - pf_e);

@@ -11,13 +11,17 @@
 // time (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
 // the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
 // follows from that result). The last block to leave runs detail::pose_finish and resets the state for the next
-// call. The chunk size and the grid change how much is solved past the stop, never the result.
+// call (with the first blocks' help for its sums). The chunk size and the grid change how much is solved past the
+// stop, never the result.
 //
 // The two-point method's call is its own kernel (kernels/geometry/pose2_call.cuh, instantiated here for the
 // call's points and by kernels/track/geo_check_pose.cu for the tracker's check).
 //
-// No block waits for one that has not started: the stager, the chunks being solved and the scan lock's holder
-// are all running blocks, so any grid size works, also when only part of it is resident (e.g. a green context).
+// The finish's sums are shared by up to 16 blocks (pose_device.cuh: GridSum, one slice of 256 points each): blocks
+// [0, 16) wait after their passes for the finishing block (the last to leave) and sum their slices of every sum.
+// Otherwise no block waits for one that has not started (the stager, the chunks being solved and the scan lock's
+// holder are all running blocks); the finish's helpers need the last block to start while they wait, so the grid
+// is at most what can be resident at once (the host sizes it from the SMs present).
 //
 // Reference it must match: detail::relative_pose_cpu (src/geometry/relative_pose_cpu.cpp), bit for bit: the same
 // rules headers, +, -, *, /, sqrt and explicit fma only, the finish's sums in the order detail::PoseHostSum
@@ -25,6 +29,7 @@
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/pose2_call.cuh"
@@ -211,25 +216,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         const int c = *prm.prep.device_count;
         n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
     }
-    if (prm.prep.mode != 0) {
-        if (t == 0) s_val = atomicAdd(&st->arrived, 1);
-        __syncthreads();
-        if (s_val == 0) {
-            KPF(const unsigned long long pf_s = prof::cyc();)
-            stage_points(prm.prep, n);
-            __threadfence();
-            __syncthreads();
-            KPF(if (t == 0) {
-                prof::add(prof::CyStage, prof::cyc() - pf_s);
-                prof::tmax(prof::Staged);
-            })
-            if (t == 0) atomicExch(&st->staged, 1);
-        } else if (t == 0) {
-            while (ld_volatile(&st->staged) == 0) __nanosleep(64);
-        }
-        __syncthreads();
-        __threadfence();
-    }
+    if (prm.prep.mode != 0) stage_once(st, s_val, [&]() { stage_points(prm.prep, n); });
     const bool run = n >= prm.prep.min_points;
     for (int pass = 0; pass < 2 && run; ++pass) {
         if (pass == 1 && !prm.prep.rotation_pass) break;
@@ -424,10 +411,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     })
     if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
-    if (s_val != static_cast<int>(gridDim.x) - 1) return;
+    if (s_val != static_cast<int>(gridDim.x) - 1) {  // the finish's candidates help with its sums
+        if (static_cast<int>(blockIdx.x) < pose_finish_candidates(prm, n)) pose_finish_help<-1>(prm, b, n, sh.sum, s_val);
+        return;
+    }
     __threadfence();
-    detail::PoseFinishParams fp = prm.fp;
-    fp.pe.n = n;
     detail::PoseScan sc[2];
     double Eb[9], Rb[9];
     for (int q = 0; q < 2; ++q) {
@@ -443,7 +431,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     }
     PoseRecord rec;
     KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
-    detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    pose_finish_lead<-1>(prm, b, n, sh.sum, sc, Eb, Rb, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_f);
         prof::tmax(prof::FinishEnd);
@@ -463,6 +451,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
+        pose_finish_reset(st);
     }
     KPF(__syncthreads(); if (t == 0) {
         prof::add(prof::CyTail, prof::cyc() - pf_e);
@@ -472,6 +461,18 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
 }
 
 }  // namespace
+
+int pose_finish_blocks() {
+    static const int blocks = [] {
+        int v = detail::kPoseFinishMaxSlices;
+        if (const char* e = std::getenv("KESTREL_POSE_FINISH_BLOCKS"); e && *e) {
+            const int x = std::atoi(e);
+            if (x >= 1 && x < v) v = x;
+        }
+        return v;
+    }();
+    return blocks;
+}
 
 int pose_blocks_per_sm() {
     int blocks = 0;
