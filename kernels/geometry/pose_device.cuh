@@ -181,6 +181,7 @@ struct GridSum {
     int blocks;  // ranks [0, blocks), at most the slices
     int n;       // the points: the slices
     mutable int q;  // the sums so far in this call
+    int one;     // 1: the algebra between the sums (solo) on thread 0, its results handed to the block; 0: every thread
 
     /// Slice [lo, hi)'s per-warp sums to sh[w * K + k].
     template <int K, class F>
@@ -275,6 +276,29 @@ struct GridSum {
         (void)out;
 #endif
     }
+    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32); thread 0 runs it
+    /// and hands the values to the block through the partials' area of sh (free between the sums: its last reads
+    /// were before the previous sum's end barrier, its next writes after this one's).
+    template <class F>
+    KESTREL_HD void solo(const F& f, double* out, int count) const {
+#if defined(__CUDA_ARCH__)
+        if (!one) {
+            f();
+            return;
+        }
+        if (threadIdx.x == 0) {
+            f();
+            for (int k = 0; k < count; ++k) sh[k] = out[k];
+        }
+        __syncthreads();
+        for (int k = 0; k < count; ++k) out[k] = sh[k];
+        __syncthreads();
+#else
+        (void)out;
+        (void)count;
+        f();
+#endif
+    }
     /// mask[from, to) = 0: the block's slices' entries, and rank 0 those from n on.
     KESTREL_HD void zero(std::uint8_t* mask, int from, int to) const {
 #if defined(__CUDA_ARCH__)
@@ -353,7 +377,7 @@ __device__ void pose_finish_lead(const PoseCallParams& prm, const PoseBuffers& b
     }
     detail::PoseFinishParams fp = prm.fp;
     fp.pe.n = n;
-    detail::pose_finish<kMethod>(GridSum{sh, st, 0, pose_finish_ranks(prm, n, cand, f), n, 0}, fp, sc[0], Eb, sc[1], Rb,
+    detail::pose_finish<kMethod>(GridSum{sh, st, 0, pose_finish_ranks(prm, n, cand, f), n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb,
                                  b.mask, rec);
     if (helpers > 0) {
         if (t == 0) {
@@ -399,7 +423,7 @@ __device__ void pose_finish_help(const PoseCallParams& prm, const PoseBuffers& b
         detail::PoseFinishParams fp = prm.fp;
         fp.pe.n = n;
         PoseRecord rec;
-        detail::pose_finish<kMethod>(GridSum{sh, st, rank, ranks, n, 0}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+        detail::pose_finish<kMethod>(GridSum{sh, st, rank, ranks, n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     }
     __threadfence();
     __syncthreads();

@@ -474,6 +474,14 @@ int pose_finish_blocks() {
     return blocks;
 }
 
+int pose_finish_solo() {
+    static const int solo = [] {
+        const char* e = std::getenv("KESTREL_POSE_FINISH_SOLO");
+        return e && e[0] == '0' ? 0 : 1;
+    }();
+    return solo;
+}
+
 int pose_blocks_per_sm() {
     int blocks = 0;
     const int bytes = static_cast<int>(sizeof(PoseSmem));

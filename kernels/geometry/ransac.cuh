@@ -84,6 +84,7 @@ struct PoseCallParams {
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
     int finish_blocks;    // blocks that share the finish's sums at most (1: the finishing block alone)
+    int finish_solo;      // 1: the finish's algebra between the sums on one thread of each block; 0: on every thread
     detail::PoseFinishParams fp;
     // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
     // place of copies after it; null: not.
@@ -107,6 +108,9 @@ void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int bloc
 /// The blocks that share the finish's sums at most (detail::kPoseFinishMaxSlices; KESTREL_POSE_FINISH_BLOCKS
 /// lowers it, e.g. 1: the finishing block alone, for measurements).
 int pose_finish_blocks();
+/// 1 (the default): the finish's algebra between its sums on one thread of each block, its results handed to the
+/// others; KESTREL_POSE_FINISH_SOLO=0: on every thread (measurements).
+int pose_finish_solo();
 
 #if defined(KESTREL_POSE_PROFILE)
 /// The per-phase profile of both kernels (builds with KESTREL_POSE_PROFILE only): up to `max` entries, each a
