@@ -1,7 +1,7 @@
 // Device helpers shared by the relative-pose kernels (kernels/geometry/ransac.cu and the two-point call's
 // kernel, kernels/geometry/pose2_call.cuh, also instantiated by kernels/track/): the staging of the points (by the
 // first block to arrive: stage_once), the finish's sums over several blocks (GridSum: detail::PoseHostSum's order;
-// pose_finish_lead / pose_finish_help) and the per-phase profile
+// pose_finish_shared) and the per-phase profile
 // (KESTREL_POSE_PROFILE builds of ransac.cu only). Device code: include from .cu files only; everything is
 // internal to the including file.
 #pragma once
@@ -353,32 +353,70 @@ __device__ __forceinline__ int pose_finish_ranks(const PoseCallParams& prm, int 
     return r > 1 ? r : 1;
 }
 
-/// The finishing block (every thread; sc, Eb, Rb the passes' winners, the same on every thread): publishes them and
-/// its index to the candidates (pose_finish_help), runs detail::pose_finish as rank 0, then waits until every
-/// candidate has left (its mask entries are written; the state may be reset).
+/// detail::pose_finish on the blocks that share it (every thread; one call site for both roles). The finishing
+/// block (`last`; sc, Eb, Rb its passes' winners) publishes them and its index to the candidates, runs the finish
+/// as rank 0, then waits until every candidate has left (their mask entries are written; the state may be reset);
+/// returns true, its record in rec. A candidate (pose_finish_candidates) waits for the go, reads the winners into
+/// sc, Eb, Rb, runs the finish as its rank (its slices of the sums; its record is dropped) when the rank takes
+/// part, then leaves (st->fleft); returns false. s_val: an int of shared memory (read by the caller before).
 template <int kMethod>
-__device__ void pose_finish_lead(const PoseCallParams& prm, const PoseBuffers& b, int n, double* sh,
-                                 const detail::PoseScan* sc, const double* Eb, const double* Rb, PoseRecord& rec) {
+__device__ bool pose_finish_shared(const PoseCallParams& prm, const PoseBuffers& b, int n, double* sh, int& s_val,
+                                   bool last, detail::PoseScan* sc, double* Eb, double* Rb, PoseRecord& rec) {
     PoseDeviceState* st = b.state;
     const int t = static_cast<int>(threadIdx.x);
-    const int f = static_cast<int>(blockIdx.x);
+    const int me = static_cast<int>(blockIdx.x);
     const int cand = pose_finish_candidates(prm, n);
-    const int helpers = cand - (f < cand ? 1 : 0);
-    if (helpers > 0) {
-        if (t < 2) st->scan[t] = sc[t];
-        if (t < 9) {
-            st->best[0][t] = Eb[t];
-            st->best[1][t] = Rb[t];
+    const int helpers = cand - (last && me < cand ? 1 : 0);
+    int f = me, rank = 0;
+    if (last) {
+        if (helpers > 0) {
+            if (t < 2) st->scan[t] = sc[t];
+            if (t < 9) {
+                st->best[0][t] = Eb[t];
+                st->best[1][t] = Rb[t];
+            }
+            if (t == 0) st->fblock = f;
+            __threadfence();
+            __syncthreads();
+            if (t == 0) atomicExch(&st->fgo, 1);
         }
-        if (t == 0) st->fblock = f;
+    } else {
+        __syncthreads();  // every thread has read s_val (the caller's exit test)
+        if (t == 0) {
+            while (ld_volatile(&st->fgo) == 0) __nanosleep(32);
+            __threadfence();
+            s_val = ld_volatile(&st->fblock);
+        }
+        __syncthreads();
+        f = s_val;
+        rank = me < f ? me + 1 : me;
+    }
+    const int ranks = pose_finish_ranks(prm, n, cand, f);
+    if (rank < ranks) {
+        if (!last) {
+            for (int q = 0; q < 2; ++q) {
+                sc[q].best = ld_volatile(&st->scan[q].best);
+                sc[q].cost = __ldcg(&st->scan[q].cost);
+                sc[q].inliers = ld_volatile(&st->scan[q].inliers);
+                sc[q].used = ld_volatile(&st->scan[q].used);
+                sc[q].stopped = ld_volatile(&st->scan[q].stopped);
+            }
+            for (int j = 0; j < 9; ++j) {
+                Eb[j] = __ldcg(&st->best[0][j]);
+                Rb[j] = __ldcg(&st->best[1][j]);
+            }
+        }
+        detail::PoseFinishParams fp = prm.fp;
+        fp.pe.n = n;
+        detail::pose_finish<kMethod>(GridSum{sh, st, rank, ranks, n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb,
+                                     b.mask, rec);
+    }
+    if (!last) {
         __threadfence();
         __syncthreads();
-        if (t == 0) atomicExch(&st->fgo, 1);
+        if (t == 0) atomicAdd(&st->fleft, 1);
+        return false;
     }
-    detail::PoseFinishParams fp = prm.fp;
-    fp.pe.n = n;
-    detail::pose_finish<kMethod>(GridSum{sh, st, 0, pose_finish_ranks(prm, n, cand, f), n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb,
-                                 b.mask, rec);
     if (helpers > 0) {
         if (t == 0) {
             while (ld_volatile(&st->fleft) < helpers) __nanosleep(32);
@@ -386,51 +424,10 @@ __device__ void pose_finish_lead(const PoseCallParams& prm, const PoseBuffers& b
         }
         __syncthreads();
     }
+    return true;
 }
 
-/// A candidate block of the finish other than the finishing one (pose_finish_candidates; every thread): waits for
-/// the finishing block's go, runs detail::pose_finish on its inputs as its rank (its slices of the sums; the
-/// record is dropped) when the rank takes part, then leaves (st->fleft).
-template <int kMethod>
-__device__ void pose_finish_help(const PoseCallParams& prm, const PoseBuffers& b, int n, double* sh, int& s_val) {
-    PoseDeviceState* st = b.state;
-    const int t = static_cast<int>(threadIdx.x);
-    __syncthreads();  // every thread has read s_val (the caller's exit test)
-    if (t == 0) {
-        while (ld_volatile(&st->fgo) == 0) __nanosleep(32);
-        __threadfence();
-        s_val = ld_volatile(&st->fblock);
-    }
-    __syncthreads();
-    const int f = s_val;
-    const int me = static_cast<int>(blockIdx.x);
-    const int rank = me < f ? me + 1 : me;
-    const int ranks = pose_finish_ranks(prm, n, pose_finish_candidates(prm, n), f);
-    if (rank < ranks) {
-        detail::PoseScan sc[2];
-        double Eb[9], Rb[9];
-        for (int q = 0; q < 2; ++q) {
-            sc[q].best = ld_volatile(&st->scan[q].best);
-            sc[q].cost = __ldcg(&st->scan[q].cost);
-            sc[q].inliers = ld_volatile(&st->scan[q].inliers);
-            sc[q].used = ld_volatile(&st->scan[q].used);
-            sc[q].stopped = ld_volatile(&st->scan[q].stopped);
-        }
-        for (int j = 0; j < 9; ++j) {
-            Eb[j] = __ldcg(&st->best[0][j]);
-            Rb[j] = __ldcg(&st->best[1][j]);
-        }
-        detail::PoseFinishParams fp = prm.fp;
-        fp.pe.n = n;
-        PoseRecord rec;
-        detail::pose_finish<kMethod>(GridSum{sh, st, rank, ranks, n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
-    }
-    __threadfence();
-    __syncthreads();
-    if (t == 0) atomicAdd(&st->fleft, 1);
-}
-
-/// The finish's state for the next call (thread 0 of the finishing block, after pose_finish_lead).
+/// The finish's state for the next call (thread 0 of the finishing block, after pose_finish_shared).
 __device__ __forceinline__ void pose_finish_reset(PoseDeviceState* st) {
     st->fgo = 0;
     st->fblock = 0;

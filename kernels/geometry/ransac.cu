@@ -411,27 +411,30 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     })
     if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
-    if (s_val != static_cast<int>(gridDim.x) - 1) {  // the finish's candidates help with its sums
-        if (static_cast<int>(blockIdx.x) < pose_finish_candidates(prm, n)) pose_finish_help<-1>(prm, b, n, sh.sum, s_val);
-        return;
-    }
+    // The last block to leave runs the finish; the finish's candidates wait for it and share its sums; the others
+    // leave.
+    const bool last = s_val == static_cast<int>(gridDim.x) - 1;
+    if (!last && static_cast<int>(blockIdx.x) >= pose_finish_candidates(prm, n)) return;
     __threadfence();
     detail::PoseScan sc[2];
     double Eb[9], Rb[9];
-    for (int q = 0; q < 2; ++q) {
-        sc[q].best = ld_volatile(&st->scan[q].best);
-        sc[q].cost = __ldcg(&st->scan[q].cost);
-        sc[q].inliers = ld_volatile(&st->scan[q].inliers);
-        sc[q].used = ld_volatile(&st->scan[q].used);
-        sc[q].stopped = ld_volatile(&st->scan[q].stopped);
-    }
-    for (int j = 0; j < 9; ++j) {
-        Eb[j] = __ldcg(&st->best[0][j]);
-        Rb[j] = __ldcg(&st->best[1][j]);
+    for (int j = 0; j < 9; ++j) Eb[j] = Rb[j] = 0.0;
+    if (last) {
+        for (int q = 0; q < 2; ++q) {
+            sc[q].best = ld_volatile(&st->scan[q].best);
+            sc[q].cost = __ldcg(&st->scan[q].cost);
+            sc[q].inliers = ld_volatile(&st->scan[q].inliers);
+            sc[q].used = ld_volatile(&st->scan[q].used);
+            sc[q].stopped = ld_volatile(&st->scan[q].stopped);
+        }
+        for (int j = 0; j < 9; ++j) {
+            Eb[j] = __ldcg(&st->best[0][j]);
+            Rb[j] = __ldcg(&st->best[1][j]);
+        }
     }
     PoseRecord rec;
-    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
-    pose_finish_lead<-1>(prm, b, n, sh.sum, sc, Eb, Rb, rec);
+    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0 && last) prof::g_call[prof::LastClock] = pf_f;)
+    if (!pose_finish_shared<-1>(prm, b, n, sh.sum, s_val, last, sc, Eb, Rb, rec)) return;
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_f);
         prof::tmax(prof::FinishEnd);
