@@ -251,67 +251,62 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     })
     if (t == 0) sm.s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
-    // The last block to leave: phase B (the scans, and the hypotheses past the wave), then the finish, whose sums the
-    // finish's candidates share (they wait for it here; the other blocks leave).
-    const bool last = sm.s_val == static_cast<int>(gridDim.x) - 1;
-    if (!last && static_cast<int>(blockIdx.x) >= pose_finish_candidates(prm, n)) return;
+    if (sm.s_val != static_cast<int>(gridDim.x) - 1) return;
     __threadfence();
+    // Phase B, the last block: the scans (and the hypotheses past the wave), the finish.
     KPF(unsigned long long pf_b = prof::cyc();)
+    for (int i = t; i < w0 + w1; i += kPoseThreads) {
+        const int slot = i < w0 ? i : kPoseRing + (i - w0);
+        sm.cost[i] = run ? __ldcg(b.hcost + slot) : 1e300;
+        const int inl = run ? __ldcg(b.hinliers + slot) : 0;
+        sm.inliers[i] = inl;
+        sm.req[i] = prm.table[i < w0 ? 0 : 1][detail::pose_stop_bin(inl, n)];
+    }
+    __syncthreads();
+    KPF(if (t == 0) {
+        const unsigned long long x = prof::cyc();
+        prof::add(prof::CyPhaseBLoad, x - pf_b);
+        pf_b = x;
+    })
     detail::PoseScan sc[2];
     double Eb[9], Rb[9];
     for (int q = 0; q < 9; ++q) Eb[q] = Rb[q] = 0.0;
-    if (last) {
-        for (int i = t; i < w0 + w1; i += kPoseThreads) {
-            const int slot = i < w0 ? i : kPoseRing + (i - w0);
-            sm.cost[i] = run ? __ldcg(b.hcost + slot) : 1e300;
-            const int inl = run ? __ldcg(b.hinliers + slot) : 0;
-            sm.inliers[i] = inl;
-            sm.req[i] = prm.table[i < w0 ? 0 : 1][detail::pose_stop_bin(inl, n)];
-        }
-        __syncthreads();
+    if (run) {
+        sc[0] = pose2_scan(P, 0, w0, 0, prm.cap[0], prm.table[0], n, b, sm, Eb);
         KPF(if (t == 0) {
             const unsigned long long x = prof::cyc();
-            prof::add(prof::CyPhaseBLoad, x - pf_b);
+            prof::add(prof::CyScan0, x - pf_b);
             pf_b = x;
         })
-        if (run) {
-            sc[0] = pose2_scan(P, 0, w0, 0, prm.cap[0], prm.table[0], n, b, sm, Eb);
-            KPF(if (t == 0) {
-                const unsigned long long x = prof::cyc();
-                prof::add(prof::CyScan0, x - pf_b);
-                pf_b = x;
-            })
-            if (prm.prep.rotation_pass) {
-                const int cap1 = detail::pose_rotation_cap(sc[0], n, prm.table[1], prm.cap[1]);
-                sc[1] = pose2_scan(P, 1, w1, w0, cap1, prm.table[1], n, b, sm, Rb);
-            }
-            KPF(if (t == 0) {
-                const unsigned long long x = prof::cyc();
-                prof::add(prof::CyScan1, x - pf_b);
-                pf_b = x;
-            })
+        if (prm.prep.rotation_pass) {
+            const int cap1 = detail::pose_rotation_cap(sc[0], n, prm.table[1], prm.cap[1]);
+            sc[1] = pose2_scan(P, 1, w1, w0, cap1, prm.table[1], n, b, sm, Rb);
         }
         KPF(if (t == 0) {
-            prof::tmax(prof::ScanEnd);
-            prof::g_call[prof::LastClock] = pf_b;
+            const unsigned long long x = prof::cyc();
+            prof::add(prof::CyScan1, x - pf_b);
+            pf_b = x;
         })
     }
+    KPF(if (t == 0) {
+        prof::tmax(prof::ScanEnd);
+        prof::g_call[prof::LastClock] = pf_b;
+    })
+    detail::PoseFinishParams fp = prm.fp;
+    fp.pe.n = n;
     PoseRecord rec;
-    if (!pose_finish_shared<1>(prm, b, n, sm.sum, sm.s_val, last, sc, Eb, Rb, rec)) return;
+    detail::pose_finish<1>(BlockSum{sm.sum, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_b);
         prof::tmax(prof::FinishEnd);
     })
     if constexpr (Hook::kStages) hook.verdicts(n, rec, b.mask, &sm.s_val);
     copy_to_host(prm, b, rec);
-    if (t < 9) st->best[0][t] = st->best[1][t] = 0.0;
     if (t == 0) {
         *b.record = rec;
-        st->scan[0] = st->scan[1] = detail::PoseScan{};
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
-        pose_finish_reset(st);
     }
     KPF(__syncthreads(); if (t == 0) {
         prof::add(prof::CyTail, prof::cyc() - pf_e);

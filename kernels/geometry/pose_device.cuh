@@ -1,7 +1,7 @@
 // Device helpers shared by the relative-pose kernels (kernels/geometry/ransac.cu and the two-point call's
 // kernel, kernels/geometry/pose2_call.cuh, also instantiated by kernels/track/): the staging of the points (by the
-// first block to arrive: stage_once), the finish's sums over several blocks (GridSum: detail::PoseHostSum's order;
-// pose_finish_shared) and the per-phase profile
+// first block to arrive: stage_once), the finish's block-wide sums (BlockSum: detail::PoseHostSum's order; its
+// algebra between the sums on one thread) and the per-phase profile
 // (KESTREL_POSE_PROFILE builds of ransac.cu only). Device code: include from .cu files only; everything is
 // internal to the including file.
 #pragma once
@@ -16,9 +16,6 @@ using detail::kPoseLanes;
 constexpr unsigned kFull = 0xffffffffu;
 
 __device__ __forceinline__ int ld_volatile(const int* p) { return *reinterpret_cast<const volatile int*>(p); }
-__device__ __forceinline__ unsigned ld_volatile(const unsigned* p) {
-    return *reinterpret_cast<const volatile unsigned*>(p);
-}
 
 // ---- the per-phase profile (KESTREL_POSE_PROFILE builds only) --------------------------------------------------
 #if defined(KESTREL_POSE_PROFILE)
@@ -159,58 +156,55 @@ __device__ void stage_once(PoseDeviceState* st, int& s_val, const F& stage) {
     __threadfence();
 }
 
-/// detail::pose_finish's sums (detail::PoseHostSum's order) over `blocks` blocks: rank r sums the slices r,
-/// r + blocks, ... of the points (detail::pose_finish_slices), each as a block: thread tau its points lo + tau,
-/// lo + tau + 256, ...; the warp's sums by the xor butterfly 16, 8, 4, 2, 1 (every lane ends with the same bits:
-/// each step adds two equal group sums in either order), for K >= 8 as a reduce-scatter (at step `off` a lane keeps
-/// the half of its sums selected by lane & off and adds the partner's copy: the butterfly's additions, 31 shuffles
-/// instead of 5 K; lane k ends with sum k); thread k < K adds the warps' sums in order. One block: thread k adds
-/// the slices' sums in order itself. Several: each slice's sums to st->fpart (two sums' worth: a block writes a
-/// slice of sum q + 2 only once every block has written its slices of sum q + 1, so after it has read sum q), then
-/// st->fdone counts the slice; once it reaches slices * (q + 1) thread k < K of every block adds sum q's slices in
-/// order. Every thread of every block gets the same totals (and runs the algebra between the sums with them).
-/// The mask entries of a slice's points are written and read only by the block of its rank (the same for every
-/// sum of a call); entries from n on by rank 0.
-/// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). The totals are written after a
-/// barrier of the sum that follows every thread's read of the previous totals; the partials after the barrier
-/// that ends the previous slice.
-struct GridSum {
+/// detail::pose_finish's sums on the block: each thread its points; the warp's sums by the xor butterfly
+/// 16, 8, 4, 2, 1 (every lane ends with the same bits: each step adds two equal group sums in either order), for
+/// K >= 8 as a reduce-scatter (at step `off` a lane keeps the half of its sums selected by lane & off and adds
+/// the partner's copy: the butterfly's additions, 31 shuffles instead of 5 K; lane k ends with sum k); then
+/// thread k < K adds the warps' sums in order ((w0 + w1) + w2) + ... and every thread reads the K totals.
+/// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). Two barriers per sum: the
+/// partials of a sum are written after the previous sum's totals were made (its second barrier), the totals
+/// after every thread has passed this sum's first barrier (so it has read the previous totals).
+/// The algebra between the sums (solo): with `one`, thread 0 runs it and hands its values to the block through the
+/// partials' area (free between the sums: its last reads were before the previous sum's second barrier, its next
+/// writes come after the solo's second barrier); otherwise every thread runs it.
+struct BlockSum {
     double* sh;  // kPoseFinishWarps * 32 + 32
-    PoseDeviceState* st;
-    int rank;    // 0: the finishing block
-    int blocks;  // ranks [0, blocks), at most the slices
-    int n;       // the points: the slices
-    mutable int q;  // the sums so far in this call
-    int one;     // 1: the algebra between the sums (solo) on thread 0, its results handed to the block; 0: every thread
-
-    /// Slice [lo, hi)'s per-warp sums to sh[w * K + k].
+    int one;     // 1: solo on thread 0
+    template <int K>
+    __device__ static void reduce_scatter(double* a, int lane) {
+        // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
+        KESTREL_UNROLL
+        for (int off = 16; off >= 1; off >>= 1) {
+            const bool upper = (lane & off) != 0;
+            KESTREL_UNROLL
+            for (int i = 0; i < off; ++i) {
+                if (i >= K) break;  // both halves zero from here (compile-time after unrolling)
+                const double lo = a[i], hi = i + off < K ? a[i + off] : 0.0;
+                const double recv = __shfl_xor_sync(kFull, upper ? lo : hi, off);
+                a[i] = (upper ? hi : lo) + recv;
+            }
+        }
+    }
     template <int K, class F>
-    __device__ static void warp_sums(const F& f, int lo, int hi, double* sh) {
+    KESTREL_HD void sum(const F& f, int n, double* out) const {
+#if defined(__CUDA_ARCH__)
+        constexpr int W = detail::kPoseFinishWarps;
         const int lane = static_cast<int>(threadIdx.x) % kPoseLanes;
         const int w = static_cast<int>(threadIdx.x) / kPoseLanes;
+        double* tot = sh + W * kPoseLanes;
+        KPF(const unsigned long long pf_c0 = prof::cyc();)
         if constexpr (K >= 8) {
             double acc[kPoseLanes];
             KESTREL_UNROLL
             for (int k = 0; k < kPoseLanes; ++k) acc[k] = 0.0;
-            for (int i = lo + static_cast<int>(threadIdx.x); i < hi; i += detail::kPoseFinishThreads) f(i, acc);
-            // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
-            KESTREL_UNROLL
-            for (int off = 16; off >= 1; off >>= 1) {
-                const bool upper = (lane & off) != 0;
-                KESTREL_UNROLL
-                for (int i = 0; i < off; ++i) {
-                    if (i >= K) break;  // both halves zero from here (compile-time after unrolling)
-                    const double lo_ = acc[i], hi_ = i + off < K ? acc[i + off] : 0.0;
-                    const double recv = __shfl_xor_sync(kFull, upper ? lo_ : hi_, off);
-                    acc[i] = (upper ? hi_ : lo_) + recv;
-                }
-            }
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
+            reduce_scatter<K>(acc, lane);
             if (lane < K) sh[w * K + lane] = acc[0];
         } else {
             double acc[K];
             KESTREL_UNROLL
             for (int k = 0; k < K; ++k) acc[k] = 0.0;
-            for (int i = lo + static_cast<int>(threadIdx.x); i < hi; i += detail::kPoseFinishThreads) f(i, acc);
+            for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads) f(i, acc);
             KESTREL_UNROLL
             for (int k = 0; k < K; ++k)
                 KESTREL_UNROLL
@@ -219,66 +213,24 @@ struct GridSum {
                 KESTREL_UNROLL
                 for (int k = 0; k < K; ++k) sh[w * K + k] = acc[k];
         }
-    }
-
-    template <int K, class F>
-    KESTREL_HD void sum(const F& f, int np, double* out) const {
-#if defined(__CUDA_ARCH__)
-        constexpr int W = detail::kPoseFinishWarps;
-        const int t = static_cast<int>(threadIdx.x);
-        double* tot = sh + W * kPoseLanes;
-        KPF(const unsigned long long pf_c0 = prof::cyc();)
-        const int S = detail::pose_finish_slices(np), len = detail::pose_finish_slice_points(np);
-        const int qq = q++;
-        double* part = &st->fpart[qq & 1][0][0];
-        double mine = 0.0;
-        int own = 0;
-        for (int s = rank; s < S; s += blocks) {
-            const int lo = s * len, hi = np - lo < len ? np : lo + len;
-            warp_sums<K>(f, lo, hi, sh);
-            __syncthreads();
-            if (t < K) {
-                double v = sh[t];
-                for (int w = 1; w < W; ++w) v = v + sh[w * K + t];
-                if (blocks == 1) {
-                    mine = s == 0 ? v : mine + v;
-                } else {
-                    part[s * kPoseLanes + t] = v;
-                    __threadfence();
-                }
-            }
-            __syncthreads();  // sh is rewritten by the next slice; the slice's sums are out
-            ++own;
+        __syncthreads();
+        if (threadIdx.x < K) {
+            const int k = static_cast<int>(threadIdx.x);
+            double v = sh[k];
+            for (int q = 1; q < W; ++q) v = v + sh[q * K + k];
+            tot[k] = v;
         }
-        if (blocks > 1) {
-            if (t == 0) {
-                atomicAdd(&st->fdone, static_cast<unsigned>(own));
-                const unsigned target = static_cast<unsigned>(S) * static_cast<unsigned>(qq + 1);
-                while (ld_volatile(&st->fdone) < target) {
-                }
-                __threadfence();
-            }
-            __syncthreads();
-            if (t < K) {
-                double v = __ldcg(part + t);
-                for (int s = 1; s < S; ++s) v = v + __ldcg(part + s * kPoseLanes + t);
-                mine = v;
-            }
-        }
-        if (t < K) tot[t] = mine;
         __syncthreads();
         KESTREL_UNROLL
         for (int k = 0; k < K; ++k) out[k] = tot[k];
-        KPF(if (t == 0 && rank == 0) prof::sum_done(K, pf_c0, prof::cyc());)
+        KPF(if (threadIdx.x == 0) prof::sum_done(K, pf_c0, prof::cyc());)
 #else
         (void)f;
-        (void)np;
+        (void)n;
         (void)out;
 #endif
     }
-    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32); thread 0 runs it
-    /// and hands the values to the block through the partials' area of sh (free between the sums: its last reads
-    /// were before the previous sum's end barrier, its next writes after this one's).
+    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32).
     template <class F>
     KESTREL_HD void solo(const F& f, double* out, int count) const {
 #if defined(__CUDA_ARCH__)
@@ -299,141 +251,27 @@ struct GridSum {
         f();
 #endif
     }
-    /// mask[from, to) = 0: the block's slices' entries, and rank 0 those from n on.
     KESTREL_HD void zero(std::uint8_t* mask, int from, int to) const {
 #if defined(__CUDA_ARCH__)
-        const int S = detail::pose_finish_slices(n), len = detail::pose_finish_slice_points(n);
-        for (int s = rank; s < S; s += blocks) {
-            const int lo = s * len, hi = n - lo < len ? n : lo + len;
-            const int a = from > lo ? from : lo, e = to < hi ? to : hi;
-            for (int i = a + static_cast<int>(threadIdx.x); i < e; i += detail::kPoseFinishThreads) mask[i] = 0;
-        }
-        if (rank == 0)
-            for (int i = (from > n ? from : n) + static_cast<int>(threadIdx.x); i < to; i += detail::kPoseFinishThreads)
-                mask[i] = 0;
+        for (int i = from + static_cast<int>(threadIdx.x); i < to; i += detail::kPoseFinishThreads) mask[i] = 0;
 #else
         (void)mask;
         (void)from;
         (void)to;
 #endif
     }
-    /// mask[i] = bit `bit` of mask[i] for the block's slices' points (each thread its own points, as in its sums:
-    /// no barrier needed).
-    KESTREL_HD void keep_bit(std::uint8_t* mask, int np, int bit) const {
+    // The points of each thread are those of its sums (no barrier needed).
+    KESTREL_HD void keep_bit(std::uint8_t* mask, int n, int bit) const {
 #if defined(__CUDA_ARCH__)
-        const int S = detail::pose_finish_slices(np), len = detail::pose_finish_slice_points(np);
-        for (int s = rank; s < S; s += blocks) {
-            const int lo = s * len, hi = np - lo < len ? np : lo + len;
-            for (int i = lo + static_cast<int>(threadIdx.x); i < hi; i += detail::kPoseFinishThreads)
-                mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
-        }
+        for (int i = static_cast<int>(threadIdx.x); i < n; i += detail::kPoseFinishThreads)
+            mask[i] = static_cast<std::uint8_t>((mask[i] >> bit) & 1);
 #else
         (void)mask;
-        (void)np;
+        (void)n;
         (void)bit;
 #endif
     }
 };
-
-/// The candidates of the finish of n points (blocks [0, c) wait for the finishing block): as many as take part at
-/// most (its slices, finish_blocks, the grid), none when that is one.
-__device__ __forceinline__ int pose_finish_candidates(const PoseCallParams& prm, int n) {
-    const int S = detail::pose_finish_slices(n);
-    int c = S < prm.finish_blocks ? S : prm.finish_blocks;
-    c = c < static_cast<int>(gridDim.x) ? c : static_cast<int>(gridDim.x);
-    return c > 1 ? c : 0;
-}
-/// The ranks of the finish: the finishing block f is rank 0, the candidates b < cand other than f follow in order;
-/// ranks [0, pose_finish_ranks) take part (at most the slices and finish_blocks; a candidate past them leaves).
-__device__ __forceinline__ int pose_finish_ranks(const PoseCallParams& prm, int n, int cand, int f) {
-    const int S = detail::pose_finish_slices(n);
-    int r = cand + (f >= cand ? 1 : 0);
-    r = r < S ? r : S;
-    r = r < prm.finish_blocks ? r : prm.finish_blocks;
-    return r > 1 ? r : 1;
-}
-
-/// detail::pose_finish on the blocks that share it (every thread; one call site for both roles). The finishing
-/// block (`last`; sc, Eb, Rb its passes' winners) publishes them and its index to the candidates, runs the finish
-/// as rank 0, then waits until every candidate has left (their mask entries are written; the state may be reset);
-/// returns true, its record in rec. A candidate (pose_finish_candidates) waits for the go, reads the winners into
-/// sc, Eb, Rb, runs the finish as its rank (its slices of the sums; its record is dropped) when the rank takes
-/// part, then leaves (st->fleft); returns false. s_val: an int of shared memory (read by the caller before).
-template <int kMethod>
-__device__ bool pose_finish_shared(const PoseCallParams& prm, const PoseBuffers& b, int n, double* sh, int& s_val,
-                                   bool last, detail::PoseScan* sc, double* Eb, double* Rb, PoseRecord& rec) {
-    PoseDeviceState* st = b.state;
-    const int t = static_cast<int>(threadIdx.x);
-    const int me = static_cast<int>(blockIdx.x);
-    const int cand = pose_finish_candidates(prm, n);
-    const int helpers = cand - (last && me < cand ? 1 : 0);
-    int f = me, rank = 0;
-    if (last) {
-        if (helpers > 0) {
-            if (t < 2) st->scan[t] = sc[t];
-            if (t < 9) {
-                st->best[0][t] = Eb[t];
-                st->best[1][t] = Rb[t];
-            }
-            if (t == 0) st->fblock = f;
-            __threadfence();
-            __syncthreads();
-            if (t == 0) atomicExch(&st->fgo, 1);
-        }
-    } else {
-        __syncthreads();  // every thread has read s_val (the caller's exit test)
-        if (t == 0) {
-            while (ld_volatile(&st->fgo) == 0) __nanosleep(32);
-            __threadfence();
-            s_val = ld_volatile(&st->fblock);
-        }
-        __syncthreads();
-        f = s_val;
-        rank = me < f ? me + 1 : me;
-    }
-    const int ranks = pose_finish_ranks(prm, n, cand, f);
-    if (rank < ranks) {
-        if (!last) {
-            for (int q = 0; q < 2; ++q) {
-                sc[q].best = ld_volatile(&st->scan[q].best);
-                sc[q].cost = __ldcg(&st->scan[q].cost);
-                sc[q].inliers = ld_volatile(&st->scan[q].inliers);
-                sc[q].used = ld_volatile(&st->scan[q].used);
-                sc[q].stopped = ld_volatile(&st->scan[q].stopped);
-            }
-            for (int j = 0; j < 9; ++j) {
-                Eb[j] = __ldcg(&st->best[0][j]);
-                Rb[j] = __ldcg(&st->best[1][j]);
-            }
-        }
-        detail::PoseFinishParams fp = prm.fp;
-        fp.pe.n = n;
-        detail::pose_finish<kMethod>(GridSum{sh, st, rank, ranks, n, 0, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb,
-                                     b.mask, rec);
-    }
-    if (!last) {
-        __threadfence();
-        __syncthreads();
-        if (t == 0) atomicAdd(&st->fleft, 1);
-        return false;
-    }
-    if (helpers > 0) {
-        if (t == 0) {
-            while (ld_volatile(&st->fleft) < helpers) __nanosleep(32);
-            __threadfence();
-        }
-        __syncthreads();
-    }
-    return true;
-}
-
-/// The finish's state for the next call (thread 0 of the finishing block, after pose_finish_shared).
-__device__ __forceinline__ void pose_finish_reset(PoseDeviceState* st) {
-    st->fgo = 0;
-    st->fblock = 0;
-    st->fleft = 0;
-    st->fdone = 0u;
-}
 
 /// The MSAC sums (detail::pose_msac_point: integer units, the same in any order) of model M over the points i0,
 /// i0 + stride, ... below p.n, four at a time: their errors first (independent chains), then their terms.

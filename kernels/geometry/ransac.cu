@@ -11,17 +11,13 @@
 // time (detail::pose_scan's rule as a warp prefix: a strictly lower cost wins, the stop test after every hypothesis);
 // the scan's stop ends the handing out. The rotation pass starts once the translation pass has stopped (its cap
 // follows from that result). The last block to leave runs detail::pose_finish and resets the state for the next
-// call (with the first blocks' help for its sums). The chunk size and the grid change how much is solved past the
-// stop, never the result.
+// call. The chunk size and the grid change how much is solved past the stop, never the result.
 //
 // The two-point method's call is its own kernel (kernels/geometry/pose2_call.cuh, instantiated here for the
 // call's points and by kernels/track/geo_check_pose.cu for the tracker's check).
 //
-// The finish's sums are shared by up to 16 blocks (pose_device.cuh: GridSum, one slice of 256 points each): blocks
-// [0, 16) wait after their passes for the finishing block (the last to leave) and sum their slices of every sum.
-// Otherwise no block waits for one that has not started (the stager, the chunks being solved and the scan lock's
-// holder are all running blocks); the finish's helpers need the last block to start while they wait, so the grid
-// is at most what can be resident at once (the host sizes it from the SMs present).
+// No block waits for one that has not started: the stager, the chunks being solved and the scan lock's holder
+// are all running blocks, so any grid size works, also when only part of it is resident (e.g. a green context).
 //
 // Reference it must match: detail::relative_pose_cpu (src/geometry/relative_pose_cpu.cpp), bit for bit: the same
 // rules headers, +, -, *, /, sqrt and explicit fma only, the finish's sums in the order detail::PoseHostSum
@@ -411,30 +407,26 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     })
     if (t == 0) s_val = static_cast<int>(atomicAdd(&st->exited, 1u));
     __syncthreads();
-    // The last block to leave runs the finish; the finish's candidates wait for it and share its sums; the others
-    // leave.
-    const bool last = s_val == static_cast<int>(gridDim.x) - 1;
-    if (!last && static_cast<int>(blockIdx.x) >= pose_finish_candidates(prm, n)) return;
+    if (s_val != static_cast<int>(gridDim.x) - 1) return;
     __threadfence();
+    detail::PoseFinishParams fp = prm.fp;
+    fp.pe.n = n;
     detail::PoseScan sc[2];
     double Eb[9], Rb[9];
-    for (int j = 0; j < 9; ++j) Eb[j] = Rb[j] = 0.0;
-    if (last) {
-        for (int q = 0; q < 2; ++q) {
-            sc[q].best = ld_volatile(&st->scan[q].best);
-            sc[q].cost = __ldcg(&st->scan[q].cost);
-            sc[q].inliers = ld_volatile(&st->scan[q].inliers);
-            sc[q].used = ld_volatile(&st->scan[q].used);
-            sc[q].stopped = ld_volatile(&st->scan[q].stopped);
-        }
-        for (int j = 0; j < 9; ++j) {
-            Eb[j] = __ldcg(&st->best[0][j]);
-            Rb[j] = __ldcg(&st->best[1][j]);
-        }
+    for (int q = 0; q < 2; ++q) {
+        sc[q].best = ld_volatile(&st->scan[q].best);
+        sc[q].cost = __ldcg(&st->scan[q].cost);
+        sc[q].inliers = ld_volatile(&st->scan[q].inliers);
+        sc[q].used = ld_volatile(&st->scan[q].used);
+        sc[q].stopped = ld_volatile(&st->scan[q].stopped);
+    }
+    for (int j = 0; j < 9; ++j) {
+        Eb[j] = __ldcg(&st->best[0][j]);
+        Rb[j] = __ldcg(&st->best[1][j]);
     }
     PoseRecord rec;
-    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0 && last) prof::g_call[prof::LastClock] = pf_f;)
-    if (!pose_finish_shared<-1>(prm, b, n, sh.sum, s_val, last, sc, Eb, Rb, rec)) return;
+    KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
+    detail::pose_finish(BlockSum{sh.sum, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_f);
         prof::tmax(prof::FinishEnd);
@@ -454,7 +446,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         st->arrived = 0;
         st->staged = 0;
         st->exited = 0u;
-        pose_finish_reset(st);
     }
     KPF(__syncthreads(); if (t == 0) {
         prof::add(prof::CyTail, prof::cyc() - pf_e);
@@ -464,18 +455,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
 }
 
 }  // namespace
-
-int pose_finish_blocks() {
-    static const int blocks = [] {
-        int v = detail::kPoseFinishMaxSlices;
-        if (const char* e = std::getenv("KESTREL_POSE_FINISH_BLOCKS"); e && *e) {
-            const int x = std::atoi(e);
-            if (x >= 1 && x < v) v = x;
-        }
-        return v;
-    }();
-    return blocks;
-}
 
 int pose_finish_solo() {
     static const int solo = [] {

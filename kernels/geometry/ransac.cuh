@@ -31,15 +31,6 @@ struct PoseDeviceState {
     int arrived;               // blocks started (the first stages the points)
     int staged;                // 1 once the points are staged
     unsigned int exited;       // blocks done (the last runs the finish)
-    // The finish over several blocks (pose_device.cuh, GridSum): the finishing block publishes its block index and
-    // the passes' winners (scan, best), then sets fgo; blocks [0, finish candidates) wait for it and sum their
-    // slices; fdone counts the slices summed over the call's sums so far (sum q is complete at
-    // slices * (q + 1)); fleft the helpers done; fpart the slices' sums of the last two sums.
-    int fgo;
-    int fblock;
-    int fleft;
-    unsigned int fdone;
-    double fpart[2][detail::kPoseFinishMaxSlices][detail::kPoseLanes];
 };
 
 /// Device buffers of an estimator (made once), by value.
@@ -83,8 +74,8 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
-    int finish_blocks;    // blocks that share the finish's sums at most (1: the finishing block alone)
-    int finish_solo;      // 1: the finish's algebra between the sums on one thread of each block; 0: on every thread
+    int finish_solo;      // 1: the finish's algebra between its sums on one thread, its values handed to the block;
+                          // 0: on every thread
     detail::PoseFinishParams fp;
     // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
     // place of copies after it; null: not.
@@ -95,21 +86,16 @@ struct PoseCallParams {
 /// Blocks of the call's kernel that can be resident on one SM (for the grid size); also allows the kernel its
 /// dynamic shared memory on the current device (call once per estimator, before launch_pose_call).
 int pose_blocks_per_sm();
-/// The whole call in one launch of `blocks` blocks (at least 1, at most what can be resident at once: blocks take
-/// chunks of hypotheses as they come, the scan runs in order as chunks complete, the last block to leave runs the
-/// finish, the first prm.finish_blocks wait for it to share its sums).
+/// The whole call in one launch of `blocks` blocks (any number >= 1 works: blocks take chunks of hypotheses as they
+/// come, the scan runs in order as chunks complete, the last block to leave runs the finish).
 void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
-/// The two-point method's call (problem[0].method == 1) in one launch of `blocks` blocks (at least 1, at most what
-/// can be resident at once; at most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all
-/// blocks, then the last block to leave it scans both passes (solving past the wave when a scan has not stopped
-/// there) and runs the finish, the first prm.finish_blocks waiting for it to share its sums.
+/// The two-point method's call (problem[0].method == 1) in one launch of `blocks` blocks (any number >= 1; at
+/// most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all blocks, then the last block to
+/// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
-/// The blocks that share the finish's sums at most (detail::kPoseFinishMaxSlices; KESTREL_POSE_FINISH_BLOCKS
-/// lowers it, e.g. 1: the finishing block alone, for measurements).
-int pose_finish_blocks();
-/// 1 (the default): the finish's algebra between its sums on one thread of each block, its results handed to the
-/// others; KESTREL_POSE_FINISH_SOLO=0: on every thread (measurements).
+/// 1 (the default): the finish's algebra between its sums on one thread, its values handed to the block;
+/// KESTREL_POSE_FINISH_SOLO=0: on every thread (for measurements; the same results).
 int pose_finish_solo();
 
 #if defined(KESTREL_POSE_PROFILE)

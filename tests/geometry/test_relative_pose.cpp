@@ -391,57 +391,6 @@ TEST(RelativePose, RefinementJacobianMatchesCentralDifferences) {
     EXPECT_GT(worst_broken, 1e-2);
 }
 
-TEST(RelativePose, FinishSumsFollowTheSlices) {
-    // The finish's sums (detail::PoseHostSum, the order the GPU's blocks follow): slices of 256 points (longer above
-    // 4096 points), each summed as one block of 256 threads, the slices in order. Up to 256 points that is the order
-    // of one block over all points; past it the slices change the bits (so a GPU that summed 1001 points as one
-    // block would fail the bit-identical tests of the CUDA backend), and a slice's sum is the block order over it.
-    using detail::PoseHostSum;
-    EXPECT_EQ(detail::pose_finish_slices(0), 1);
-    EXPECT_EQ(detail::pose_finish_slices(256), 1);
-    EXPECT_EQ(detail::pose_finish_slices(257), 2);
-    EXPECT_EQ(detail::pose_finish_slices(4096), 16);
-    EXPECT_EQ(detail::pose_finish_slice_points(4096), 256);
-    EXPECT_EQ(detail::pose_finish_slice_points(4097), 512);
-    EXPECT_EQ(detail::pose_finish_slices(4097), 9);
-    EXPECT_EQ(detail::pose_finish_slices(9001), 12);
-    std::mt19937_64 rng(5);
-    std::vector<double> v(9001);
-    for (double& x : v) x = std::ldexp(std::uniform_real_distribution<double>(0.5, 1.0)(rng), static_cast<int>(rng() % 40) - 20);
-    const auto f = [&v](int i, double* acc) { acc[0] = acc[0] + v[static_cast<std::size_t>(i)]; };
-    // One block of 256 threads over [lo, hi): the lanes' strided sums, the warps' butterflies, the warps in order.
-    const auto block = [&v](int lo, int hi) {
-        double tot = 0.0;
-        for (int w = 0; w < detail::kPoseFinishWarps; ++w) {
-            double l[32];
-            for (int a = 0; a < 32; ++a) {
-                l[a] = 0.0;
-                for (int i = lo + 32 * w + a; i < hi; i += 256) l[a] = l[a] + v[static_cast<std::size_t>(i)];
-            }
-            for (int off = 16; off >= 1; off >>= 1)
-                for (int a = 0; a < off; ++a) l[a] = l[a] + l[a + off];
-            tot = w == 0 ? l[0] : tot + l[0];
-        }
-        return tot;
-    };
-    int differ = 0;
-    for (int n : {1, 200, 256, 257, 1001, 4097, 9001}) {
-        double s = 0.0;
-        PoseHostSum{}.sum<1>(f, n, &s);
-        double want = 0.0;
-        const int len = detail::pose_finish_slice_points(n);
-        for (int q = 0; q < detail::pose_finish_slices(n); ++q) {
-            const double part = block(q * len, n < (q + 1) * len ? n : (q + 1) * len);
-            want = q == 0 ? part : want + part;
-        }
-        EXPECT_EQ(std::memcmp(&s, &want, sizeof s), 0) << n;
-        const double flat = block(0, n);
-        if (n <= 256) EXPECT_EQ(std::memcmp(&s, &flat, sizeof s), 0) << n;
-        else differ += std::memcmp(&s, &flat, sizeof s) != 0 ? 1 : 0;
-    }
-    EXPECT_GE(differ, 2) << "the slices' order must matter past 256 points";
-}
-
 TEST(RelativePose, TwoPointWithRotationPrior) {
     KESTREL_TEST_RNG(rng, 202);
     RelativePoseConfig cfg;

@@ -412,12 +412,12 @@ TEST(RelativePoseCuda, TwoPointCallMatchesCpu) {
     std::printf("[ two-point call ] %d of %d calls bit-identical\n", same, calls);
 }
 
-/// The finish's sums over slices of 256 points (512 above 4096 points, ...), shared by several blocks: point
-/// counts of one slice, one point past it, odd counts of several slices, a count past the slice limit (longer
-/// slices), from the host entry and from the device entry with the count on the device (the slices follow the
-/// device count), a purely rotating camera at 2305 points. Run once more with KESTREL_POSE_FINISH_BLOCKS=1 (the
-/// finishing block alone) and =2: the same bits.
-void finish_slices_match_cpu(PoseMethod method, std::initializer_list<int> counts, std::uint64_t seed) {
+/// Point counts around and well past the finish's block of 256 threads (a thread with one point more than
+/// another, 4 and 36 points per thread; odd counts), from the host entry and from the device entry with the count
+/// on the device (two fewer points), a purely rotating camera at 2305 points (the rotation-only model decides: its
+/// sums and mask). Run once more with KESTREL_POSE_FINISH_SOLO=0 (the finish's algebra on every thread): the same
+/// bits.
+void counts_match_cpu(PoseMethod method, std::initializer_list<int> counts, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     int same = 0, calls = 0;
     {
@@ -426,7 +426,7 @@ void finish_slices_match_cpu(PoseMethod method, std::initializer_list<int> count
             o.n = n;
             o.noise_px = 0.5;
             o.outlier_ratio = 0.4;
-            o.pure_rotation = n == 2305;  // the rotation-only model decides: its sums and mask over the slices
+            o.pure_rotation = n == 2305;  // the rotation-only model decides
             const PoseScene sc = make_scene(rng, o);
             RelativePoseConfig cfg;
             cfg.method = method;
@@ -440,14 +440,14 @@ void finish_slices_match_cpu(PoseMethod method, std::initializer_list<int> count
             same += identical(g, c, mg, mc) ? 1 : 0;
             ++calls;
             DeviceArray<double> d1(sc.x1), d2(sc.x2);
-            const int m = n - 2;  // one slice fewer at 257
+            const int m = n - 2;
             DeviceArray<int> dc(std::vector<int>{m});
             PoseDeviceInput in;
             in.normalized1 = d1.p;
             in.normalized2 = d2.p;
             in.count = n;
             in.device_count = dc.p;
-            in.rotation_prior = sc.R.data();
+            in.rotation_prior = method == PoseMethod::FivePoint ? nullptr : sc.R.data();  // a prior: two-point
             gpu.estimate_device_async(in, nullptr);
             std::vector<std::uint8_t> mg2(n), mc2(m);
             const RelativePoseResult g2 = gpu.finish(mg2.data());
@@ -458,17 +458,17 @@ void finish_slices_match_cpu(PoseMethod method, std::initializer_list<int> count
             ++calls;
         }
     }
-    std::printf("[ finish slices ] %s: %d of %d calls bit-identical\n", to_string(method), same, calls);
+    std::printf("[ point counts ] %s: %d of %d calls bit-identical\n", to_string(method), same, calls);
 }
 
-TEST(RelativePoseCuda, FinishSlicesTwoPointMatchCpu) {
+TEST(RelativePoseCuda, PointCountsTwoPointMatchCpu) {
     KESTREL_REQUIRE_GPU();
-    finish_slices_match_cpu(PoseMethod::TwoPointWithRotation, {256, 257, 1001, 2305, 4097, 9001}, 4142);
+    counts_match_cpu(PoseMethod::TwoPointWithRotation, {256, 257, 1001, 2305, 4097, 9001}, 4142);
 }
 
-TEST(RelativePoseCuda, FinishSlicesFivePointMatchCpu) {
+TEST(RelativePoseCuda, PointCountsFivePointMatchCpu) {
     KESTREL_REQUIRE_GPU();
-    finish_slices_match_cpu(PoseMethod::FivePoint, {257, 1001, 4097}, 4143);
+    counts_match_cpu(PoseMethod::FivePoint, {257, 1001, 4097}, 4143);
 }
 
 TEST(RelativePoseCuda, BadInputAndStatus) {

@@ -586,30 +586,13 @@ KESTREL_HD void pose_model_derivatives(const double* R, const double* t, int np,
 
 // ---- the finish: sums over the points in one fixed order ------------------------------------------------------------
 /// Every sum over the points of the finish (mask counts, MSAC costs, cheirality counts, the refinement's normal
-/// equations, the rotation fit) has one order, a function of the point count n only. The points are cut into
-/// pose_finish_slices(n) slices of pose_finish_slice_points(n) consecutive points (the last one shorter), each
-/// slice summed as a block of kPoseFinishThreads threads does it: thread tau (warp tau / 32, lane tau % 32) of
-/// slice s sums the slice's points lo + tau, lo + tau + 256, ... in that order; each warp combines its lanes by
-/// the xor butterfly 16, 8, 4, 2, 1; the slice's sum is ((w0 + w1) + w2) + ... + w7; the total is the slices'
-/// sums in order, ((s0 + s1) + s2) + ... (one slice: its sum). PoseHostSum emulates it on the CPU; the kernels'
-/// context (kernels/geometry/pose_device.cuh) runs it with the slices spread over up to
-/// kPoseFinishMaxSlices blocks. A functor F adds point i's terms to its K partial sums: f(i, acc).
+/// equations, the rotation fit) has one order, the finish kernel's block of kPoseFinishThreads threads: thread
+/// tau (warp tau / 32, lane tau % 32) sums the points i = tau, tau + 256, ... in that order; each warp combines
+/// its lanes by the xor butterfly 16, 8, 4, 2, 1; the total is ((w0 + w1) + w2) + ... + w7. PoseHostSum
+/// emulates it on the CPU; the kernel's context (kernels/geometry/ransac.cu) runs it. A functor F adds point
+/// i's terms to its K partial sums: f(i, acc).
 constexpr int kPoseFinishThreads = 256;
 constexpr int kPoseFinishWarps = kPoseFinishThreads / kPoseLanes;
-constexpr int kPoseFinishMaxSlices = 16;
-/// Points per slice: kPoseFinishThreads (one point per thread) up to kPoseFinishMaxSlices slices, then the
-/// smallest multiple of it that needs no more slices.
-KESTREL_HD int pose_finish_slice_points(int n) {
-    constexpr int per = kPoseFinishThreads * kPoseFinishMaxSlices;
-    const int m = n <= per ? 1 : (n - 1) / per + 1;
-    return kPoseFinishThreads * m;
-}
-/// The slices of n points (1 for n <= 0: an empty one).
-KESTREL_HD int pose_finish_slices(int n) {
-    if (n <= 0) return 1;
-    const int len = pose_finish_slice_points(n);
-    return (n - 1) / len + 1;
-}
 
 /// The CPU side of the finish's sums (host code only).
 struct PoseHostSum {
@@ -617,24 +600,18 @@ struct PoseHostSum {
     void sum(const F& f, int n, double* out) const {
         double total[K];
         for (int k = 0; k < K; ++k) total[k] = 0.0;
-        const int slices = pose_finish_slices(n), len = pose_finish_slice_points(n);
-        for (int s = 0; s < slices; ++s) {
-            const int lo = s * len, hi = n - lo < len ? n : lo + len;
-            double part[K] = {};
-            for (int w = 0; w < kPoseFinishWarps; ++w) {
-                double v[kPoseLanes][K];
-                for (int l = 0; l < kPoseLanes; ++l) {
-                    for (int k = 0; k < K; ++k) v[l][k] = 0.0;
-                    for (int i = lo + w * kPoseLanes + l; i < hi; i += kPoseFinishThreads) f(i, v[l]);
-                }
-                // The butterfly as lane 0 sees it: at step `off` only lanes l < off feed lane 0's next steps, and
-                // lane l adds lane l ^ off = l + off (the same operands as on the GPU).
-                for (int off = kPoseLanes / 2; off >= 1; off >>= 1)
-                    for (int l = 0; l < off; ++l)
-                        for (int k = 0; k < K; ++k) v[l][k] = v[l][k] + v[l + off][k];
-                for (int k = 0; k < K; ++k) part[k] = w == 0 ? v[0][k] : part[k] + v[0][k];
+        for (int w = 0; w < kPoseFinishWarps; ++w) {
+            double v[kPoseLanes][K];
+            for (int l = 0; l < kPoseLanes; ++l) {
+                for (int k = 0; k < K; ++k) v[l][k] = 0.0;
+                for (int i = w * kPoseLanes + l; i < n; i += kPoseFinishThreads) f(i, v[l]);
             }
-            for (int k = 0; k < K; ++k) total[k] = s == 0 ? part[k] : total[k] + part[k];
+            // The butterfly as lane 0 sees it: at step `off` only lanes l < off feed lane 0's next steps, and
+            // lane l adds lane l ^ off = l + off (the same operands as on the GPU).
+            for (int off = kPoseLanes / 2; off >= 1; off >>= 1)
+                for (int l = 0; l < off; ++l)
+                    for (int k = 0; k < K; ++k) v[l][k] = v[l][k] + v[l + off][k];
+            for (int k = 0; k < K; ++k) total[k] = w == 0 ? v[0][k] : total[k] + v[0][k];
         }
         for (int k = 0; k < K; ++k) out[k] = total[k];
     }
