@@ -169,7 +169,7 @@ __device__ void stage_once(PoseDeviceState* st, int& s_val, const F& stage) {
 /// writes come after the solo's second barrier); otherwise every thread runs it.
 struct BlockSum {
     double* sh;  // kPoseFinishWarps * 32 + 32
-    int one;     // 1: solo on thread 0
+    int one;     // solo: 0 every thread, 1 thread 0 for the heavy algebra, 2 thread 0 for all of it
     template <int K>
     __device__ static void reduce_scatter(double* a, int lane) {
         // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
@@ -230,11 +230,13 @@ struct BlockSum {
         (void)out;
 #endif
     }
-    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32).
+    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32). one: 0 every thread
+    /// runs it; 1 thread 0 when `heavy` (the decomposition of E, the Kabsch rotation, the five-point refinement);
+    /// 2 thread 0 always.
     template <class F>
-    KESTREL_HD void solo(const F& f, double* out, int count) const {
+    KESTREL_HD void solo(const F& f, double* out, int count, bool heavy) const {
 #if defined(__CUDA_ARCH__)
-        if (!one) {
+        if (one == 0 || (one == 1 && !heavy)) {
             f();
             return;
         }
@@ -248,6 +250,7 @@ struct BlockSum {
 #else
         (void)out;
         (void)count;
+        (void)heavy;
         f();
 #endif
     }

@@ -459,7 +459,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
 int pose_finish_solo() {
     static const int solo = [] {
         const char* e = std::getenv("KESTREL_POSE_FINISH_SOLO");
-        return e && e[0] == '0' ? 0 : 1;
+        return e && (e[0] == '0' || e[0] == '2') ? e[0] - '0' : 1;
     }();
     return solo;
 }

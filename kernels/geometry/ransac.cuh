@@ -74,8 +74,8 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
-    int finish_solo;      // 1: the finish's algebra between its sums on one thread, its values handed to the block;
-                          // 0: on every thread
+    int finish_solo;      // the finish's algebra between its sums on one thread, its values handed to the block: 1 its
+                          // long parts (BlockSum::solo), 2 all of it, 0 none (every thread runs it)
     detail::PoseFinishParams fp;
     // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
     // place of copies after it; null: not.
@@ -94,8 +94,9 @@ void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int block
 /// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
 
-/// 1 (the default): the finish's algebra between its sums on one thread, its values handed to the block;
-/// KESTREL_POSE_FINISH_SOLO=0: on every thread (for measurements; the same results).
+/// 1 (the default): the long parts of the finish's algebra between its sums on one thread, its values handed to
+/// the block (BlockSum::solo); KESTREL_POSE_FINISH_SOLO=2: all of it, =0: none, on every thread (for measurements;
+/// the same results).
 int pose_finish_solo();
 
 #if defined(KESTREL_POSE_PROFILE)

@@ -616,11 +616,12 @@ struct PoseHostSum {
         for (int k = 0; k < K; ++k) out[k] = total[k];
     }
     /// The algebra between the sums: f writes out[0 .. count) (the kernel: one thread runs it, the others read its
-    /// values).
+    /// values; `heavy`: worth the hand-off wherever the algebra is long, the others only where every step counts).
     template <class F>
-    void solo(const F& f, double* out, int count) const {
+    void solo(const F& f, double* out, int count, bool heavy) const {
         (void)out;
         (void)count;
+        (void)heavy;
         f();
     }
     void zero(std::uint8_t* mask, int from, int to) const {
@@ -807,7 +808,7 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
         for (int j = 0; j < K; ++j) acc[j] = acc0[j];
     } else {
         double o[kPrep];
-        ctx.solo([&] { prep(R, t, o); }, o, kPrep);
+        ctx.solo([&] { prep(R, t, o); }, o, kPrep, NP == 5);
         pass(o, acc);
     }
     *moved = false;
@@ -861,7 +862,7 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
                     pose_move(R, t, d, np, o + 1, o + 10);
                     prep(o + 1, o + 10, o + 13);
                 },
-                o, 13 + kPrep);
+                o, 13 + kPrep, NP == 5);
             if (!(o[0] != 0.0)) return cost;
             const double* Rn = o + 1;
             const double* tn = o + 10;
@@ -1019,7 +1020,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
                 }
                 for (int j = 0; j < 3; ++j) o[19 + j] = t_[j];
             },
-            o, 22);
+            o, 22, !two_point);
         const bool dec = o[0] != 0.0;
         for (int j = 0; j < 9; ++j) {
             Rc[0][j] = o[1 + j];
@@ -1065,7 +1066,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
                 for (int j = 0; j < 9; ++j) o[1 + j] = 0.0;
                 o[0] = pose_polar(a1 + 8, o + 1) ? 1.0 : 0.0;
             },
-            o, 10);
+            o, 10, true);
         rk_run = o[0] != 0.0;
         for (int j = 0; j < 9; ++j) Rk[j] = o[1 + j];
     }
@@ -1109,7 +1110,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
                 for (int q = 0; q < np; ++q)
                     for (int k = 0; k < 9; ++k) o[9 * q + k] = G_[q][k];
             },
-            o, 9 * np);
+            o, 9 * np, !two_point);
         for (int q = 0; q < np; ++q)
             for (int k = 0; k < 9; ++k) G[q][k] = o[9 * q + k];
     }
