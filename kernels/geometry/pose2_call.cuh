@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
     detail::PoseFinishParams fp = prm.fp;
     fp.pe.n = n;
     PoseRecord rec;
-    detail::pose_finish<1>(BlockSum{sm.sum, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    detail::pose_finish<1>(BlockSum{sm.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_b);
         prof::tmax(prof::FinishEnd);

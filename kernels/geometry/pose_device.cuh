@@ -1,7 +1,7 @@
 // Device helpers shared by the relative-pose kernels (kernels/geometry/ransac.cu and the two-point call's
 // kernel, kernels/geometry/pose2_call.cuh, also instantiated by kernels/track/): the staging of the points (by the
-// first block to arrive: stage_once), the finish's block-wide sums (BlockSum: detail::PoseHostSum's order; its
-// algebra between the sums on one thread) and the per-phase profile
+// first block to arrive: stage_once), the finish's block-wide sums (BlockSum: detail::PoseHostSum's order) and the
+// per-phase profile
 // (KESTREL_POSE_PROFILE builds of ransac.cu only). Device code: include from .cu files only; everything is
 // internal to the including file.
 #pragma once
@@ -164,12 +164,8 @@ __device__ void stage_once(PoseDeviceState* st, int& s_val, const F& stage) {
 /// sh: partials [0, kPoseFinishWarps * K), totals [kPoseFinishWarps * 32, + K). Two barriers per sum: the
 /// partials of a sum are written after the previous sum's totals were made (its second barrier), the totals
 /// after every thread has passed this sum's first barrier (so it has read the previous totals).
-/// The algebra between the sums (solo): with `one`, thread 0 runs it and hands its values to the block through the
-/// partials' area (free between the sums: its last reads were before the previous sum's second barrier, its next
-/// writes come after the solo's second barrier); otherwise every thread runs it.
 struct BlockSum {
     double* sh;  // kPoseFinishWarps * 32 + 32
-    int one;     // solo: 0 every thread, 1 thread 0 for the heavy algebra, 2 thread 0 for all of it
     template <int K>
     __device__ static void reduce_scatter(double* a, int lane) {
         // a[0 .. 32): sums k (entries >= K are zero); after each step a[0 .. H) are the sums of the kept half.
@@ -228,30 +224,6 @@ struct BlockSum {
         (void)f;
         (void)n;
         (void)out;
-#endif
-    }
-    /// The algebra between the sums: f writes out[0 .. count) (count <= kPoseFinishWarps * 32). one: 0 every thread
-    /// runs it; 1 thread 0 when `heavy` (the decomposition of E, the Kabsch rotation, the five-point refinement);
-    /// 2 thread 0 always.
-    template <class F>
-    KESTREL_HD void solo(const F& f, double* out, int count, bool heavy) const {
-#if defined(__CUDA_ARCH__)
-        if (one == 0 || (one == 1 && !heavy)) {
-            f();
-            return;
-        }
-        if (threadIdx.x == 0) {
-            f();
-            for (int k = 0; k < count; ++k) sh[k] = out[k];
-        }
-        __syncthreads();
-        for (int k = 0; k < count; ++k) out[k] = sh[k];
-        __syncthreads();
-#else
-        (void)out;
-        (void)count;
-        (void)heavy;
-        f();
 #endif
     }
     KESTREL_HD void zero(std::uint8_t* mask, int from, int to) const {

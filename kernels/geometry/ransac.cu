@@ -25,7 +25,6 @@
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/pose2_call.cuh"
@@ -426,7 +425,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
     }
     PoseRecord rec;
     KPF(const unsigned long long pf_f = prof::cyc(); if (t == 0) prof::g_call[prof::LastClock] = pf_f;)
-    detail::pose_finish(BlockSum{sh.sum, prm.finish_solo}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
+    detail::pose_finish(BlockSum{sh.sum}, fp, sc[0], Eb, sc[1], Rb, b.mask, rec);
     KPF(const unsigned long long pf_e = prof::cyc(); if (t == 0) {
         prof::add(prof::CyFinish, pf_e - pf_f);
         prof::tmax(prof::FinishEnd);
@@ -455,14 +454,6 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
 }
 
 }  // namespace
-
-int pose_finish_solo() {
-    static const int solo = [] {
-        const char* e = std::getenv("KESTREL_POSE_FINISH_SOLO");
-        return e && (e[0] == '0' || e[0] == '2') ? e[0] - '0' : 1;
-    }();
-    return solo;
-}
 
 int pose_blocks_per_sm() {
     int blocks = 0;

@@ -74,8 +74,6 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
-    int finish_solo;      // the finish's algebra between its sums on one thread, its values handed to the block: 1 its
-                          // long parts (BlockSum::solo), 2 all of it, 0 none (every thread runs it)
     detail::PoseFinishParams fp;
     // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
     // place of copies after it; null: not.
@@ -93,11 +91,6 @@ void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int block
 /// most kPose2Wave0 + kPose2Wave1 do work): the first wave of both passes over all blocks, then the last block to
 /// leave it scans both passes (solving past the wave when a scan has not stopped there) and runs the finish.
 void launch_pose2_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream);
-
-/// 1 (the default): the long parts of the finish's algebra between its sums on one thread, its values handed to
-/// the block (BlockSum::solo); KESTREL_POSE_FINISH_SOLO=2: all of it, =0: none, on every thread (for measurements;
-/// the same results).
-int pose_finish_solo();
 
 #if defined(KESTREL_POSE_PROFILE)
 /// The per-phase profile of both kernels (builds with KESTREL_POSE_PROFILE only): up to `max` entries, each a

@@ -77,7 +77,6 @@ kernels::PoseCallParams CudaPoseBackend::params(const PoseCall& call, const kern
     prm.cap[1] = cfg_.rotation_only ? pose_rotation_max(cfg_) : 0;
     prm.table[0] = buf_.tables + (call.method == 0 ? 0 : kPoseStopBins + 1);
     prm.table[1] = buf_.tables + (kPoseStopBins + 1);
-    prm.finish_solo = kernels::pose_finish_solo();
     return prm;
 }
 

@@ -415,8 +415,7 @@ TEST(RelativePoseCuda, TwoPointCallMatchesCpu) {
 /// Point counts around and well past the finish's block of 256 threads (a thread with one point more than
 /// another, 4 and 36 points per thread; odd counts), from the host entry and from the device entry with the count
 /// on the device (two fewer points), a purely rotating camera at 2305 points (the rotation-only model decides: its
-/// sums and mask). Run once more with KESTREL_POSE_FINISH_SOLO=0 (the finish's algebra on every thread): the same
-/// bits.
+/// sums and mask).
 void counts_match_cpu(PoseMethod method, std::initializer_list<int> counts, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     int same = 0, calls = 0;

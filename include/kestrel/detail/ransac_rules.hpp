@@ -615,15 +615,6 @@ struct PoseHostSum {
         }
         for (int k = 0; k < K; ++k) out[k] = total[k];
     }
-    /// The algebra between the sums: f writes out[0 .. count) (the kernel: one thread runs it, the others read its
-    /// values; `heavy`: worth the hand-off wherever the algebra is long, the others only where every step counts).
-    template <class F>
-    void solo(const F& f, double* out, int count, bool heavy) const {
-        (void)out;
-        (void)count;
-        (void)heavy;
-        f();
-    }
     void zero(std::uint8_t* mask, int from, int to) const {
         for (int i = from; i < to; ++i) mask[i] = 0;
     }
@@ -778,39 +769,26 @@ struct PoseRotationMsacFitTerm {
 /// alone with R fixed (np = 2, the two-point method); analytic Jacobian (PoseRefineTerm), at most `iterations` steps,
 /// each kept only when it lowers the sum of squares; stops once a step gains less than 1e-10 relative. R, t are
 /// updated in place; returns the final sum. Sums through ctx (the finish's order); every tried pose gets its
-/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's). The algebra of a
-/// step (the solve, the move, the next pass' E and derivatives) runs once through ctx.solo (the GPU: one thread,
-/// its results handed to the others). `acc0`: the start pose's sums when the caller has them (PoseRefineTerm, taken
-/// in an earlier pass), else null. *moved: whether a step was kept.
+/// sum of squares and its normal equations in one pass (a kept step's are the next iteration's). `acc0`: the
+/// start pose's sums when the caller has them (PoseRefineTerm, taken in an earlier pass), else null. *moved:
+/// whether a step was kept.
 template <int NP, class Ctx>
 KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R, double* t, const std::uint8_t* mask,
                                  int iterations, const double* acc0, bool* moved) {
     constexpr int np = NP;
     constexpr int K = PoseRefineTerm<NP>::K;
-    constexpr int kPrep = 9 + 9 * NP;  // E = [t]x R, then the derivatives G[0 .. np)
-    // The pass' inputs at (R_, t_) to o[0 .. kPrep).
-    auto prep = [np](const double* R_, const double* t_, double* o) {
-        pose_skew_mul(t_, R_, o);
-        double G[5][9];
+    // acc[0]: the sum of squares at (R_, t_); acc[1 ..]: its normal equations.
+    auto pass = [&](const double* R_, const double* t_, double* acc) {
+        double E0[9], G[5][9];
+        pose_skew_mul(t_, R_, E0);
         pose_model_derivatives(R_, t_, np, G);
-        for (int q = 0; q < np; ++q)
-            for (int k = 0; k < 9; ++k) o[9 + 9 * q + k] = G[q][k];
-    };
-    // acc[0]: the sum of squares at the prepared pose; acc[1 ..]: its normal equations.
-    auto pass = [&](const double* o, double* acc) {
-        double G[5][9];
-        for (int q = 0; q < np; ++q)
-            for (int k = 0; k < 9; ++k) G[q][k] = o[9 + 9 * q + k];
-        ctx.template sum<K>(PoseRefineTerm<NP>{&P, o, G, mask}, P.n, acc);
+        ctx.template sum<K>(PoseRefineTerm<NP>{&P, E0, G, mask}, P.n, acc);
     };
     double acc[K], accn[K];
-    if (acc0) {
+    if (acc0)
         for (int j = 0; j < K; ++j) acc[j] = acc0[j];
-    } else {
-        double o[kPrep];
-        ctx.solo([&] { prep(R, t, o); }, o, kPrep, NP == 5);
-        pass(o, acc);
-    }
+    else
+        pass(R, t, acc);
     *moved = false;
     double cost = acc[0];
     double lambda = 1e-3;
@@ -825,48 +803,37 @@ KESTREL_HD double pose_refine_np(const Ctx& ctx, const PoseProblem& P, double* R
         // which the column and both substitutions multiply by); retry with a larger lambda when a step fails.
         bool improved = false, converged = false;
         for (int attempt = 0; attempt < 4 && !improved; ++attempt) {
-            // o[0]: 1 when the factorization succeeded; o[1 .. 10): Rn, o[10 .. 13): tn; o[13 ..): their pass' inputs.
-            double o[13 + kPrep];
-            ctx.solo(
-                [&] {
-                    double L[5][5], inv[5], y[5], d[5];
-                    bool ok = true;
-                    for (int a = 0; a < np && ok; ++a)
-                        for (int b = 0; b <= a; ++b) {
-                            double s = A[a][b] + (a == b ? lambda * A[a][a] : 0.0);
-                            for (int k = 0; k < b; ++k) s -= L[a][k] * L[b][k];
-                            if (a == b) {
-                                if (!(s > 0.0)) {
-                                    ok = false;
-                                    break;
-                                }
-                                L[a][a] = std::sqrt(s);
-                                inv[a] = 1.0 / L[a][a];
-                            } else {
-                                L[a][b] = s * inv[b];
-                            }
+            double L[5][5], inv[5], y[5], d[5];
+            bool ok = true;
+            for (int a = 0; a < np && ok; ++a)
+                for (int b = 0; b <= a; ++b) {
+                    double s = A[a][b] + (a == b ? lambda * A[a][a] : 0.0);
+                    for (int k = 0; k < b; ++k) s -= L[a][k] * L[b][k];
+                    if (a == b) {
+                        if (!(s > 0.0)) {
+                            ok = false;
+                            break;
                         }
-                    o[0] = ok ? 1.0 : 0.0;
-                    for (int j = 1; j < 13 + kPrep; ++j) o[j] = 0.0;
-                    if (!ok) return;
-                    for (int a = 0; a < np; ++a) {
-                        double s = -g[a];
-                        for (int k = 0; k < a; ++k) s -= L[a][k] * y[k];
-                        y[a] = s * inv[a];
+                        L[a][a] = std::sqrt(s);
+                        inv[a] = 1.0 / L[a][a];
+                    } else {
+                        L[a][b] = s * inv[b];
                     }
-                    for (int a = np - 1; a >= 0; --a) {
-                        double s = y[a];
-                        for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
-                        d[a] = s * inv[a];
-                    }
-                    pose_move(R, t, d, np, o + 1, o + 10);
-                    prep(o + 1, o + 10, o + 13);
-                },
-                o, 13 + kPrep, NP == 5);
-            if (!(o[0] != 0.0)) return cost;
-            const double* Rn = o + 1;
-            const double* tn = o + 10;
-            pass(o + 13, accn);
+                }
+            if (!ok) return cost;
+            for (int a = 0; a < np; ++a) {
+                double s = -g[a];
+                for (int k = 0; k < a; ++k) s -= L[a][k] * y[k];
+                y[a] = s * inv[a];
+            }
+            for (int a = np - 1; a >= 0; --a) {
+                double s = y[a];
+                for (int k = a + 1; k < np; ++k) s -= L[k][a] * d[k];
+                d[a] = s * inv[a];
+            }
+            double Rn[9], tn[3];
+            pose_move(R, t, d, np, Rn, tn);
+            pass(Rn, tn, accn);
             const double cn = accn[0];
             if (cn < cost) {
                 converged = cost - cn <= 1e-10 * cost;  // nothing left to gain: stop after this step
@@ -1008,25 +975,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     // the sums of its Kabsch fit.
     double R[9], t[3] = {0.0, 0.0, 0.0}, Rc[2][9];
     if (t_run) {
-        double o[22];  // dec, Rc, t
-        ctx.solo(
-            [&] {
-                double Rc_[2][9], t_[3] = {0.0, 0.0, 0.0};
-                for (int j = 0; j < 9; ++j) Rc_[0][j] = Rc_[1][j] = 0.0;
-                o[0] = pose_decompose_candidates(Ebest, Rc_, t_, !two_point) ? 1.0 : 0.0;
-                for (int j = 0; j < 9; ++j) {
-                    o[1 + j] = Rc_[0][j];
-                    o[10 + j] = Rc_[1][j];
-                }
-                for (int j = 0; j < 3; ++j) o[19 + j] = t_[j];
-            },
-            o, 22, !two_point);
-        const bool dec = o[0] != 0.0;
-        for (int j = 0; j < 9; ++j) {
-            Rc[0][j] = o[1 + j];
-            Rc[1][j] = o[10 + j];
-        }
-        for (int j = 0; j < 3; ++j) t[j] = o[19 + j];
+        const bool dec = pose_decompose_candidates(Ebest, Rc, t, !two_point);
         if (!dec) {
             for (int j = 0; j < 9; ++j) Rc[0][j] = Rc[1][j] = (j % 4 == 0) ? 1.0 : 0.0;
         }
@@ -1058,18 +1007,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     double rot_cost = a1[6];
     int rot_inl = static_cast<int>(a1[7]);
     double Rk[9];
-    bool rk_run = false;
-    if (r_run && fp.refine && rot_inl >= 3) {
-        double o[10];  // pose_polar's result, Rk
-        ctx.solo(
-            [&] {
-                for (int j = 0; j < 9; ++j) o[1 + j] = 0.0;
-                o[0] = pose_polar(a1 + 8, o + 1) ? 1.0 : 0.0;
-            },
-            o, 10, true);
-        rk_run = o[0] != 0.0;
-        for (int j = 0; j < 9; ++j) Rk[j] = o[1 + j];
-    }
+    const bool rk_run = r_run && fp.refine && rot_inl >= 3 && pose_polar(a1 + 8, Rk);
     if (!rk_run)
         for (int j = 0; j < 9; ++j) Rk[j] = 0.0;
     double Ef[9];
@@ -1100,20 +1038,7 @@ KESTREL_HD void pose_finish(const Ctx& ctx, const PoseFinishParams& fp, const Po
     double a2[5 + KR5];
     const bool may_refine = two_point && t_run && fp.refine && !(r_run && 100LL * rot_inl >= 80LL * n);
     double G[5][9];
-    if (may_refine) {
-        const int np = two_point ? 2 : 5;
-        double o[45];
-        ctx.solo(
-            [&] {
-                double G_[5][9];
-                pose_model_derivatives(R, t, np, G_);
-                for (int q = 0; q < np; ++q)
-                    for (int k = 0; k < 9; ++k) o[9 * q + k] = G_[q][k];
-            },
-            o, 9 * np, !two_point);
-        for (int q = 0; q < np; ++q)
-            for (int k = 0; k < 9; ++k) G[q][k] = o[9 * q + k];
-    }
+    if (may_refine) pose_model_derivatives(R, t, two_point ? 2 : 5, G);
     {
         using T1 = PoseTwoTerms<2, PoseMsacTerm, PoseFrontTerm<1>>;
         const T1 tt{PoseMsacTerm{&P, Ef, 0, P.thr2, mask}, PoseFrontTerm<1>{&P, R, R, t, mask}, t_run, t_run};
