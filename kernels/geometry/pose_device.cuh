@@ -285,6 +285,43 @@ __device__ __forceinline__ void msac_points(const detail::PoseProblem& p, const 
     for (; i < p.n; i += stride) detail::pose_msac_point(p, M, i, units, cnt);
 }
 
+/// msac_points with an early stop (the whole warp calls it, the same i0 % 32 pattern): the warp's points U at a
+/// time per lane, after each step the warp's partial sum (a lower bound of the model's cost: every term is >= 0) is
+/// compared with `bound`; once it reaches it the warp stops and returns true (the sums are then incomplete).
+__device__ __forceinline__ bool msac_points_cut(const detail::PoseProblem& p, const double* M, int i0, int stride,
+                                                unsigned long long bound, unsigned long long& units, int& cnt) {
+    constexpr int U = 4;
+    const int lane0 = i0 - static_cast<int>(threadIdx.x) % kPoseLanes;  // the warp's first point
+    for (int base = lane0; base < p.n; base += U * stride) {
+        const int i = base + (i0 - lane0);
+        if (i + (U - 1) * stride < p.n && p.method != 2) {
+            double r[U], d[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const int k = i + u * stride;
+                detail::pose_epipolar(M, p.x1 + 3 * k, p.x2 + 3 * k, p.sphere, &r[u], &d[u]);
+            }
+            double e2[U];
+            bool in[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const double num = detail::pose_weight2(p, i + u * stride) * (r[u] * r[u]);
+                in[u] = detail::pose_msac_in(p, num, d[u]);
+                e2[u] = num / d[u];
+            }
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) detail::pose_msac_units(p, in[u], e2[u], units, cnt);
+        } else {
+            for (int u = 0; u < U; ++u)
+                if (i + u * stride < p.n) detail::pose_msac_point(p, M, i + u * stride, units, cnt);
+        }
+        unsigned long long w = units;
+        for (int off = kPoseLanes / 2; off >= 1; off >>= 1) w += __shfl_xor_sync(kFull, w, off);
+        if (w >= bound) return true;
+    }
+    return false;
+}
+
 /// The state of detail::pose_scan carried through a warp's prefix: the best hypothesis so far (a later one wins only
 /// with a strictly lower cost) and its stop count (the table's entry at its inlier fraction).
 struct ScanBest {
