@@ -205,28 +205,14 @@ __global__ void __launch_bounds__(kPoseThreads) pose2_call_kernel(PoseCallParams
         n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
     }
     if (prm.prep.mode != 0) {  // the first block to arrive stages the points, the others wait for it (it runs)
-        if (t == 0) sm.s_val = atomicAdd(&st->arrived, 1);
-        __syncthreads();
-        if (sm.s_val == 0) {
-            KPF(const unsigned long long pf_s = prof::cyc();)
+        stage_once(st, sm.s_val, [&]() {
             if constexpr (Hook::kStages) {
                 const int c = hook.stage(prm.prep, sm.inl);
                 if (t == 0) st->count = c;
             } else {
                 stage_points(prm.prep, n);
             }
-            __threadfence();
-            __syncthreads();
-            KPF(if (t == 0) {
-                prof::add(prof::CyStage, prof::cyc() - pf_s);
-                prof::tmax(prof::Staged);
-            })
-            if (t == 0) atomicExch(&st->staged, 1);
-        } else if (t == 0) {
-            while (ld_volatile(&st->staged) == 0) __nanosleep(32);
-        }
-        __syncthreads();
-        __threadfence();
+        });
         if constexpr (Hook::kStages) n = ld_volatile(&st->count);
     }
     detail::PoseProblem P[2] = {prm.problem[0], prm.problem[1]};

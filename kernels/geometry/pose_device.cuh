@@ -1,6 +1,7 @@
 // Device helpers shared by the relative-pose kernels (kernels/geometry/ransac.cu and the two-point call's
-// kernel, kernels/geometry/pose2_call.cuh, also instantiated by kernels/track/): the staging of the points, the
-// finish's block-wide sums (BlockSum: detail::PoseHostSum's order) and the per-phase profile
+// kernel, kernels/geometry/pose2_call.cuh, also instantiated by kernels/track/): the staging of the points (by the
+// first block to arrive: stage_once), the finish's block-wide sums (BlockSum: detail::PoseHostSum's order) and the
+// per-phase profile
 // (KESTREL_POSE_PROFILE builds of ransac.cu only). Device code: include from .cu files only; everything is
 // internal to the including file.
 #pragma once
@@ -130,6 +131,31 @@ __device__ void stage_points(const PosePrepare& in, int n) {
     }
 }
 
+/// The first block to arrive runs `stage()` (block-wide; the points, and whatever the caller stages with them),
+/// the others wait for it (it is running); every block leaves synchronized, the staged data visible to it.
+/// s_val: an int of shared memory.
+template <class F>
+__device__ void stage_once(PoseDeviceState* st, int& s_val, const F& stage) {
+    const int t = static_cast<int>(threadIdx.x);
+    if (t == 0) s_val = atomicAdd(&st->arrived, 1);
+    __syncthreads();
+    if (s_val == 0) {
+        KPF(const unsigned long long pf_s = prof::cyc();)
+        stage();
+        __threadfence();
+        __syncthreads();
+        KPF(if (t == 0) {
+            prof::add(prof::CyStage, prof::cyc() - pf_s);
+            prof::tmax(prof::Staged);
+        })
+        if (t == 0) atomicExch(&st->staged, 1);
+    } else if (t == 0) {
+        while (ld_volatile(&st->staged) == 0) __nanosleep(32);
+    }
+    __syncthreads();
+    __threadfence();
+}
+
 /// detail::pose_finish's sums on the block: each thread its points; the warp's sums by the xor butterfly
 /// 16, 8, 4, 2, 1 (every lane ends with the same bits: each step adds two equal group sums in either order), for
 /// K >= 8 as a reduce-scatter (at step `off` a lane keeps the half of its sums selected by lane & off and adds
@@ -257,6 +283,43 @@ __device__ __forceinline__ void msac_points(const detail::PoseProblem& p, const 
         }
     }
     for (; i < p.n; i += stride) detail::pose_msac_point(p, M, i, units, cnt);
+}
+
+/// msac_points with an early stop (the whole warp calls it, the same i0 % 32 pattern): the warp's points U at a
+/// time per lane, after each step the warp's partial sum (a lower bound of the model's cost: every term is >= 0) is
+/// compared with `bound`; once it reaches it the warp stops and returns true (the sums are then incomplete).
+__device__ __forceinline__ bool msac_points_cut(const detail::PoseProblem& p, const double* M, int i0, int stride,
+                                                unsigned long long bound, unsigned long long& units, int& cnt) {
+    constexpr int U = 4;
+    const int lane0 = i0 - static_cast<int>(threadIdx.x) % kPoseLanes;  // the warp's first point
+    for (int base = lane0; base < p.n; base += U * stride) {
+        const int i = base + (i0 - lane0);
+        if (i + (U - 1) * stride < p.n && p.method != 2) {
+            double r[U], d[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const int k = i + u * stride;
+                detail::pose_epipolar(M, p.x1 + 3 * k, p.x2 + 3 * k, p.sphere, &r[u], &d[u]);
+            }
+            double e2[U];
+            bool in[U];
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) {
+                const double num = detail::pose_weight2(p, i + u * stride) * (r[u] * r[u]);
+                in[u] = detail::pose_msac_in(p, num, d[u]);
+                e2[u] = num / d[u];
+            }
+            KESTREL_UNROLL
+            for (int u = 0; u < U; ++u) detail::pose_msac_units(p, in[u], e2[u], units, cnt);
+        } else {
+            for (int u = 0; u < U; ++u)
+                if (i + u * stride < p.n) detail::pose_msac_point(p, M, i + u * stride, units, cnt);
+        }
+        unsigned long long w = units;
+        for (int off = kPoseLanes / 2; off >= 1; off >>= 1) w += __shfl_xor_sync(kFull, w, off);
+        if (w >= bound) return true;
+    }
+    return false;
 }
 
 /// The state of detail::pose_scan carried through a warp's prefix: the best hypothesis so far (a later one wins only

@@ -25,6 +25,7 @@
 // does not fuse either (the host side is built with -ffp-contract=off).
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 #include "kernels/common/cuda_check.hpp"
 #include "kernels/geometry/pose2_call.cuh"
@@ -181,6 +182,8 @@ struct ChunkShared {
     int nm[kPoseGroups];
     int count;
     int dropped;  // the pass stopped while the chunk was in work: its results are not needed
+    int cut[kPoseGroups * detail::kFivePointMaxSolutions];  // 1: the model's scoring stopped early (it cannot win)
+    unsigned long long bound;  // the scanned prefix's best cost when the chunk's scoring starts (units)
 };
 
 /// The kernel's shared memory (dynamic: above the 48 KB of static shared memory).
@@ -211,25 +214,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
         const int c = *prm.prep.device_count;
         n = c < 0 ? 0 : (c > prm.prep.bound ? prm.prep.bound : c);
     }
-    if (prm.prep.mode != 0) {
-        if (t == 0) s_val = atomicAdd(&st->arrived, 1);
-        __syncthreads();
-        if (s_val == 0) {
-            KPF(const unsigned long long pf_s = prof::cyc();)
-            stage_points(prm.prep, n);
-            __threadfence();
-            __syncthreads();
-            KPF(if (t == 0) {
-                prof::add(prof::CyStage, prof::cyc() - pf_s);
-                prof::tmax(prof::Staged);
-            })
-            if (t == 0) atomicExch(&st->staged, 1);
-        } else if (t == 0) {
-            while (ld_volatile(&st->staged) == 0) __nanosleep(64);
-        }
-        __syncthreads();
-        __threadfence();
-    }
+    if (prm.prep.mode != 0) stage_once(st, s_val, [&]() { stage_points(prm.prep, n); });
     const bool run = n >= prm.prep.min_points;
     for (int pass = 0; pass < 2 && run; ++pass) {
         if (pass == 1 && !prm.prep.rotation_pass) break;
@@ -330,6 +315,11 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
             // here, or by the warps between scoring jobs, and writes nothing.
             if (t == 0) {
                 ch.dropped = ld_volatile(&st->stop[pass]) != 0 ? 1 : 0;
+                // A model whose partial cost reaches the best cost of the scanned prefix cannot win at its place in
+                // the scan (every hypothesis being scored lies after that prefix, and a later one wins only with a
+                // strictly lower cost), so its scoring may stop there; the scan then reads it as no model.
+                const double bc = prm.score_cutoff ? __ldcg(&st->scan[pass].cost) : 1e300;
+                ch.bound = bc < 1.8e19 ? static_cast<unsigned long long>(bc) : ~0ull;
                 int m = 0;
                 for (int q = 0; q < gh; ++q)
                     for (int r = 0; r < ch.nm[q]; ++r)
@@ -337,6 +327,7 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                             const int id = q * detail::kFivePointMaxSolutions + r;
                             ch.list[m++] = id;
                             ch.cost[id] = 0ull;
+                            ch.cut[id] = 0;
                             ch.inl[id] = 0;
                         }
                 ch.count = ch.dropped ? 0 : m;
@@ -365,7 +356,14 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 for (int j = 0; j < 9; ++j) M[j] = E[j];
                 unsigned long long units = 0ull;
                 int cnt = 0;
-                msac_points(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, units, cnt);
+                const unsigned long long bound = ch.bound;
+                if (bound != ~0ull) {
+                    if (msac_points_cut(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, bound, units, cnt) &&
+                        wl == 0)
+                        atomicOr(&ch.cut[id], 1);  // (several slices of a model may stop)
+                } else {
+                    msac_points(p, M, slice * kPoseLanes + wl, kPoseLanes * slices, units, cnt);
+                }
                 for (int off = kPoseLanes / 2; off >= 1; off >>= 1) {
                     units += __shfl_xor_sync(kFull, units, off);
                     cnt += __shfl_xor_sync(kFull, cnt, off);
@@ -390,7 +388,8 @@ __global__ void __launch_bounds__(kPoseThreads, 1) pose_call_kernel(PoseCallPara
                 int bi = 0, br = -1;
                 for (int r = 0; r < ch.nm[t]; ++r) {
                     if (!sh.w[t].ok[r]) continue;
-                    const double cost = static_cast<double>(ch.cost[t * detail::kFivePointMaxSolutions + r]);
+                    const int id = t * detail::kFivePointMaxSolutions + r;
+                    const double cost = ch.cut[id] ? 1e300 : static_cast<double>(ch.cost[id]);
                     if (cost < best) {
                         best = cost;
                         bi = ch.inl[t * detail::kFivePointMaxSolutions + r];
@@ -483,7 +482,13 @@ int pose_blocks_per_sm() {
     return blocks > 0 ? blocks : 1;
 }
 
-void launch_pose_call(const PoseCallParams& prm, const PoseBuffers& b, int blocks, cudaStream_t stream) {
+void launch_pose_call(const PoseCallParams& prm_in, const PoseBuffers& b, int blocks, cudaStream_t stream) {
+    static const int cutoff = [] {
+        const char* e = std::getenv("KESTREL_POSE_SCORE_CUTOFF");
+        return e && e[0] == '0' ? 0 : 1;
+    }();
+    PoseCallParams prm = prm_in;
+    prm.score_cutoff = cutoff;
     pose_call_kernel<<<blocks > 0 ? blocks : 1, kPoseThreads, sizeof(PoseSmem), stream>>>(prm, b);
     KESTREL_CUDA_LAUNCH("RelativePoseEstimator");
 }

@@ -74,6 +74,8 @@ struct PoseCallParams {
     int cap[2];           // the pass' max_hypotheses (the rotation pass: its largest; detail::pose_rotation_cap lowers it)
     const int* table[2];  // the pass' stop table (device)
     int in_flight;        // hypotheses in flight
+    int score_cutoff;     // five-point call: 1 a model's scoring stops once it cannot win (set by launch_pose_call;
+                          // KESTREL_POSE_SCORE_CUTOFF=0: off, for measurements; the same results)
     detail::PoseFinishParams fp;
     // Host entries: the record and the mask (bound bytes) also written to these (pinned) by the kernel itself, in
     // place of copies after it; null: not.

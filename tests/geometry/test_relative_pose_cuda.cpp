@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -409,6 +410,61 @@ TEST(RelativePoseCuda, TwoPointCallMatchesCpu) {
         ++calls;
     }
     std::printf("[ two-point call ] %d of %d calls bit-identical\n", same, calls);
+}
+
+/// Point counts around and well past the finish's block of 256 threads (a thread with one point more than
+/// another, 4 and 36 points per thread; odd counts), from the host entry and from the device entry with the count
+/// on the device (two fewer points), a purely rotating camera at 2305 points.
+void counts_match_cpu(PoseMethod method, std::initializer_list<int> counts, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    int same = 0, calls = 0;
+    for (int n : counts) {
+        SceneOptions o;
+        o.n = n;
+        o.noise_px = 0.5;
+        o.outlier_ratio = 0.4;
+        o.pure_rotation = n == 2305;
+        const PoseScene sc = make_scene(rng, o);
+        RelativePoseConfig cfg;
+        cfg.method = method;
+        RelativePoseEstimator gpu(n, cfg, Backend::Cuda), cpu(n, cfg, Backend::Cpu);
+        std::vector<std::uint8_t> mg(n, 3), mc(n, 4);
+        const RelativePoseResult g = gpu.estimate(sc.x1.data(), sc.x2.data(), n, mg.data(), sc.R.data());
+        const RelativePoseResult c = cpu.estimate(sc.x1.data(), sc.x2.data(), n, mc.data(), sc.R.data());
+        const std::string what = std::string(to_string(method)) + " n " + std::to_string(n);
+        expect_identical(g, c, mg, mc, what.c_str());
+        EXPECT_EQ(c.status, PoseStatus::Ok) << what;
+        same += identical(g, c, mg, mc) ? 1 : 0;
+        ++calls;
+        DeviceArray<double> d1(sc.x1), d2(sc.x2);
+        const int m = n - 2;
+        DeviceArray<int> dc(std::vector<int>{m});
+        PoseDeviceInput in;
+        in.normalized1 = d1.p;
+        in.normalized2 = d2.p;
+        in.count = n;
+        in.device_count = dc.p;
+        in.rotation_prior = method == PoseMethod::FivePoint ? nullptr : sc.R.data();  // a prior: two-point
+        gpu.estimate_device_async(in, nullptr);
+        std::vector<std::uint8_t> mg2(n), mc2(m);
+        const RelativePoseResult g2 = gpu.finish(mg2.data());
+        const RelativePoseResult c2 = cpu.estimate(sc.x1.data(), sc.x2.data(), m, mc2.data(), sc.R.data());
+        mg2.resize(static_cast<std::size_t>(m));
+        expect_identical(g2, c2, mg2, mc2, (what + " device entry").c_str());
+        same += identical(g2, c2, mg2, mc2) ? 1 : 0;
+        ++calls;
+    }
+    std::printf("[ point counts ] %s: %d of %d calls bit-identical\n", to_string(method), same, calls);
+}
+
+TEST(RelativePoseCuda, PointCountsTwoPointMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    counts_match_cpu(PoseMethod::TwoPointWithRotation, {256, 257, 1001, 2305, 4097, 9001}, 4142);
+}
+
+TEST(RelativePoseCuda, PointCountsFivePointMatchCpu) {
+    KESTREL_REQUIRE_GPU();
+    counts_match_cpu(PoseMethod::FivePoint, {257, 1001, 4097}, 4143);
 }
 
 TEST(RelativePoseCuda, BadInputAndStatus) {
