@@ -83,6 +83,11 @@ struct StereoMatchConfig {
     /// a track without one (new, or never matched) searches on every level. [0, lk.pyramid.levels]; 0 = every
     /// level for every track.
     int refine_levels = 2;
+    /// A track matched in the previous frame whose left-to-right LK converges within trust_distance px of its seed
+    /// (its position plus that match's offset) is not matched back: its disparity agrees with the checked one of
+    /// the frame before, and the round trip would only cost time. Every other track is checked both ways.
+    /// [0, 100]; 0 = every track is checked both ways.
+    float trust_distance = 0.5f;
     float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
     float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
     float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]

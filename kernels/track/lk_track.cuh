@@ -34,7 +34,9 @@ struct LkLaunch {
     LkResult* results;
     LkResult* back_results;           // round trip: the backward results
     detail::LkSetup refine_setup;     // round trip: the setup of the tracks flagged in refine
-    const std::int32_t* refine;       // round trip, nullable: non-zero = track i runs refine_setup
+    const std::int32_t* refine;       // round trip, nullable: non-zero = track i runs refine_setup; its seed class
+                                      // (detail::MatchSeed) with trust_distance: detail::round_trip_needed
+    float trust_distance;             // round trip: StereoMatchConfig::trust_distance (0: every track goes back)
     RoundTripStage stage;             // round trip: the inputs from a tracker's frame (stage.lk non-null)
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags

@@ -3,6 +3,7 @@
 // writes only its own results: the thread count does not change them).
 #include <limits>
 
+#include "kestrel/detail/stereo_rules.hpp"
 #include "src/core/thread_pool.hpp"
 #include "src/track/lk_internal.hpp"
 #include "stereo_matcher.hpp"
@@ -60,6 +61,11 @@ public:
                 CpuLkEngine fwd(su, l);
                 forward_[i] = lk_track_one(fwd, su, r, points_[i].x, points_[i].y, seeds_[i]);
                 const LkResult& f = forward_[i];
+                if (!round_trip_needed(refine_[i], f.status, f.x, f.y, seeds_[i].x, seeds_[i].y,
+                                       cfg_.match.trust_distance)) {
+                    backward_[i] = skipped_round_trip(points_[i].x, points_[i].y);
+                    continue;
+                }
                 const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
                 // Back from the forward result (NaN ends it at once, as the kernels' backward inputs do).
                 CpuLkEngine back(su, r);

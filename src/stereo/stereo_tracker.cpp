@@ -2,7 +2,9 @@
 // the left one's launch on the CUDA backend, or by the right FeatureTracker with track_right), and the matching
 // (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
 //   1. track_async: each track live before the frame gets its seed offset: its last matched right-minus-left
-//      offset (carried: then it is refined on the finest match.refine_levels levels), else the median carried
+//      offset (carried: then it is refined on the finest match.refine_levels levels; matched in the previous frame,
+//      a trusted seed: matched back only when its match lands farther than match.trust_distance from the seed,
+//      detail::round_trip_needed), else the median carried
 //      offset of the tracks in its grid cell and the 8 around it at their previous positions (the tracker's
 //      detection grid), else zero; rectified rigs seed on the same row. The CUDA backend enqueues their matching
 //      right after the left tracking, in the same stream: each from the position detail::track_verdict gives it
@@ -125,7 +127,9 @@ struct StereoTracker::Impl {
     std::vector<StereoTrack> tracks;
     std::vector<std::uint64_t> known_ids, next_ids;
     std::vector<Point2f> known_off, next_off;
-    // Step 1: the tracks live before the frame, their seed offsets and refine flags (pending until finish).
+    std::vector<std::int32_t> known_fresh, next_fresh;  // the offset is the previous frame's match (a trusted seed)
+    // Step 1: the tracks live before the frame, their seed offsets and seed classes (detail::match_seed; pending
+    // until finish).
     int pending = 0;
     bool staged = false;  // their matching was enqueued in the frame's stream (CUDA)
     std::vector<std::uint64_t> pend_ids;
@@ -162,7 +166,8 @@ struct StereoTracker::Impl {
     }
 
     // The carried offsets of `tracks` (ascending ids), by a merge walk: carried[i] = index into known_off or -1,
-    // has[i] and carried_off[i] its flag and value; then `neighbours` over those with one, at their positions.
+    // has[i] its seed class (detail::match_seed: 0 none, non-zero carried) and carried_off[i] its value; then
+    // `neighbours` over those with one, at their positions.
     void carried_around(const std::vector<Track>& tracks) {
         const std::size_t n = tracks.size();
         std::size_t k = 0;
@@ -171,7 +176,7 @@ struct StereoTracker::Impl {
             while (k < known_ids.size() && known_ids[k] < id) ++k;
             const bool found = k < known_ids.size() && known_ids[k] == id;
             carried[i] = found ? static_cast<std::int32_t>(k) : -1;
-            has[i] = found ? 1 : 0;
+            has[i] = detail::match_seed(found, found && known_fresh[k] != 0);
             carried_off[i] = found ? known_off[k] : Point2f{};
         }
         neighbours.build(static_cast<int>(n), [&](int i) {
@@ -182,7 +187,7 @@ struct StereoTracker::Impl {
 
     Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
 
-    // Step 1, before the left tracker's frame is enqueued: the pending tracks' seed offsets and refine flags.
+    // Step 1, before the left tracker's frame is enqueued: the pending tracks' seed offsets and seed classes.
     void stage_pending() {
         const std::vector<Track>& prev = left.tracks();
         pending = static_cast<int>(prev.size());
@@ -291,6 +296,7 @@ struct StereoTracker::Impl {
         tracks.resize(static_cast<std::size_t>(n));
         next_ids.clear();
         next_off.clear();
+        next_fresh.clear();
         for (int i = 0; i < n; ++i) {
             const Track& t = live[static_cast<std::size_t>(i)];
             const std::int32_t src = source[static_cast<std::size_t>(i)];
@@ -332,13 +338,16 @@ struct StereoTracker::Impl {
             if (s.status == StereoStatus::Matched) {
                 next_ids.push_back(t.id);
                 next_off.push_back({f.x - t.x, f.y - t.y});
+                next_fresh.push_back(1);
             } else if (kk >= 0) {
                 next_ids.push_back(t.id);
                 next_off.push_back(known_off[static_cast<std::size_t>(kk)]);
+                next_fresh.push_back(0);
             }
         }
         known_ids.swap(next_ids);
         known_off.swap(next_off);
+        known_fresh.swap(next_fresh);
     }
 };
 
@@ -383,6 +392,8 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
     m->next_ids.reserve(ucap);
     m->known_off.reserve(ucap);
     m->next_off.reserve(ucap);
+    m->known_fresh.reserve(ucap);
+    m->next_fresh.reserve(ucap);
     m->pend_ids.assign(ucap, 0);
     m->pend_off.assign(ucap, Point2f{});
     m->pend_refine.assign(ucap, 0);
@@ -479,6 +490,7 @@ void StereoTracker::reset() {
     m.tracks.clear();
     m.known_ids.clear();
     m.known_off.clear();
+    m.known_fresh.clear();
     m.pending = 0;
 }
 

@@ -9,10 +9,12 @@
 #include <map>
 #include <string>
 
+#include "kestrel/detail/stereo_rules.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/lk_tracker.hpp"
 #include "kestrel/pyramid.hpp"
 #include "kestrel/stereo_tracker.hpp"
+#include "src/stereo/stereo_matcher.hpp"
 #include "stereo_test_util.hpp"
 
 namespace kestrel {
@@ -120,6 +122,95 @@ TEST(StereoTrackerCpu, CarriedSeedsAreRefinedOnTheFinestLevels) {
         ++checked;
     }
     EXPECT_GT(checked, 80);
+}
+
+// The way back is skipped only for a trusted seed (matched in the previous frame) whose forward LK converged
+// (Tracked) within trust_distance of the seed, the bound included; trust_distance 0 skips nothing.
+TEST(StereoRules, TheWayBackIsSkippedOnlyNearATrustedSeed) {
+    using namespace detail;
+    EXPECT_EQ(match_seed(false, false), kSeedSearch);
+    EXPECT_EQ(match_seed(false, true), kSeedSearch);
+    EXPECT_EQ(match_seed(true, false), kSeedCarried);
+    EXPECT_EQ(match_seed(true, true), kSeedTrusted);
+    const TrackStatus ok = TrackStatus::Tracked;
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 100.3f, 49.8f, 100.0f, 50.0f, 0.5f));
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 99.5f, 50.0f, 100.0f, 50.0f, 0.5f));  // at the bound
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, std::nextafter(99.5f, 0.0f), 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.6f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.0f));  // 0: always
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, NAN, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, TrackStatus::NotConverged, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, TrackStatus::LostResidual, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedCarried, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedSearch, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    const LkResult s = skipped_round_trip(12.25f, 7.5f);
+    EXPECT_EQ(s.x, 12.25f);
+    EXPECT_EQ(s.y, 7.5f);
+    EXPECT_EQ(s.status, TrackStatus::Tracked);
+    EXPECT_EQ(s.iterations, 0);
+}
+
+// The CPU matcher applies the rule: of the same points, a trusted seed at the match skips the way back (its
+// backward result is skipped_round_trip, a round trip of zero); a carried seed there, and a trusted seed 2 px off
+// (the match lands 2 px from it), go back: the LK reference's backward result, bit for bit.
+TEST(StereoTrackerCpu, TrustedSeedsSkipTheWayBackOnlyNearTheirSeed) {
+    constexpr int kD = 9;
+    const StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 100, 120, kW, kH, kD);
+    const StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(500, 240, 160, 0.2), cfg, Backend::Cpu);
+    const std::vector<StereoTrack> t = st.track(p.left.view(), p.right.view());
+    const int n = static_cast<int>(t.size());
+    ASSERT_GT(n, 60);
+    const auto lp = build_pyramid_cpu(p.left.view(), cfg.match.lk.pyramid);
+    const auto rp = build_pyramid_cpu(p.right.view(), cfg.match.lk.pyramid);
+    LkConfig refine = cfg.match.lk;
+    refine.pyramid.levels = cfg.match.refine_levels;
+    const auto lr = build_pyramid_cpu(p.left.view(), refine.pyramid);
+    const auto rr = build_pyramid_cpu(p.right.view(), refine.pyramid);
+    int skipped = 0, checked = 0;
+    for (const int kind : {0, 1, 2}) {  // trusted at the match, carried at the match, trusted 2 px off
+        auto m = detail::make_cpu_stereo_matcher(cfg, n, 2);
+        std::vector<Point2f> pts;
+        std::vector<LkGuess> seeds;
+        for (int i = 0; i < n; ++i) {
+            const StereoTrack& s = t[static_cast<std::size_t>(i)];
+            pts.push_back({s.left.x, s.left.y});
+            seeds.push_back({s.left.x - kD + (kind == 2 ? 2.0f : 0.0f), s.left.y, 1.0f, 0.0f});
+            m->points()[i] = pts.back();
+            m->seeds()[i] = seeds.back();
+            m->refine()[i] = kind == 1 ? detail::kSeedCarried : detail::kSeedTrusted;
+        }
+        m->match(lp, rp, n);
+        const auto fwd = lk_track_cpu(lr, rr, pts, refine, &seeds);
+        std::vector<Point2f> bp;
+        std::vector<LkGuess> bg;
+        for (int i = 0; i < n; ++i) {
+            bp.push_back({fwd[static_cast<std::size_t>(i)].x, fwd[static_cast<std::size_t>(i)].y});
+            bg.push_back({pts[static_cast<std::size_t>(i)].x, pts[static_cast<std::size_t>(i)].y, 1.0f, 0.0f});
+        }
+        const auto back = lk_track_cpu(rr, lr, bp, refine, &bg);
+        for (int i = 0; i < n; ++i) {
+            const LkResult& f = m->forward()[i];
+            const LkResult& b = m->backward()[i];
+            ASSERT_EQ(f.x, fwd[static_cast<std::size_t>(i)].x) << kind << " " << i;
+            if (f.status != TrackStatus::Tracked) continue;
+            const float dist = std::hypot(f.x - seeds[static_cast<std::size_t>(i)].x, f.y - seeds[static_cast<std::size_t>(i)].y);
+            if (kind == 0 && dist < 0.4f) {
+                EXPECT_EQ(b.x, pts[static_cast<std::size_t>(i)].x) << i;
+                EXPECT_EQ(b.y, pts[static_cast<std::size_t>(i)].y) << i;
+                EXPECT_EQ(b.iterations, 0) << i;
+                ++skipped;
+            } else if (kind == 1 || (kind == 2 && dist > 0.6f)) {
+                const LkResult& r = back[static_cast<std::size_t>(i)];
+                EXPECT_TRUE(b.x == r.x && b.y == r.y && b.status == r.status && b.iterations == r.iterations)
+                    << kind << " " << i << ": (" << b.x << ", " << b.y << ") vs (" << r.x << ", " << r.y << ")";
+                ++checked;
+            }
+        }
+    }
+    EXPECT_GT(skipped, 60);
+    EXPECT_GT(checked, 120);
 }
 
 TEST(StereoTrackerCpu, VerticalShiftIsOffEpipolarAndRangeCutsAreOutOfRange) {
@@ -375,6 +466,11 @@ TEST(StereoTrackerCpu, BadInputNamesTheParameter) {
     c = good;
     c.match.max_round_trip = NAN;
     throws_naming([&] { make(c); }, "match.max_round_trip");
+    c = good;
+    c.match.trust_distance = -0.1f;
+    throws_naming([&] { make(c); }, "match.trust_distance");
+    c.match.trust_distance = NAN;
+    throws_naming([&] { make(c); }, "match.trust_distance");
     c = good;
     c.match.min_disparity = 300;
     throws_naming([&] { make(c); }, "match.min_disparity");
