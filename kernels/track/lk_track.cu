@@ -719,7 +719,7 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
     }
     KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)
     const std::int32_t seed = p.refine != nullptr ? p.refine[f] : detail::kSeedSearch;
-    const detail::LkSetup& su = seed != detail::kSeedSearch ? p.refine_setup : p.setup;
+    const detail::LkSetup& su = detail::match_refines(seed) ? p.refine_setup : p.setup;
     WarpEngine<N, G> fwd(su, p.ref, nullptr, nullptr, tl.lane, tl.mask, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
     if (tl.lane == 0) p.results[f] = res;

@@ -130,7 +130,7 @@ void init_stereo(nb::module_& m) {
             "lk: default stereo_match_lk_config() (LkConfig's defaults on 5 levels, 16 px patches). Validated with "
             "the StereoConfig that holds it.")
         .def_rw("lk", &StereoMatchConfig::lk)
-        .def_rw("refine_levels", &StereoMatchConfig::refine_levels, "levels a carried seed is refined on, [0, levels]")
+        .def_rw("refine_levels", &StereoMatchConfig::refine_levels, "levels a track matched in the previous frame is refined on, [0, levels]")
         .def_rw("epipolar_tolerance", &StereoMatchConfig::epipolar_tolerance, "px, (0, 100]")
         .def_rw("max_round_trip", &StereoMatchConfig::max_round_trip, "px, (0, 100]")
         .def_rw("trust_distance", &StereoMatchConfig::trust_distance,

@@ -57,7 +57,7 @@ public:
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {
             for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
-                const LkSetup& su = refine_[i] != 0 ? refine_setup_ : setup_;
+                const LkSetup& su = match_refines(refine_[i]) ? refine_setup_ : setup_;
                 CpuLkEngine fwd(su, l);
                 forward_[i] = lk_track_one(fwd, su, r, points_[i].x, points_[i].y, seeds_[i]);
                 const LkResult& f = forward_[i];

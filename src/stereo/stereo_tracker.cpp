@@ -1,5 +1,6 @@
-// StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built in
-// the left one's launch on the CUDA backend, or by the right FeatureTracker with track_right), and the matching
+// StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built on a
+// second stream beside the left frame's work on the CUDA backend, or by the right FeatureTracker with track_right),
+// and the matching
 // (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
 //   1. track_async: each track live before the frame gets its seed offset: its last matched right-minus-left
 //      offset (carried: then it is refined on the finest match.refine_levels levels; matched in the previous frame,
@@ -206,8 +207,9 @@ struct StereoTracker::Impl {
     }
 
     // CUDA: both frames' work on `stream`: with track_right each tracker's own; otherwise the left tracker's, with the
-    // right image uploaded into right_device and built in the left pyramid's launch (`companion`). Then step 1's
-    // matching.
+    // right image uploaded into right_device and built on a second stream (`companion`). Then step 1: the seeds, on
+    // the host while the device runs the frames (the left tracker's tracks() are the previous frame's until its
+    // finish), and their matching.
     template <class View>
     void enqueue_frames(const View& l, const View& r, const detail::PyramidCompanion& c,
                         const std::vector<Point2f>* predictions, const std::array<double, 9>* prior) {
@@ -226,6 +228,7 @@ struct StereoTracker::Impl {
             }
         }
         in_flight = true;
+        stage_pending();
         enqueue_pending();
     }
 
@@ -443,9 +446,9 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
     const char* where = "StereoTracker::track_async";
     Impl& m = impl("track_async");
     m.check_pair(where, left, right);
-    m.stage_pending();
     m.stream = stream;
     if (m.backend == Backend::Cpu) {
+        m.stage_pending();
         m.left.track_async(left, stream, predictions, rotation_prior);
         if (m.right)
             m.right->track_async(right, stream);
@@ -465,7 +468,6 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
     m.check_pair(where, left, right);
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: StereoTracker::track_async: device frames need Backend::Cuda");
-    m.stage_pending();
     m.stream = stream;
     m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, HostView{}, right, true}, predictions,
                      rotation_prior);

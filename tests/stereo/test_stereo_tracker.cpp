@@ -151,9 +151,10 @@ TEST(StereoRules, TheWayBackIsSkippedOnlyNearATrustedSeed) {
     EXPECT_EQ(s.iterations, 0);
 }
 
-// The CPU matcher applies the rule: of the same points, a trusted seed at the match skips the way back (its
-// backward result is skipped_round_trip, a round trip of zero); a carried seed there, and a trusted seed 2 px off
-// (the match lands 2 px from it), go back: the LK reference's backward result, bit for bit.
+// The CPU matcher applies the rules: of the same points, a trusted seed at the match is refined on the finest
+// refine_levels levels and skips the way back (its backward result is skipped_round_trip, a round trip of zero); a
+// trusted seed 2 px off (the match lands 2 px from it) is refined and goes back; a carried seed (unmatched in the
+// previous frame) at the match searches every level and goes back: the LK reference's results, bit for bit.
 TEST(StereoTrackerCpu, TrustedSeedsSkipTheWayBackOnlyNearTheirSeed) {
     constexpr int kD = 9;
     const StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 100, 120, kW, kH, kD);
@@ -166,8 +167,6 @@ TEST(StereoTrackerCpu, TrustedSeedsSkipTheWayBackOnlyNearTheirSeed) {
     const auto rp = build_pyramid_cpu(p.right.view(), cfg.match.lk.pyramid);
     LkConfig refine = cfg.match.lk;
     refine.pyramid.levels = cfg.match.refine_levels;
-    const auto lr = build_pyramid_cpu(p.left.view(), refine.pyramid);
-    const auto rr = build_pyramid_cpu(p.right.view(), refine.pyramid);
     int skipped = 0, checked = 0;
     for (const int kind : {0, 1, 2}) {  // trusted at the match, carried at the match, trusted 2 px off
         auto m = detail::make_cpu_stereo_matcher(cfg, n, 2);
@@ -182,18 +181,22 @@ TEST(StereoTrackerCpu, TrustedSeedsSkipTheWayBackOnlyNearTheirSeed) {
             m->refine()[i] = kind == 1 ? detail::kSeedCarried : detail::kSeedTrusted;
         }
         m->match(lp, rp, n);
-        const auto fwd = lk_track_cpu(lr, rr, pts, refine, &seeds);
+        const LkConfig& lk = kind == 1 ? cfg.match.lk : refine;
+        const auto lr = build_pyramid_cpu(p.left.view(), lk.pyramid);
+        const auto rr = build_pyramid_cpu(p.right.view(), lk.pyramid);
+        const auto fwd = lk_track_cpu(lr, rr, pts, lk, &seeds);
         std::vector<Point2f> bp;
         std::vector<LkGuess> bg;
         for (int i = 0; i < n; ++i) {
             bp.push_back({fwd[static_cast<std::size_t>(i)].x, fwd[static_cast<std::size_t>(i)].y});
             bg.push_back({pts[static_cast<std::size_t>(i)].x, pts[static_cast<std::size_t>(i)].y, 1.0f, 0.0f});
         }
-        const auto back = lk_track_cpu(rr, lr, bp, refine, &bg);
+        const auto back = lk_track_cpu(rr, lr, bp, lk, &bg);
         for (int i = 0; i < n; ++i) {
             const LkResult& f = m->forward()[i];
             const LkResult& b = m->backward()[i];
             ASSERT_EQ(f.x, fwd[static_cast<std::size_t>(i)].x) << kind << " " << i;
+            ASSERT_EQ(f.iterations, fwd[static_cast<std::size_t>(i)].iterations) << kind << " " << i;
             if (f.status != TrackStatus::Tracked) continue;
             const float dist = std::hypot(f.x - seeds[static_cast<std::size_t>(i)].x, f.y - seeds[static_cast<std::size_t>(i)].y);
             if (kind == 0 && dist < 0.4f) {
@@ -404,6 +407,39 @@ TEST(StereoTrackerCpu, SeedsCarryTheDisparityToNewTracks) {
     const StereoPair p = test::shifted_pair(img, 64, 60, kW, kH, 44);
     EXPECT_LT(count_status(cold.track(p.left.view(), p.right.view()), StereoStatus::Matched), 20)
         << "without seeds a 44 px disparity is out of a two-level LK's reach";
+}
+
+// A track unmatched in the previous frame searches every level again from its last offset: frame 0 matches at 4 px,
+// frame 1's right image is flat (nothing matches; the offsets are kept), frame 2's disparity is 30 px, out of the
+// finest refine_levels' reach from 4 px but found by the full search from there. A track matched in frame 2 is
+// trusted in frame 3 and refined there (its disparity, 30 px, needs no search).
+TEST(StereoTrackerCpu, ATrackUnmatchedLastFrameSearchesEveryLevelAgain) {
+    const HostImage img = test::real_image("graf1.png");
+    StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    const StereoPair p0 = test::shifted_pair(img, 40, 60, kW, kH, 4);
+    EXPECT_GT(count_status(st.track(p0.left.view(), p0.right.view()), StereoStatus::Matched), 90);
+    const HostImage flat(kW, kH, 128);
+    const StereoPair p1 = test::shifted_pair(img, 41, 60, kW, kH, 4);
+    EXPECT_EQ(count_status(st.track(p1.left.view(), flat.view()), StereoStatus::Matched), 0);
+    const StereoPair p2 = test::shifted_pair(img, 42, 60, kW, kH, 30);
+    const auto& t2 = st.track(p2.left.view(), p2.right.view());
+    int found = 0;
+    for (const StereoTrack& s : t2) found += s.status == StereoStatus::Matched && std::fabs(s.disparity - 30.0f) < 0.05f;
+    EXPECT_GT(found, static_cast<int>(0.75 * t2.size())) << "the unmatched tracks searched from their last offset";
+    // Refined from 4 px on the finest levels only, 30 px is out of reach: the same frames without the full search.
+    StereoConfig one = cfg;
+    one.match.lk.pyramid.levels = cfg.match.refine_levels;
+    StereoTracker narrow(kW, kH, rectified_rig(450, 240, 160, 0.1), one, Backend::Cpu);
+    narrow.track(p0.left.view(), p0.right.view());
+    narrow.track(p1.left.view(), flat.view());
+    EXPECT_LT(count_status(narrow.track(p2.left.view(), p2.right.view()), StereoStatus::Matched),
+              static_cast<int>(0.25 * t2.size()));
+    const StereoPair p3 = test::shifted_pair(img, 43, 60, kW, kH, 30);
+    int refined = 0;
+    for (const StereoTrack& s : st.track(p3.left.view(), p3.right.view()))
+        refined += s.status == StereoStatus::Matched && std::fabs(s.disparity - 30.0f) < 0.05f;
+    EXPECT_GT(refined, static_cast<int>(0.75 * t2.size()));
 }
 
 // The left tracks are a FeatureTracker's on the left frames: the pyramid's extra levels (the matching's 5 against

@@ -3,9 +3,10 @@
 // header, on the same numbers). Summary:
 //   1. the match: LK of the left patch into the right image from a seed, then LK of the right patch back into
 //      the left image from the left position (the round trip). A track matched in the previous frame (a trusted
-//      seed: MatchSeed::Trusted) whose forward result converged within match.trust_distance of its seed skips
-//      the way back (round_trip_needed: both backends, the kernel included, decide it from the same numbers);
-//      its backward result is skipped_round_trip(), a round trip of zero;
+//      seed, kSeedTrusted) is refined on the finest match.refine_levels levels (match_refines), every other one
+//      searches every level; a trusted seed whose forward result converged within match.trust_distance of it
+//      skips the way back (round_trip_needed); its backward result is skipped_round_trip(), a round trip of zero.
+//      Both backends, the kernel included, decide from the same numbers;
 //   2. the verdict, in this order: NoMatch (either LK lost it), Inconsistent (round trip > max_round_trip),
 //      OffEpipolar (distance to the epipolar line > epipolar_tolerance), OutOfRange (disparity outside
 //      [min_disparity, max_disparity]; raw rigs: the rectified-equivalent disparity of the triangulated depth, so
@@ -28,10 +29,15 @@ namespace kestrel::detail {
 /// A track's seed, as the matchers receive it per track (an int32: 0, 1, 2).
 enum MatchSeed : std::int32_t {
     kSeedSearch = 0,   ///< no carried offset (a neighbours' median or zero): every level, and the way back
-    kSeedCarried = 1,  ///< an offset carried from an older frame: the finest refine_levels levels, and the way back
+    kSeedCarried = 1,  ///< an offset carried from an older frame (the track found no match in the previous one):
+                       ///< every level from it, and the way back
     kSeedTrusted = 2,  ///< matched in the previous frame: the finest refine_levels levels; the way back only where
                        ///< round_trip_needed says so
 };
+
+/// Whether a track of seed class `seed` is matched on the finest StereoMatchConfig::refine_levels levels only
+/// (else on every level of StereoMatchConfig::lk).
+KESTREL_HD bool match_refines(std::int32_t seed) { return seed == kSeedTrusted; }
 
 /// The seed class of a track: `carried` whether it has a carried offset, `matched_last` whether it was Matched in
 /// the previous frame (its offset is that match's).
