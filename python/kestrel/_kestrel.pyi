@@ -1326,7 +1326,9 @@ class StereoMatchConfig:
 
     @property
     def refine_levels(self) -> int:
-        """levels a track matched in the previous frame is refined on, [0, levels]"""
+        """
+        levels a track matched in the previous frame is refined on, [0, levels]
+        """
 
     @refine_levels.setter
     def refine_levels(self, arg: int, /) -> None: ...
