@@ -140,6 +140,8 @@ struct StereoTracker::Impl {
     std::vector<std::int32_t> source, carried;
     std::vector<Point2f> carried_off;
     NeighbourMedian neighbours;
+    const std::vector<Track>* around = nullptr;  // the tracks of the last carried_around
+    bool neighbours_built = false;
 
     Impl(int w, int h, const StereoRig& r, const StereoConfig& c, Backend b)
         : width(w), height(h), rig(r), cfg(c), backend(b),
@@ -167,8 +169,8 @@ struct StereoTracker::Impl {
     }
 
     // The carried offsets of `tracks` (ascending ids), by a merge walk: carried[i] = index into known_off or -1,
-    // has[i] its seed class (detail::match_seed: 0 none, non-zero carried) and carried_off[i] its value; then
-    // `neighbours` over those with one, at their positions.
+    // has[i] its seed class (detail::match_seed: 0 none, non-zero carried) and carried_off[i] its value.
+    // `neighbours` over those with one, at their positions, is built when first asked for (neighbour_median).
     void carried_around(const std::vector<Track>& tracks) {
         const std::size_t n = tracks.size();
         std::size_t k = 0;
@@ -180,10 +182,21 @@ struct StereoTracker::Impl {
             has[i] = detail::match_seed(found, found && known_fresh[k] != 0);
             carried_off[i] = found ? known_off[k] : Point2f{};
         }
-        neighbours.build(static_cast<int>(n), [&](int i) {
-            const Track& t = tracks[static_cast<std::size_t>(i)];
-            return Point2f{t.x, t.y};
-        }, has.data(), carried_off.data());
+        around = &tracks;
+        neighbours_built = false;
+    }
+
+    // The median carried offset around (x, y) of the tracks of the last carried_around; false when none is near.
+    bool neighbour_median(float x, float y, Point2f& out) {
+        if (!neighbours_built) {
+            const std::vector<Track>& tracks = *around;
+            neighbours.build(static_cast<int>(tracks.size()), [&](int i) {
+                const Track& t = tracks[static_cast<std::size_t>(i)];
+                return Point2f{t.x, t.y};
+            }, has.data(), carried_off.data());
+            neighbours_built = true;
+        }
+        return neighbours.median(x, y, out);
     }
 
     Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
@@ -200,7 +213,7 @@ struct StereoTracker::Impl {
             if (has[static_cast<std::size_t>(i)])
                 off = carried_off[static_cast<std::size_t>(i)];
             else
-                (void)neighbours.median(t.x, t.y, off);
+                (void)neighbour_median(t.x, t.y, off);
             pend_off[static_cast<std::size_t>(i)] = rectify_seed(off);
             pend_refine[static_cast<std::size_t>(i)] = has[static_cast<std::size_t>(i)];
         }
@@ -275,7 +288,7 @@ struct StereoTracker::Impl {
                 off = pend_off[k];
                 ref = pend_refine[k];
             } else {  // born in this frame
-                if (neighbours.median(t.x, t.y, off)) off = rectify_seed(off);
+                if (neighbour_median(t.x, t.y, off)) off = rectify_seed(off);
             }
             pts[m] = {t.x, t.y};
             seeds[m] = LkGuess{t.x + off.x, t.y + off.y, 1.0f, 0.0f};
