@@ -1,11 +1,10 @@
 // StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built on a
 // second stream beside the left frame's work on the CUDA backend, or by the right FeatureTracker with track_right),
-// and the matching
-// (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
+// and the matching (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
 //   1. track_async: each track live before the frame gets its seed offset: its last matched right-minus-left
-//      offset (carried: then it is refined on the finest match.refine_levels levels; matched in the previous frame,
-//      a trusted seed: matched back only when its match lands farther than match.trust_distance from the seed,
-//      detail::round_trip_needed), else the median carried
+//      offset (matched in the previous frame, a trusted seed: refined on the finest match.refine_levels levels and
+//      matched back only when its match lands farther than match.trust_distance from the seed; an older offset:
+//      searched on every level from it; detail::match_refines, detail::round_trip_needed), else the median carried
 //      offset of the tracks in its grid cell and the 8 around it at their previous positions (the tracker's
 //      detection grid), else zero; rectified rigs seed on the same row. The CUDA backend enqueues their matching
 //      right after the left tracking, in the same stream: each from the position detail::track_verdict gives it
@@ -201,7 +200,8 @@ struct StereoTracker::Impl {
 
     Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
 
-    // Step 1, before the left tracker's frame is enqueued: the pending tracks' seed offsets and seed classes.
+    // Step 1: the pending tracks' seed offsets and seed classes (from the left tracker's tracks() before its finish:
+    // the tracks live before the frame).
     void stage_pending() {
         const std::vector<Track>& prev = left.tracks();
         pending = static_cast<int>(prev.size());
