@@ -78,11 +78,16 @@ struct StereoMatchConfig {
     /// template_source must be PreviousFrame (the template is the left image of the same frame). Default: LK's
     /// defaults (gain and offset estimated: the cameras' exposures differ) on 5 levels.
     LkConfig lk = stereo_match_lk_config();
-    /// A track matched in an earlier frame is refined from its own last offset on the finest refine_levels
+    /// A track matched in the previous frame is refined from that match's offset on the finest refine_levels
     /// levels only (its disparity changes little from frame to frame: the coarse levels would only cost time);
-    /// a track without one (new, or never matched) searches on every level. [0, lk.pyramid.levels]; 0 = every
-    /// level for every track.
+    /// any other track (new, never matched, or unmatched in the previous frame: from its last offset) searches
+    /// on every level. [0, lk.pyramid.levels]; 0 = every level for every track.
     int refine_levels = 2;
+    /// A track matched in the previous frame whose left-to-right LK converges within trust_distance px of its seed
+    /// (its position plus that match's offset) is not matched back: its disparity agrees with the checked one of
+    /// the frame before, and the round trip would only cost time. Every other track is checked both ways.
+    /// [0, 100]; 0 = every track is checked both ways.
+    float trust_distance = 0.5f;
     float epipolar_tolerance = 1.0f;  ///< px, (0, 100]: rectified |right y - left y|; raw: distance to the line
     float max_round_trip = 0.5f;      ///< px, (0, 100]: |back-matched left - left|
     float min_disparity = 0.0f;       ///< px, [-16383, max_disparity]

@@ -71,6 +71,7 @@
 #include "kernels/detect/grid_constant.cuh"
 #include "kernels/track/anchor_engine.cuh"
 #include "kernels/track/warp_sums.cuh"
+#include "kestrel/detail/stereo_rules.hpp"
 #include "kestrel/error.hpp"
 #include "lk_track.cuh"
 
@@ -688,8 +689,10 @@ __global__ void lk_backward_inputs_kernel(const LkResult* forward, const Point2f
 
 /// Round trip (stereo matching): track f forward, template from `ref` at points[f] into `cur` from guesses[f];
 /// then back, template from `cur` at the forward result into `ref` from points[f] (a lost forward result starts
-/// the backward track at NaN, which ends it at once). The CPU twin: src/stereo/stereo_matcher_cpu.cpp, the same
-/// two lk_track_one calls; one launch instead of forward, backward inputs and backward.
+/// the backward track at NaN, which ends it at once), unless detail::round_trip_needed (a trusted seed whose
+/// forward result converged near it) says the way back is not needed: then detail::skipped_round_trip. The CPU
+/// twin: src/stereo/stereo_matcher_cpu.cpp, the same rules and lk_track_one calls; one launch instead of forward,
+/// backward inputs and backward.
 template <int N, int G, int B = kMinBlocksPerSm>
 __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
     lk_track_round_trip_kernel(KESTREL_GRID_CONSTANT const LkLaunch p_in) {
@@ -715,10 +718,15 @@ __global__ void __launch_bounds__(LkShape<G>::kThreads, B)
         g = p.guesses ? p.guesses[f] : LkGuess{r.x, r.y, 1.0f, 0.0f};
     }
     KESTREL_LK_WINDOWS(G, cur_buf, ref_buf)
-    const detail::LkSetup& su = (p.refine != nullptr && p.refine[f] != 0) ? p.refine_setup : p.setup;
+    const std::int32_t seed = p.refine != nullptr ? p.refine[f] : detail::kSeedSearch;
+    const detail::LkSetup& su = detail::match_refines(seed) ? p.refine_setup : p.setup;
     WarpEngine<N, G> fwd(su, p.ref, nullptr, nullptr, tl.lane, tl.mask, cur_buf, ref_buf);
     const LkResult res = detail::lk_track_one(fwd, su, p.cur, r.x, r.y, g);
     if (tl.lane == 0) p.results[f] = res;
+    if (!detail::round_trip_needed(seed, res.status, res.x, res.y, g.x, g.y, p.trust_distance)) {
+        if (tl.lane == 0) p.back_results[f] = detail::skipped_round_trip(r.x, r.y);
+        return;
+    }
     const bool alive = res.status == TrackStatus::Tracked || res.status == TrackStatus::NotConverged;
     WarpEngine<N, G> back(su, p.cur, nullptr, nullptr, tl.lane, tl.mask, cur_buf, ref_buf);
     const LkResult b = detail::lk_track_one(back, su, p.ref, alive ? res.x : nan, alive ? res.y : nan,

@@ -33,8 +33,11 @@ struct LkLaunch {
     const std::int32_t* slots;        // stored-template slots (store / tracking from the store)
     LkResult* results;
     LkResult* back_results;           // round trip: the backward results
-    detail::LkSetup refine_setup;     // round trip: the setup of the tracks flagged in refine
-    const std::int32_t* refine;       // round trip, nullable: non-zero = track i runs refine_setup
+    detail::LkSetup refine_setup;     // round trip: the setup of the tracks detail::match_refines(refine[i]) selects
+    const std::int32_t* refine;       // round trip, nullable (= every track kSeedSearch): the seed class of track i
+                                      // (detail::MatchSeed): refine_setup or setup, and with trust_distance
+                                      // detail::round_trip_needed
+    float trust_distance;             // round trip: StereoMatchConfig::trust_distance (0: every track goes back)
     RoundTripStage stage;             // round trip: the inputs from a tracker's frame (stage.lk non-null)
     float* store;                     // capacity slots laid out by detail::store_level_offset()
     std::int32_t* store_valid;        // capacity * levels flags
@@ -49,10 +52,10 @@ struct LkLaunch {
 /// Templates from `ref` at points[i], tracked into `cur`: results[i]; with with_anchor, then
 /// anchor.results[i] (the fit of track i on cur[0] from results[i]: kernels/track/anchor_engine.cuh).
 void launch_lk_track_live(const LkLaunch& p, cudaStream_t stream);
-/// Round trip: results[i] as launch_lk_track_live's (without anchoring; with refine_setup where refine[i] != 0),
-/// then the track back from results[i] (a
-/// template of `cur`) into `ref` from points[i]: back_results[i] (NaN start, so lost at once, when results[i]
-/// is neither Tracked nor NotConverged).
+/// Round trip: results[i] as launch_lk_track_live's (without anchoring; with refine_setup where
+/// detail::match_refines(refine[i])), then the track back from results[i] (a template of `cur`) into `ref` from
+/// points[i]: back_results[i] (NaN start, so lost at once, when results[i] is neither Tracked nor NotConverged;
+/// detail::skipped_round_trip where detail::round_trip_needed says the way back is not needed).
 void launch_lk_track_round_trip(const LkLaunch& p, cudaStream_t stream);
 /// Templates from the store at slots[i], tracked into `cur` from guesses[i]: results[i]; with_anchor as above.
 void launch_lk_track_stored(const LkLaunch& p, cudaStream_t stream);

@@ -1322,7 +1322,7 @@ def rig_from_body_poses(left: Camera, T_BS_left: Sequence[float], right: Camera,
 class StereoMatchConfig:
     """The left-to-right matching's settings (docs/stereo.md)."""
 
-    def __init__(self, *, lk: LkConfig | None = None, refine_levels: int = 2, epipolar_tolerance: float = 1.0, max_round_trip: float = 0.5, min_disparity: float = 0.0, max_disparity: float = 256.0) -> None:
+    def __init__(self, *, lk: LkConfig | None = None, refine_levels: int = 2, epipolar_tolerance: float = 1.0, max_round_trip: float = 0.5, trust_distance: float = 0.5, min_disparity: float = 0.0, max_disparity: float = 256.0) -> None:
         """
         lk: default stereo_match_lk_config() (LkConfig's defaults on 5 levels, 16 px patches). Validated with the StereoConfig that holds it.
         """
@@ -1335,7 +1335,9 @@ class StereoMatchConfig:
 
     @property
     def refine_levels(self) -> int:
-        """levels a carried seed is refined on, [0, levels]"""
+        """
+        levels a track matched in the previous frame is refined on, [0, levels]
+        """
 
     @refine_levels.setter
     def refine_levels(self, arg: int, /) -> None: ...
@@ -1353,6 +1355,15 @@ class StereoMatchConfig:
 
     @max_round_trip.setter
     def max_round_trip(self, arg: float, /) -> None: ...
+
+    @property
+    def trust_distance(self) -> float:
+        """
+        px, [0, 100]: a track matched in the previous frame whose match lands this close to its seed is not matched back; 0: every track is
+        """
+
+    @trust_distance.setter
+    def trust_distance(self, arg: float, /) -> None: ...
 
     @property
     def min_disparity(self) -> float:

@@ -112,25 +112,30 @@ void init_stereo(nb::module_& m) {
         .def(
             "__init__",
             [](StereoMatchConfig* self, const LkConfig* lk, int refine_levels, float epipolar_tolerance,
-               float max_round_trip, float min_disparity, float max_disparity) {
+               float max_round_trip, float trust_distance, float min_disparity, float max_disparity) {
                 StereoMatchConfig c;
                 if (lk) c.lk = *lk;
                 c.refine_levels = refine_levels;
                 c.epipolar_tolerance = epipolar_tolerance;
                 c.max_round_trip = max_round_trip;
+                c.trust_distance = trust_distance;
                 c.min_disparity = min_disparity;
                 c.max_disparity = max_disparity;
                 new (self) StereoMatchConfig(c);
             },
             nb::kw_only(), "lk"_a.none() = nb::none(), "refine_levels"_a = md.refine_levels,
             "epipolar_tolerance"_a = md.epipolar_tolerance, "max_round_trip"_a = md.max_round_trip,
-            "min_disparity"_a = md.min_disparity, "max_disparity"_a = md.max_disparity,
+            "trust_distance"_a = md.trust_distance, "min_disparity"_a = md.min_disparity,
+            "max_disparity"_a = md.max_disparity,
             "lk: default stereo_match_lk_config() (LkConfig's defaults on 5 levels, 16 px patches). Validated with "
             "the StereoConfig that holds it.")
         .def_rw("lk", &StereoMatchConfig::lk)
-        .def_rw("refine_levels", &StereoMatchConfig::refine_levels, "levels a carried seed is refined on, [0, levels]")
+        .def_rw("refine_levels", &StereoMatchConfig::refine_levels, "levels a track matched in the previous frame is refined on, [0, levels]")
         .def_rw("epipolar_tolerance", &StereoMatchConfig::epipolar_tolerance, "px, (0, 100]")
         .def_rw("max_round_trip", &StereoMatchConfig::max_round_trip, "px, (0, 100]")
+        .def_rw("trust_distance", &StereoMatchConfig::trust_distance,
+                "px, [0, 100]: a track matched in the previous frame whose match lands this close to its seed is not "
+                "matched back; 0: every track is")
         .def_rw("min_disparity", &StereoMatchConfig::min_disparity, "px")
         .def_rw("max_disparity", &StereoMatchConfig::max_disparity, "px");
     m.def("stereo_match_lk_config", &stereo_match_lk_config, "The matching LK's defaults.");

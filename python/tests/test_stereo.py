@@ -17,7 +17,7 @@ def cpu_stereo(rig=None, width=W, height=H, **kw):
 def test_config_defaults_mirror_cpp():
     c = kestrel.StereoConfig()
     assert c.match.lk.pyramid.levels == 5 and c.match.refine_levels == 2
-    assert (c.match.epipolar_tolerance, c.match.max_round_trip) == (1.0, 0.5)
+    assert (c.match.epipolar_tolerance, c.match.max_round_trip, c.match.trust_distance) == (1.0, 0.5, 0.5)
     assert (c.match.min_disparity, c.match.max_disparity) == (0.0, 256.0)
     assert c.tracker.lk.pyramid.levels == 3 and not c.track_right
     assert kestrel.stereo_match_lk_config().coarse_from_level == 8
@@ -28,6 +28,7 @@ def test_config_defaults_mirror_cpp():
     (lambda: kestrel.StereoConfig(match=kestrel.StereoMatchConfig(epipolar_tolerance=0)), "match.epipolar_tolerance"),
     (lambda: kestrel.StereoConfig(match=kestrel.StereoMatchConfig(refine_levels=9)), "match.refine_levels"),
     (lambda: kestrel.StereoConfig(match=kestrel.StereoMatchConfig(min_disparity=300)), "match.min_disparity"),
+    (lambda: kestrel.StereoConfig(match=kestrel.StereoMatchConfig(trust_distance=-1)), "match.trust_distance"),
     (lambda: kestrel.rectified_rig(-1.0, 0.0, 0.0, 0.1), "focal"),
     (lambda: kestrel.StereoRig(type=kestrel.RigType.Rectified, focal=400.0, baseline=0.0), "baseline"),
 ])

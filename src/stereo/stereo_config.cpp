@@ -113,6 +113,8 @@ void validate(const StereoConfig& cfg, const char* where) {
                   where, "match.epipolar_tolerance", "= " + detail::to_text(m.epipolar_tolerance) + " must be in (0, 100]");
     detail::check(std::isfinite(m.max_round_trip) && m.max_round_trip > 0.0f && m.max_round_trip <= 100.0f, where,
                   "match.max_round_trip", "= " + detail::to_text(m.max_round_trip) + " must be in (0, 100]");
+    detail::check(std::isfinite(m.trust_distance) && m.trust_distance >= 0.0f && m.trust_distance <= 100.0f, where,
+                  "match.trust_distance", "= " + detail::to_text(m.trust_distance) + " must be in [0, 100]");
     detail::check_range(where, "match.max_disparity", m.max_disparity, -16383.0f, 16383.0f);
     detail::check(std::isfinite(m.min_disparity) && m.min_disparity >= -16383.0f && m.min_disparity < m.max_disparity,
                   where, "match.min_disparity",

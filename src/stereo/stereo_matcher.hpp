@@ -28,7 +28,10 @@ public:
     /// Staging, capacity entries each: left positions and seeds (the right-image initial guesses).
     virtual Point2f* points() = 0;
     virtual LkGuess* seeds() = 0;
-    /// Non-zero: the track is refined on the finest StereoMatchConfig::refine_levels levels (a carried seed).
+    /// The seed class (detail::MatchSeed): kSeedTrusted, the track is refined on the finest
+    /// StereoMatchConfig::refine_levels levels (detail::match_refines) and matched back only where
+    /// detail::round_trip_needed says so (else its backward result is detail::skipped_round_trip()); the others
+    /// search every level and go back.
     virtual std::int32_t* refine() = 0;
     /// CPU backend: matches `count` staged points from `left` into `right` and back; the results are ready on return.
     virtual void match(const std::vector<HostImage>& left, const std::vector<HostImage>& right, int count);

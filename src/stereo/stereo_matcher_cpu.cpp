@@ -3,6 +3,7 @@
 // writes only its own results: the thread count does not change them).
 #include <limits>
 
+#include "kestrel/detail/stereo_rules.hpp"
 #include "src/core/thread_pool.hpp"
 #include "src/track/lk_internal.hpp"
 #include "stereo_matcher.hpp"
@@ -56,10 +57,15 @@ public:
         const int tasks = count < pool_.size() * 8 ? count : pool_.size() * 8;
         pool_.run(tasks, [&](int task, int) {
             for (int i = split_begin(count, tasks, task), e = split_begin(count, tasks, task + 1); i < e; ++i) {
-                const LkSetup& su = refine_[i] != 0 ? refine_setup_ : setup_;
+                const LkSetup& su = match_refines(refine_[i]) ? refine_setup_ : setup_;
                 CpuLkEngine fwd(su, l);
                 forward_[i] = lk_track_one(fwd, su, r, points_[i].x, points_[i].y, seeds_[i]);
                 const LkResult& f = forward_[i];
+                if (!round_trip_needed(refine_[i], f.status, f.x, f.y, seeds_[i].x, seeds_[i].y,
+                                       cfg_.match.trust_distance)) {
+                    backward_[i] = skipped_round_trip(points_[i].x, points_[i].y);
+                    continue;
+                }
                 const bool ok = f.status == TrackStatus::Tracked || f.status == TrackStatus::NotConverged;
                 // Back from the forward result (NaN ends it at once, as the kernels' backward inputs do).
                 CpuLkEngine back(su, r);

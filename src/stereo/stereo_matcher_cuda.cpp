@@ -17,6 +17,7 @@ public:
     CudaStereoMatcher(const StereoConfig& cfg, int capacity)
         : setup_(make_lk_setup(cfg.match.lk)),
           refine_setup_(make_lk_setup(refine_lk_config(cfg))),
+          trust_distance_(cfg.match.trust_distance),
           cap_(static_cast<std::size_t>(capacity)),
           points_(cap_, kStage), seeds_(cap_, kStage), refine_(cap_, kStage), forward_(cap_, kStage), backward_(cap_, kStage),
           stage_offsets_(cap_, kStage), stage_refine_(cap_, kStage), staged_points_(cap_, kStage),
@@ -69,6 +70,7 @@ private:
         kernels::LkLaunch f{};
         f.setup = setup_;
         f.refine_setup = refine_setup_;
+        f.trust_distance = trust_distance_;
         device_lk_levels(left, setup_.levels, f.ref);
         device_lk_levels(right, setup_.levels, f.cur);
         f.capacity = static_cast<int>(cap_);
@@ -78,6 +80,7 @@ private:
 
     static constexpr const char* kStage = "StereoTracker allocation";
     LkSetup setup_, refine_setup_;
+    float trust_distance_;
     std::size_t cap_;
     PinnedBuffer<Point2f> points_;
     PinnedBuffer<LkGuess> seeds_;

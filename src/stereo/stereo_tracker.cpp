@@ -1,8 +1,10 @@
-// StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built in
-// the left one's launch on the CUDA backend, or by the right FeatureTracker with track_right), and the matching
-// (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
+// StereoTracker: the left FeatureTracker (temporal tracking, re-detection), the right image's pyramid (built on a
+// second stream beside the left frame's work on the CUDA backend, or by the right FeatureTracker with track_right),
+// and the matching (stereo_matcher.hpp) with the verdicts of detail/stereo_rules.hpp. Per frame:
 //   1. track_async: each track live before the frame gets its seed offset: its last matched right-minus-left
-//      offset (carried: then it is refined on the finest match.refine_levels levels), else the median carried
+//      offset (matched in the previous frame, a trusted seed: refined on the finest match.refine_levels levels and
+//      matched back only when its match lands farther than match.trust_distance from the seed; an older offset:
+//      searched on every level from it; detail::match_refines, detail::round_trip_needed), else the median carried
 //      offset of the tracks in its grid cell and the 8 around it at their previous positions (the tracker's
 //      detection grid), else zero; rectified rigs seed on the same row. The CUDA backend enqueues their matching
 //      right after the left tracking, in the same stream: each from the position detail::track_verdict gives it
@@ -125,7 +127,9 @@ struct StereoTracker::Impl {
     std::vector<StereoTrack> tracks;
     std::vector<std::uint64_t> known_ids, next_ids;
     std::vector<Point2f> known_off, next_off;
-    // Step 1: the tracks live before the frame, their seed offsets and refine flags (pending until finish).
+    std::vector<std::int32_t> known_fresh, next_fresh;  // the offset is the previous frame's match (a trusted seed)
+    // Step 1: the tracks live before the frame, their seed offsets and seed classes (detail::match_seed; pending
+    // until finish).
     int pending = 0;
     bool staged = false;  // their matching was enqueued in the frame's stream (CUDA)
     std::vector<std::uint64_t> pend_ids;
@@ -135,6 +139,8 @@ struct StereoTracker::Impl {
     std::vector<std::int32_t> source, carried;
     std::vector<Point2f> carried_off;
     NeighbourMedian neighbours;
+    const std::vector<Track>* around = nullptr;  // the tracks of the last carried_around
+    bool neighbours_built = false;
 
     Impl(int w, int h, const StereoRig& r, const StereoConfig& c, Backend b)
         : width(w), height(h), rig(r), cfg(c), backend(b),
@@ -162,7 +168,8 @@ struct StereoTracker::Impl {
     }
 
     // The carried offsets of `tracks` (ascending ids), by a merge walk: carried[i] = index into known_off or -1,
-    // has[i] and carried_off[i] its flag and value; then `neighbours` over those with one, at their positions.
+    // has[i] its seed class (detail::match_seed: 0 none, non-zero carried) and carried_off[i] its value.
+    // `neighbours` over those with one, at their positions, is built when first asked for (neighbour_median).
     void carried_around(const std::vector<Track>& tracks) {
         const std::size_t n = tracks.size();
         std::size_t k = 0;
@@ -171,18 +178,30 @@ struct StereoTracker::Impl {
             while (k < known_ids.size() && known_ids[k] < id) ++k;
             const bool found = k < known_ids.size() && known_ids[k] == id;
             carried[i] = found ? static_cast<std::int32_t>(k) : -1;
-            has[i] = found ? 1 : 0;
+            has[i] = detail::match_seed(found, found && known_fresh[k] != 0);
             carried_off[i] = found ? known_off[k] : Point2f{};
         }
-        neighbours.build(static_cast<int>(n), [&](int i) {
-            const Track& t = tracks[static_cast<std::size_t>(i)];
-            return Point2f{t.x, t.y};
-        }, has.data(), carried_off.data());
+        around = &tracks;
+        neighbours_built = false;
+    }
+
+    // The median carried offset around (x, y) of the tracks of the last carried_around; false when none is near.
+    bool neighbour_median(float x, float y, Point2f& out) {
+        if (!neighbours_built) {
+            const std::vector<Track>& tracks = *around;
+            neighbours.build(static_cast<int>(tracks.size()), [&](int i) {
+                const Track& t = tracks[static_cast<std::size_t>(i)];
+                return Point2f{t.x, t.y};
+            }, has.data(), carried_off.data());
+            neighbours_built = true;
+        }
+        return neighbours.median(x, y, out);
     }
 
     Point2f rectify_seed(Point2f off) const { return rig.type == RigType::Rectified ? Point2f{off.x, 0.0f} : off; }
 
-    // Step 1, before the left tracker's frame is enqueued: the pending tracks' seed offsets and refine flags.
+    // Step 1: the pending tracks' seed offsets and seed classes (from the left tracker's tracks() before its finish:
+    // the tracks live before the frame).
     void stage_pending() {
         const std::vector<Track>& prev = left.tracks();
         pending = static_cast<int>(prev.size());
@@ -194,15 +213,16 @@ struct StereoTracker::Impl {
             if (has[static_cast<std::size_t>(i)])
                 off = carried_off[static_cast<std::size_t>(i)];
             else
-                (void)neighbours.median(t.x, t.y, off);
+                (void)neighbour_median(t.x, t.y, off);
             pend_off[static_cast<std::size_t>(i)] = rectify_seed(off);
             pend_refine[static_cast<std::size_t>(i)] = has[static_cast<std::size_t>(i)];
         }
     }
 
     // CUDA: both frames' work on `stream`: with track_right each tracker's own; otherwise the left tracker's, with the
-    // right image uploaded into right_device and built in the left pyramid's launch (`companion`). Then step 1's
-    // matching.
+    // right image uploaded into right_device and built on a second stream (`companion`). Then step 1: the seeds, on
+    // the host while the device runs the frames (the left tracker's tracks() are the previous frame's until its
+    // finish), and their matching.
     template <class View>
     void enqueue_frames(const View& l, const View& r, const detail::PyramidCompanion& c,
                         const std::vector<Point2f>* predictions, const std::array<double, 9>* prior) {
@@ -221,6 +241,7 @@ struct StereoTracker::Impl {
             }
         }
         in_flight = true;
+        stage_pending();
         enqueue_pending();
     }
 
@@ -267,7 +288,7 @@ struct StereoTracker::Impl {
                 off = pend_off[k];
                 ref = pend_refine[k];
             } else {  // born in this frame
-                if (neighbours.median(t.x, t.y, off)) off = rectify_seed(off);
+                if (neighbour_median(t.x, t.y, off)) off = rectify_seed(off);
             }
             pts[m] = {t.x, t.y};
             seeds[m] = LkGuess{t.x + off.x, t.y + off.y, 1.0f, 0.0f};
@@ -291,6 +312,7 @@ struct StereoTracker::Impl {
         tracks.resize(static_cast<std::size_t>(n));
         next_ids.clear();
         next_off.clear();
+        next_fresh.clear();
         for (int i = 0; i < n; ++i) {
             const Track& t = live[static_cast<std::size_t>(i)];
             const std::int32_t src = source[static_cast<std::size_t>(i)];
@@ -332,13 +354,16 @@ struct StereoTracker::Impl {
             if (s.status == StereoStatus::Matched) {
                 next_ids.push_back(t.id);
                 next_off.push_back({f.x - t.x, f.y - t.y});
+                next_fresh.push_back(1);
             } else if (kk >= 0) {
                 next_ids.push_back(t.id);
                 next_off.push_back(known_off[static_cast<std::size_t>(kk)]);
+                next_fresh.push_back(0);
             }
         }
         known_ids.swap(next_ids);
         known_off.swap(next_off);
+        known_fresh.swap(next_fresh);
     }
 };
 
@@ -383,6 +408,8 @@ StereoTracker::StereoTracker(int width, int height, const StereoRig& rig, const 
     m->next_ids.reserve(ucap);
     m->known_off.reserve(ucap);
     m->next_off.reserve(ucap);
+    m->known_fresh.reserve(ucap);
+    m->next_fresh.reserve(ucap);
     m->pend_ids.assign(ucap, 0);
     m->pend_off.assign(ucap, Point2f{});
     m->pend_refine.assign(ucap, 0);
@@ -432,9 +459,9 @@ void StereoTracker::track_async(HostView left, HostView right, StreamHandle stre
     const char* where = "StereoTracker::track_async";
     Impl& m = impl("track_async");
     m.check_pair(where, left, right);
-    m.stage_pending();
     m.stream = stream;
     if (m.backend == Backend::Cpu) {
+        m.stage_pending();
         m.left.track_async(left, stream, predictions, rotation_prior);
         if (m.right)
             m.right->track_async(right, stream);
@@ -454,7 +481,6 @@ void StereoTracker::track_async(DeviceView left, DeviceView right, StreamHandle 
     m.check_pair(where, left, right);
     if (m.backend != Backend::Cuda)
         throw StateError("kestrel: StereoTracker::track_async: device frames need Backend::Cuda");
-    m.stage_pending();
     m.stream = stream;
     m.enqueue_frames(left, right, detail::PyramidCompanion{&m.right_device, HostView{}, right, true}, predictions,
                      rotation_prior);
@@ -479,6 +505,7 @@ void StereoTracker::reset() {
     m.tracks.clear();
     m.known_ids.clear();
     m.known_off.clear();
+    m.known_fresh.clear();
     m.pending = 0;
 }
 

@@ -394,22 +394,16 @@ private:
     }
 
     // The frame's pyramid (level 0 in place). A companion (the stereo right image) is uploaded and built on
-    // companion_stream_, forked from the frame's stream after this frame's upload: its copy and pyramid run
-    // while this frame's pyramid and tracking do, and the frame's stream joins it after the tracking launch
-    // (join_companion), before whatever the caller enqueues next reads it.
+    // companion_stream_, forked from the frame's stream after this frame's upload (companion_fork_): its copy and
+    // pyramid run while this frame's pyramid and tracking do. The host enqueues them after the tracking launch
+    // (join_companion), so that their calls do not delay it; then the frame's stream joins them, before whatever
+    // the caller enqueues next reads the companion.
     void build(StreamHandle stream) {
         frame_ = cur_;
         if (has_companion_) {
             has_companion_ = false;
             companion_pending_ = true;
             KESTREL_CUDA(cudaEventRecord(companion_fork_, stream), "FeatureTracker companion");
-            KESTREL_CUDA(cudaStreamWaitEvent(companion_stream_, companion_fork_, 0), "FeatureTracker companion");
-            if (companion_.on_device)
-                copy_async(companion_.device, companion_.pyramid->level0(), companion_stream_);
-            else
-                copy_async(companion_.host, companion_.pyramid->level0(), companion_stream_);
-            companion_.pyramid->build(companion_stream_);
-            KESTREL_CUDA(cudaEventRecord(companion_ready_, companion_stream_), "FeatureTracker companion");
         }
         pyr_[cur_].build(stream);
     }
@@ -417,6 +411,13 @@ private:
     void join_companion() {
         if (!companion_pending_) return;
         companion_pending_ = false;
+        KESTREL_CUDA(cudaStreamWaitEvent(companion_stream_, companion_fork_, 0), "FeatureTracker companion");
+        if (companion_.on_device)
+            copy_async(companion_.device, companion_.pyramid->level0(), companion_stream_);
+        else
+            copy_async(companion_.host, companion_.pyramid->level0(), companion_stream_);
+        companion_.pyramid->build(companion_stream_);
+        KESTREL_CUDA(cudaEventRecord(companion_ready_, companion_stream_), "FeatureTracker companion");
         KESTREL_CUDA(cudaStreamWaitEvent(stream_, companion_ready_, 0), "FeatureTracker companion");
     }
 

@@ -9,10 +9,12 @@
 #include <map>
 #include <string>
 
+#include "kestrel/detail/stereo_rules.hpp"
 #include "kestrel/error.hpp"
 #include "kestrel/lk_tracker.hpp"
 #include "kestrel/pyramid.hpp"
 #include "kestrel/stereo_tracker.hpp"
+#include "src/stereo/stereo_matcher.hpp"
 #include "stereo_test_util.hpp"
 
 namespace kestrel {
@@ -120,6 +122,98 @@ TEST(StereoTrackerCpu, CarriedSeedsAreRefinedOnTheFinestLevels) {
         ++checked;
     }
     EXPECT_GT(checked, 80);
+}
+
+// The way back is skipped only for a trusted seed (matched in the previous frame) whose forward LK converged
+// (Tracked) within trust_distance of the seed, the bound included; trust_distance 0 skips nothing.
+TEST(StereoRules, TheWayBackIsSkippedOnlyNearATrustedSeed) {
+    using namespace detail;
+    EXPECT_EQ(match_seed(false, false), kSeedSearch);
+    EXPECT_EQ(match_seed(false, true), kSeedSearch);
+    EXPECT_EQ(match_seed(true, false), kSeedCarried);
+    EXPECT_EQ(match_seed(true, true), kSeedTrusted);
+    const TrackStatus ok = TrackStatus::Tracked;
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 100.3f, 49.8f, 100.0f, 50.0f, 0.5f));
+    EXPECT_FALSE(round_trip_needed(kSeedTrusted, ok, 99.5f, 50.0f, 100.0f, 50.0f, 0.5f));  // at the bound
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, std::nextafter(99.5f, 0.0f), 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.6f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.0f));  // 0: always
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, ok, NAN, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, TrackStatus::NotConverged, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedTrusted, TrackStatus::LostResidual, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedCarried, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    EXPECT_TRUE(round_trip_needed(kSeedSearch, ok, 100.0f, 50.0f, 100.0f, 50.0f, 0.5f));
+    const LkResult s = skipped_round_trip(12.25f, 7.5f);
+    EXPECT_EQ(s.x, 12.25f);
+    EXPECT_EQ(s.y, 7.5f);
+    EXPECT_EQ(s.status, TrackStatus::Tracked);
+    EXPECT_EQ(s.iterations, 0);
+}
+
+// The CPU matcher applies the rules: of the same points, a trusted seed at the match is refined on the finest
+// refine_levels levels and skips the way back (its backward result is skipped_round_trip, a round trip of zero); a
+// trusted seed 2 px off (the match lands 2 px from it) is refined and goes back; a carried seed (unmatched in the
+// previous frame) at the match searches every level and goes back: the LK reference's results, bit for bit.
+TEST(StereoTrackerCpu, TrustedSeedsSkipTheWayBackOnlyNearTheirSeed) {
+    constexpr int kD = 9;
+    const StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 100, 120, kW, kH, kD);
+    const StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(500, 240, 160, 0.2), cfg, Backend::Cpu);
+    const std::vector<StereoTrack> t = st.track(p.left.view(), p.right.view());
+    const int n = static_cast<int>(t.size());
+    ASSERT_GT(n, 60);
+    const auto lp = build_pyramid_cpu(p.left.view(), cfg.match.lk.pyramid);
+    const auto rp = build_pyramid_cpu(p.right.view(), cfg.match.lk.pyramid);
+    LkConfig refine = cfg.match.lk;
+    refine.pyramid.levels = cfg.match.refine_levels;
+    int skipped = 0, checked = 0;
+    for (const int kind : {0, 1, 2}) {  // trusted at the match, carried at the match, trusted 2 px off
+        auto m = detail::make_cpu_stereo_matcher(cfg, n, 2);
+        std::vector<Point2f> pts;
+        std::vector<LkGuess> seeds;
+        for (int i = 0; i < n; ++i) {
+            const StereoTrack& s = t[static_cast<std::size_t>(i)];
+            pts.push_back({s.left.x, s.left.y});
+            seeds.push_back({s.left.x - kD + (kind == 2 ? 2.0f : 0.0f), s.left.y, 1.0f, 0.0f});
+            m->points()[i] = pts.back();
+            m->seeds()[i] = seeds.back();
+            m->refine()[i] = kind == 1 ? detail::kSeedCarried : detail::kSeedTrusted;
+        }
+        m->match(lp, rp, n);
+        const LkConfig& lk = kind == 1 ? cfg.match.lk : refine;
+        const auto lr = build_pyramid_cpu(p.left.view(), lk.pyramid);
+        const auto rr = build_pyramid_cpu(p.right.view(), lk.pyramid);
+        const auto fwd = lk_track_cpu(lr, rr, pts, lk, &seeds);
+        std::vector<Point2f> bp;
+        std::vector<LkGuess> bg;
+        for (int i = 0; i < n; ++i) {
+            bp.push_back({fwd[static_cast<std::size_t>(i)].x, fwd[static_cast<std::size_t>(i)].y});
+            bg.push_back({pts[static_cast<std::size_t>(i)].x, pts[static_cast<std::size_t>(i)].y, 1.0f, 0.0f});
+        }
+        const auto back = lk_track_cpu(rr, lr, bp, lk, &bg);
+        for (int i = 0; i < n; ++i) {
+            const LkResult& f = m->forward()[i];
+            const LkResult& b = m->backward()[i];
+            ASSERT_EQ(f.x, fwd[static_cast<std::size_t>(i)].x) << kind << " " << i;
+            ASSERT_EQ(f.iterations, fwd[static_cast<std::size_t>(i)].iterations) << kind << " " << i;
+            if (f.status != TrackStatus::Tracked) continue;
+            const float dist = std::hypot(f.x - seeds[static_cast<std::size_t>(i)].x, f.y - seeds[static_cast<std::size_t>(i)].y);
+            if (kind == 0 && dist < 0.4f) {
+                EXPECT_EQ(b.x, pts[static_cast<std::size_t>(i)].x) << i;
+                EXPECT_EQ(b.y, pts[static_cast<std::size_t>(i)].y) << i;
+                EXPECT_EQ(b.iterations, 0) << i;
+                ++skipped;
+            } else if (kind == 1 || (kind == 2 && dist > 0.6f)) {
+                const LkResult& r = back[static_cast<std::size_t>(i)];
+                EXPECT_TRUE(b.x == r.x && b.y == r.y && b.status == r.status && b.iterations == r.iterations)
+                    << kind << " " << i << ": (" << b.x << ", " << b.y << ") vs (" << r.x << ", " << r.y << ")";
+                ++checked;
+            }
+        }
+    }
+    EXPECT_GT(skipped, 60);
+    EXPECT_GT(checked, 120);
 }
 
 TEST(StereoTrackerCpu, VerticalShiftIsOffEpipolarAndRangeCutsAreOutOfRange) {
@@ -315,6 +409,39 @@ TEST(StereoTrackerCpu, SeedsCarryTheDisparityToNewTracks) {
         << "without seeds a 44 px disparity is out of a two-level LK's reach";
 }
 
+// A track unmatched in the previous frame searches every level again from its last offset: frame 0 matches at 4 px,
+// frame 1's right image is flat (nothing matches; the offsets are kept), frame 2's disparity is 30 px, out of the
+// finest refine_levels' reach from 4 px but found by the full search from there. A track matched in frame 2 is
+// trusted in frame 3 and refined there (its disparity, 30 px, needs no search).
+TEST(StereoTrackerCpu, ATrackUnmatchedLastFrameSearchesEveryLevelAgain) {
+    const HostImage img = test::real_image("graf1.png");
+    StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(450, 240, 160, 0.1), cfg, Backend::Cpu);
+    const StereoPair p0 = test::shifted_pair(img, 40, 60, kW, kH, 4);
+    EXPECT_GT(count_status(st.track(p0.left.view(), p0.right.view()), StereoStatus::Matched), 90);
+    const HostImage flat(kW, kH, 128);
+    const StereoPair p1 = test::shifted_pair(img, 41, 60, kW, kH, 4);
+    EXPECT_EQ(count_status(st.track(p1.left.view(), flat.view()), StereoStatus::Matched), 0);
+    const StereoPair p2 = test::shifted_pair(img, 42, 60, kW, kH, 30);
+    const auto& t2 = st.track(p2.left.view(), p2.right.view());
+    int found = 0;
+    for (const StereoTrack& s : t2) found += s.status == StereoStatus::Matched && std::fabs(s.disparity - 30.0f) < 0.05f;
+    EXPECT_GT(found, static_cast<int>(0.75 * t2.size())) << "the unmatched tracks searched from their last offset";
+    // Refined from 4 px on the finest levels only, 30 px is out of reach: the same frames without the full search.
+    StereoConfig one = cfg;
+    one.match.lk.pyramid.levels = cfg.match.refine_levels;
+    StereoTracker narrow(kW, kH, rectified_rig(450, 240, 160, 0.1), one, Backend::Cpu);
+    narrow.track(p0.left.view(), p0.right.view());
+    narrow.track(p1.left.view(), flat.view());
+    EXPECT_LT(count_status(narrow.track(p2.left.view(), p2.right.view()), StereoStatus::Matched),
+              static_cast<int>(0.25 * t2.size()));
+    const StereoPair p3 = test::shifted_pair(img, 43, 60, kW, kH, 30);
+    int refined = 0;
+    for (const StereoTrack& s : st.track(p3.left.view(), p3.right.view()))
+        refined += s.status == StereoStatus::Matched && std::fabs(s.disparity - 30.0f) < 0.05f;
+    EXPECT_GT(refined, static_cast<int>(0.75 * t2.size()));
+}
+
 // The left tracks are a FeatureTracker's on the left frames: the pyramid's extra levels (the matching's 5 against
 // the tracking's 3) and the matching change nothing of the temporal tracking.
 TEST(StereoTrackerCpu, LeftTracksAreTheMonoTrackersTracks) {
@@ -375,6 +502,11 @@ TEST(StereoTrackerCpu, BadInputNamesTheParameter) {
     c = good;
     c.match.max_round_trip = NAN;
     throws_naming([&] { make(c); }, "match.max_round_trip");
+    c = good;
+    c.match.trust_distance = -0.1f;
+    throws_naming([&] { make(c); }, "match.trust_distance");
+    c.match.trust_distance = NAN;
+    throws_naming([&] { make(c); }, "match.trust_distance");
     c = good;
     c.match.min_disparity = 300;
     throws_naming([&] { make(c); }, "match.min_disparity");

@@ -9,7 +9,9 @@
 
 #include "kestrel/device_image.hpp"
 #include "kestrel/pyramid.hpp"
+#include "kestrel/detail/stereo_rules.hpp"
 #include "kestrel/stereo_tracker.hpp"
+#include "src/stereo/stereo_matcher.hpp"
 #include "stereo_test_util.hpp"
 
 namespace kestrel {
@@ -139,6 +141,65 @@ TEST(StereoTrackerGpu, RawRigWithDistortionEqualsTheCpu) {
     StereoConfig cfg = test::small_stereo_config();
     cfg.match.epipolar_tolerance = 3.0f;
     run_sequence(rig, cfg, 480, 320, "raw radtan", false);
+}
+
+// The round-trip kernel applies detail::round_trip_needed as the CPU matcher does: every seed class, seeds at the
+// match and 2 px off it (the way back skipped, and run), trust_distance 0.5 and 0: forward and backward results
+// bit for bit.
+TEST(StereoTrackerGpu, RoundTripKernelSkipsTheWayBackAsTheCpu) {
+    KESTREL_REQUIRE_GPU();
+    constexpr int kW = 480, kH = 320, kD = 9;
+    const test::StereoPair p = test::shifted_pair(test::real_image("graf1.png"), 100, 120, kW, kH, kD);
+    StereoConfig cfg = test::small_stereo_config();
+    StereoTracker st(kW, kH, rectified_rig(500, 240, 160, 0.2), cfg, Backend::Cpu);
+    const std::vector<StereoTrack> t = st.track(p.left.view(), p.right.view());
+    const int n = static_cast<int>(t.size());
+    ASSERT_GT(n, 60);
+    const auto lp = build_pyramid_cpu(p.left.view(), cfg.match.lk.pyramid);
+    const auto rp = build_pyramid_cpu(p.right.view(), cfg.match.lk.pyramid);
+    DevicePyramid dl(kW, kH, cfg.match.lk.pyramid), dr(kW, kH, cfg.match.lk.pyramid);
+    copy_async(p.left.view(), dl.level0(), nullptr);
+    copy_async(p.right.view(), dr.level0(), nullptr);
+    DevicePyramid::build_pair(dl, dr, nullptr);
+    CudaStream stream;
+    int skipped = 0, back = 0;
+    for (const float trust : {0.5f, 0.0f}) {
+        cfg.match.trust_distance = trust;
+        auto cpu = detail::make_cpu_stereo_matcher(cfg, n, 2);
+        auto gpu = detail::make_cuda_stereo_matcher(cfg, n);
+        for (int i = 0; i < n; ++i) {
+            const StereoTrack& s = t[static_cast<std::size_t>(i)];
+            const float off = (i % 2 == 0) ? 0.0f : 2.0f;
+            const std::int32_t seed = static_cast<std::int32_t>(i % 3);  // kSeedSearch, kSeedCarried, kSeedTrusted
+            for (detail::StereoMatcher* m : {cpu.get(), gpu.get()}) {
+                m->points()[i] = {s.left.x, s.left.y};
+                m->seeds()[i] = {s.left.x - kD + off, s.left.y, 1.0f, 0.0f};
+                m->refine()[i] = seed;
+            }
+        }
+        cpu->match(lp, rp, n);
+        gpu->match(dl, dr, n, stream.get());
+        int bad = 0;
+        for (int i = 0; i < n; ++i) {
+            const LkResult &cf = cpu->forward()[i], &gf = gpu->forward()[i];
+            const LkResult &cb = cpu->backward()[i], &gb = gpu->backward()[i];
+            const bool same = cf.x == gf.x && cf.y == gf.y && cf.status == gf.status && cf.residual == gf.residual &&
+                              cb.x == gb.x && cb.y == gb.y && cb.status == gb.status && cb.iterations == gb.iterations &&
+                              cb.residual == gb.residual;
+            if (!same && ++bad <= 5)
+                ADD_FAILURE() << "trust " << trust << " track " << i << ": gpu fwd (" << gf.x << ", " << gf.y
+                              << ") back (" << gb.x << ", " << gb.y << ") vs cpu fwd (" << cf.x << ", " << cf.y
+                              << ") back (" << cb.x << ", " << cb.y << ")";
+            const bool skip = !detail::round_trip_needed(cpu->refine()[i], cf.status, cf.x, cf.y, cpu->seeds()[i].x,
+                                                         cpu->seeds()[i].y, trust);
+            skipped += skip;
+            back += !skip && cb.iterations > 0;
+            if (trust == 0.0f) EXPECT_FALSE(skip) << i;
+        }
+        EXPECT_EQ(bad, 0) << "trust " << trust;
+    }
+    EXPECT_GT(skipped, 10) << "the comparison covers skipped ways back";
+    EXPECT_GT(back, 60) << "and ways back that ran";
 }
 
 TEST(StereoTrackerGpu, BuildPairEqualsTheCpuPyramids) {

@@ -1,18 +1,21 @@
 // kestrel_eval_stereo: the stereo tracker's disparity accuracy beside OpenCV's (docs/stereo.md).
 //
 //   kestrel_eval_stereo [--data DIR] [--backend cpu|cuda|both] [--levels N] [--gt-scale S] [--features N]
-//                       [--no-scenes] [--no-aloe] [--require]
+//                       [--refine-levels N] [--trust-distance PX] [--no-scenes] [--no-aloe] [--require]
 //
 // Middlebury's aloe pair from opencv-doc (DIR, default /usr/share/doc/opencv-doc/examples/data: aloeL.jpg,
 // aloeR.jpg, aloeGT.png, the ground-truth disparity of the left image, 0 = unknown, scale S px per grey level,
 // default 1): the StereoTracker's first frame detects the features in aloeL and matches them into aloeR;
 // OpenCV's pyramidal LK matches the same points left to right, and OpenCV's SGBM disparity map is sampled at
-// them. Then the generated scenes of the tests (tests/support/stereo_scenes.hpp), where the truth is exact.
+// them. Then the generated scenes of the tests (tests/support/stereo_scenes.hpp), where the truth is exact, and
+// three sequences of them with the rig moving (the tracks seeded by their previous matches; scored over every frame
+// but the first), where Kestrel is also shown with every track matched back (trust_distance 0).
 // Printed per method: points with a known truth, matched, median |error|, % over 1 px, % unmatched.
 // Kestrel: unmatched = not StereoStatus::Matched. OpenCV LK: status 0 or |right y - left y| > 1 px (the epipolar
 // tolerance of both). SGBM: an invalid disparity at any of the four pixels around the point.
 // Aloe: Kestrel's first frame (every track seeded at zero disparity) and its fifth on the same pair (the tracks
 // seeded by their previous disparity or their neighbours'); the disparities at the features are 44 to 139 px.
+// --refine-levels, --trust-distance: StereoMatchConfig's fields for every Kestrel row (default: its defaults).
 // --levels: Kestrel's pyramid levels (default 5, StereoConfig's) and those of the "Kestrel's settings" LK row
 // (window 16, maxLevel levels - 1); OpenCV's own defaults (21x21, maxLevel 3) are the other LK row.
 // --require: exit 1 unless every Kestrel row (each backend) meets its table's bounds: the median error, the share
@@ -55,6 +58,8 @@ struct Options {
     int levels = 5;
     double gt_scale = 1.0;
     int features = 200;
+    int refine_levels = -1;         // -1: StereoMatchConfig's default
+    double trust_distance = -1.0;   // < 0: StereoMatchConfig's default
     bool scenes = true, aloe = true;
     bool require = false;
 };
@@ -78,6 +83,10 @@ struct Bounds {
 const Bounds kAloeFrame1{0.375, 0.015, 0.722}, kAloeFrame5{0.37, 0.025, 0.492};
 const Bounds kScene[5] = {{0.017, 0.01, 0.01}, {0.037, 0.01, 0.01}, {0.017, 0.01, 0.01}, {0.017, 0.01, 0.035},
                           {0.068, 0.01, 0.01}};
+// The moving-rig sequences (every frame but the first pooled; the same bounds' rule as the scenes): 4 cm a frame
+// 0.015 px, 0 %, 2.2 % (1692 points); 15 cm a frame 0.015 px, 0 %, 0.1 % (801 points); 40 cm a frame (the
+// disparity grows by 2 to 5 px a frame) 0.020 px, 0 %, 1.3 % (620 points).
+const Bounds kSequence[3] = {{0.028, 0.01, 0.032}, {0.028, 0.01, 0.012}, {0.035, 0.01, 0.023}};
 
 /// Checks one Kestrel row against its bounds; prints each; false when one is not met.
 bool check(const std::string& table, const StereoScore& r, const Bounds& b) {
@@ -94,11 +103,13 @@ bool check(const std::string& table, const StereoScore& r, const Bounds& b) {
     return ok;
 }
 
-kestrel::StereoConfig config(int levels, int features) {
+kestrel::StereoConfig config(const Options& o, int levels) {
     kestrel::StereoConfig c;
     c.match.lk.pyramid.levels = levels;  // the matching's levels (the temporal tracking keeps its own)
+    if (o.refine_levels >= 0) c.match.refine_levels = o.refine_levels;
     c.match.refine_levels = std::min(c.match.refine_levels, levels);  // a carried seed refines on at most all of them
-    c.tracker.target_features = features;
+    if (o.trust_distance >= 0) c.match.trust_distance = static_cast<float>(o.trust_distance);
+    c.tracker.target_features = o.features;
     return c;
 }
 
@@ -145,7 +156,7 @@ bool aloe(const Options& o) {
     std::vector<cv::Point2f> pts;  // the first tracker's first-frame features: the points of OpenCV's rows
     std::vector<StereoScore> rows;
     for (kestrel::Backend b : o.backends) {
-        kestrel::StereoTracker t(L.cols, L.rows, rig, config(o.levels, o.features), b);
+        kestrel::StereoTracker t(L.cols, L.rows, rig, config(o, o.levels), b);
         // Frame 1: every track new, seeded at zero disparity. Then the same pair again (frames 2 to 5): the tracks
         // seed with their previous disparity or their matched neighbours' median, as in a sequence.
         for (int frame = 1; frame <= 5; ++frame) {
@@ -187,6 +198,59 @@ bool aloe(const Options& o) {
     return ok;
 }
 
+// The rig moving in front of the slanted plane (frame k: translated by k * step, yawed by k * yaw): Kestrel's
+// matches of frames 2 to N pooled (the tracks seeded by their previous matches), with its settings and with every
+// track matched back (trust_distance 0). Error: |disparity - truth|.
+bool sequences(const Options& o) {
+    struct Sequence {
+        std::string what;
+        kestrel::test::Vec3 step;
+        double yaw;
+        int frames;
+    };
+    const Sequence list[3] = {
+        {"moving rig, slanted plane, 752x480, 10 frames of 4 cm forward, 0.25 deg yaw", {{0.006, -0.003, 0.04}}, 0.25, 10},
+        {"moving rig, slanted plane, 752x480, 10 frames of 15 cm forward, 1 deg yaw", {{0.02, -0.01, 0.15}}, 1.0, 10},
+        {"moving rig, slanted plane, 752x480, 6 frames of 40 cm forward (16 to 31 px), 1 deg yaw", {{0.02, -0.01, 0.4}},
+         1.0, 6}};
+    bool ok = true;
+    for (std::size_t n = 0; n < 3; ++n) {
+        const auto frames =
+            kestrel::test::stereo_sequence(kestrel::test::slanted_scene(752, 480, 16.0, 0.015, 0.008, 9),
+                                           list[n].frames, list[n].step, list[n].yaw);
+        std::printf("\n%s (%d levels), frames 2 to %zu: error = |disparity - truth|\n", list[n].what.c_str(), o.levels,
+                    frames.size());
+        std::vector<StereoScore> rows;
+        for (const bool every_back : {false, true}) {
+            kestrel::StereoConfig cfg = config(o, o.levels);
+            cfg.match.min_disparity = -1.0f;
+            if (every_back) cfg.match.trust_distance = 0.0f;
+            for (kestrel::Backend b : o.backends) {
+                kestrel::StereoTracker t(752, 480, frames[0].rig, cfg, b);
+                std::vector<cv::Point2d> right, truth;
+                for (std::size_t k = 0; k < frames.size(); ++k) {
+                    const auto& tracks = t.track(frames[k].left.view(), frames[k].right.view());
+                    if (k == 0) continue;
+                    for (const auto& s : tracks) {
+                        const kestrel::Point2d tr = frames[k].right_of(s.left.x, s.left.y);
+                        truth.emplace_back(tr.x, s.left.y);  // the disparity's error (the row is checked, not scored)
+                        right.push_back(s.status == kestrel::StereoStatus::Matched ? cv::Point2d(s.right_x, s.left.y)
+                                                                                  : cv::Point2d(NAN, NAN));
+                    }
+                }
+                char trust[48];
+                std::snprintf(trust, sizeof trust, ", trust_distance %g", static_cast<double>(cfg.match.trust_distance));
+                rows.push_back(score_points(std::string("Kestrel ") + name(b) + trust, right, truth));
+            }
+        }
+        std::printf("%s\n", table_header().c_str());
+        for (const auto& r : rows) std::printf("%s\n", table_row(r).c_str());
+        if (o.require)
+            for (std::size_t k = 0; k < o.backends.size(); ++k) ok = check(list[n].what, rows[k], kSequence[n]) && ok;
+    }
+    return ok;
+}
+
 bool scenes(const Options& o) {
     using kestrel::test::StereoScene;
     struct Scene {
@@ -208,7 +272,7 @@ bool scenes(const Options& o) {
         const bool raw = s.rig.type == kestrel::RigType::Raw;
         std::printf("\n%s (%d levels)%s\n", sc.what.c_str(), sc.levels,
                     raw ? ": error = |right pixel - truth|" : ": error = |disparity - truth|");
-        kestrel::StereoConfig cfg = config(sc.levels, o.features);
+        kestrel::StereoConfig cfg = config(o, sc.levels);
         cfg.match.min_disparity = raw ? -200.0f : -1.0f;
         cfg.match.max_disparity = raw ? 400.0f : 256.0f;
         std::vector<cv::Point2f> pts;
@@ -260,7 +324,7 @@ bool scenes(const Options& o) {
         if (o.require)
             for (std::size_t k = 0; k < o.backends.size(); ++k) ok = check(sc.what, rows[k], kScene[n]) && ok;
     }
-    return ok;
+    return sequences(o) && ok;
 }
 
 }  // namespace
@@ -279,6 +343,8 @@ int main(int argc, char** argv) {
         else if (a == "--levels") o.levels = static_cast<int>(number(a, val()));
         else if (a == "--gt-scale") o.gt_scale = number(a, val());
         else if (a == "--features") o.features = static_cast<int>(number(a, val()));
+        else if (a == "--refine-levels") o.refine_levels = static_cast<int>(number(a, val()));
+        else if (a == "--trust-distance") o.trust_distance = number(a, val());
         else if (a == "--no-scenes") o.scenes = false;
         else if (a == "--no-aloe") o.aloe = false;
         else if (a == "--require") o.require = true;
