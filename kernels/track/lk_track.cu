@@ -71,7 +71,6 @@
 #include "kernels/detect/grid_constant.cuh"
 #include "kernels/track/anchor_engine.cuh"
 #include "kernels/track/warp_sums.cuh"
-#include "kestrel/detail/stereo_rules.hpp"
 #include "kestrel/error.hpp"
 #include "lk_track.cuh"
 

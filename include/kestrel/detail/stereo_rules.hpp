@@ -22,54 +22,14 @@
 
 #include "kestrel/detail/exact_float.hpp"
 #include "kestrel/detail/hd.hpp"
+#include "kestrel/detail/lk_rules.hpp"
 #include "kestrel/stereo_types.hpp"
 
 namespace kestrel::detail {
 
-/// A track's seed, as the matchers receive it per track (an int32: 0, 1, 2).
-enum MatchSeed : std::int32_t {
-    kSeedSearch = 0,   ///< no carried offset (a neighbours' median or zero): every level, and the way back
-    kSeedCarried = 1,  ///< an offset carried from an older frame (the track found no match in the previous one):
-                       ///< every level from it, and the way back
-    kSeedTrusted = 2,  ///< matched in the previous frame: the finest refine_levels levels; the way back only where
-                       ///< round_trip_needed says so
-};
-
-/// Whether a track of seed class `seed` is matched on the finest StereoMatchConfig::refine_levels levels only
-/// (else on every level of StereoMatchConfig::lk).
-KESTREL_HD bool match_refines(std::int32_t seed) { return seed == kSeedTrusted; }
-
-/// The seed class of a track: `carried` whether it has a carried offset, `matched_last` whether it was Matched in
-/// the previous frame (its offset is that match's).
-inline std::int32_t match_seed(bool carried, bool matched_last) {
-    return !carried ? kSeedSearch : (matched_last ? kSeedTrusted : kSeedCarried);
-}
-
-/// Whether the way back (right -> left LK) runs for a track of seed class `seed` whose forward LK gave `status`,
-/// (fx, fy), from the seed position (sx, sy): always, except for a trusted seed whose forward LK converged
-/// (Tracked) within trust_distance px of the seed (float arithmetic without contraction: the same on the host and
-/// the device). trust_distance 0: always.
-KESTREL_HD bool round_trip_needed(std::int32_t seed, TrackStatus status, float fx, float fy, float sx, float sy,
-                                  float trust_distance) {
-    if (seed != kSeedTrusted || status != TrackStatus::Tracked || !(trust_distance > 0.0f)) return true;
-    const float dx = fsub(fx, sx), dy = fsub(fy, sy);
-    const float d2 = fadd(fmul(dx, dx), fmul(dy, dy));
-    return !(d2 <= fmul(trust_distance, trust_distance));
-}
-
-/// The backward result of a track that skipped the way back: the left position (x, y) itself, Tracked, so its
-/// round trip is zero.
-KESTREL_HD LkResult skipped_round_trip(float x, float y) {
-    LkResult r;
-    r.x = x;
-    r.y = y;
-    r.gain = 1.0f;
-    r.offset = 0.0f;
-    r.residual = 0.0f;
-    r.iterations = 0;
-    r.status = TrackStatus::Tracked;
-    return r;
-}
+// The seed classes and the round trip's rules (MatchSeed, match_refines, match_seed, round_trip_needed,
+// skipped_round_trip) are in lk_rules.hpp: the round-trip kernel (kernels/track/lk_track.cu) that runs them is the
+// tracking area's.
 
 /// Whether an LK result carries a position the stereo match can use (Tracked, or NotConverged: the tracker's
 /// own rule for keeping a track).
